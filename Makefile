@@ -1,0 +1,56 @@
+# op2: build, test, examples, install. `make help` lists the targets.
+# Fragments in mk/*.mk add examples, install and test targets; they append to TESTS.
+
+CARGO   ?= cargo
+CC      ?= cc
+LIBDIR  := target/release
+LIB     := $(LIBDIR)/libop2.so
+INC     := include
+BUILD   := build
+BIN     := $(BUILD)/bin
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# Backends the test suites run over (those this build can run on this machine).
+TEST_BACKENDS ?= seq
+
+# JIT cache of the test runs: inside the build tree, private to this checkout.
+export OP2_CACHE_DIR ?= $(abspath $(BUILD)/cache)
+
+TESTS :=
+
+.PHONY: all lib header test test-rust test-c lint help clean
+all: lib
+
+# Always ask cargo (it knows when nothing changed).
+lib:
+	$(CARGO) build --release
+$(LIB): lib
+
+header:
+	OP2_BLESS=1 $(CARGO) test --release --test header
+
+include $(sort $(wildcard mk/*.mk))
+
+test-rust:
+	$(CARGO) test --release
+
+test-c: lib
+	bash tests/c/run.sh $(TEST_BACKENDS)
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+# Everything: Rust tests (header check included), C tests, then the fragments' suites.
+test: test-rust test-c $(TESTS)
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean
+
+help:
+	@echo "make lib           build target/release/libop2.so (SONAME libop2.so)"
+	@echo "make header        regenerate include/op2.h with cbindgen"
+	@echo "make test          all test suites (TEST_BACKENDS='$(TEST_BACKENDS)')"
+	@echo "make examples      build examples into $(BIN)"
+	@echo "make install PREFIX=dir"
+	@echo "make lint          rustfmt and clippy"

@@ -1,0 +1,382 @@
+//! `op_arg` and the functions that build it. An `op_arg` is a plain value the caller keeps in
+//! an array for `op_par_loop`; its fields are private to op2 (bindings hold it as opaque
+//! storage of `op_arg_size()` bytes). A failed `op_arg_*` call returns an invalid `op_arg`,
+//! which `op_par_loop` refuses.
+
+use super::handle::{op_dat, op_map};
+use super::{boundary, c_str, ApiState};
+use crate::arg::{Access, RawArg};
+use crate::core::ElemType;
+use crate::error::Result;
+use crate::op2_bail;
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+
+/// An access descriptor: OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN or OP_MAX.
+#[allow(non_camel_case_types)]
+pub type op_access = c_int;
+
+const KIND_INVALID: c_int = 0;
+const KIND_DAT: c_int = 1;
+const KIND_GBL: c_int = 2;
+const KIND_IDX: c_int = 3;
+const KIND_INFO: c_int = 4;
+/// Marks values built by op2 (an uninitialised `op_arg` is very unlikely to carry it).
+const MAGIC: c_int = 0x4f50_3241; // "OP2A"
+
+/// A loop argument, built only by the `op_arg_*` functions. Fields are private to op2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct op_arg {
+    pub dat: op_dat,
+    pub map: op_map,
+    pub data: *mut c_void,
+    pub idx: c_int,
+    pub dim: c_int,
+    pub type_code: c_int,
+    pub acc: c_int,
+    pub kind: c_int,
+    pub opt: c_int,
+    pub reference: c_int,
+    pub magic: c_int,
+}
+
+impl op_arg {
+    fn invalid() -> op_arg {
+        op_arg {
+            dat: null_mut(),
+            map: null_mut(),
+            data: null_mut(),
+            idx: 0,
+            dim: 0,
+            type_code: -1,
+            acc: -1,
+            kind: KIND_INVALID,
+            opt: 0,
+            reference: -1,
+            magic: MAGIC,
+        }
+    }
+}
+
+fn access(acc: c_int, call: &str, what: &str) -> Result<Access> {
+    match Access::from_c(acc) {
+        Some(a) => Ok(a),
+        None => op2_bail!(
+            ArgAccess,
+            "{call}{what}: access {acc} is not one of OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN, OP_MAX"
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn arg_dat(
+    call: &str,
+    st: &mut ApiState,
+    opt: Option<bool>,
+    dat: op_dat,
+    idx: c_int,
+    map: op_map,
+    dim: c_int,
+    r#type: *const c_char,
+    acc: op_access,
+) -> Result<op_arg> {
+    let d = st.dat(dat, call, "dat")?;
+    let m = if map.is_null() { None } else { Some(st.map(map, call, "map")?) };
+    let ctx = st.ctx(call)?;
+    let datv = &ctx.dats[d.0 as usize];
+    let name = datv.name.as_str();
+    let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+    let acc = access(acc, call, &format!(" '{name}'"))?;
+    if dim as i64 != datv.dim as i64 {
+        op2_bail!(ArgMismatch, "{call} '{name}': dim {dim} disagrees with the dat's dim {}", datv.dim);
+    }
+    if ty != datv.ty {
+        op2_bail!(
+            ArgMismatch,
+            "{call} '{name}': type '{}' disagrees with the dat's type '{}'",
+            ty.api_name(),
+            datv.ty.api_name()
+        );
+    }
+    if matches!(acc, Access::Min | Access::Max) {
+        op2_bail!(ArgAccess, "{call} '{name}': access {} is only allowed on globals (op_arg_gbl)", acc.c_name());
+    }
+    match m {
+        None => {
+            if idx != -1 {
+                op2_bail!(ArgIdx, "{call} '{name}': idx must be -1 with OP_ID (direct access), got {idx}");
+            }
+        }
+        Some(mid) => {
+            let mp = &ctx.maps[mid.0 as usize];
+            if mp.to != datv.set {
+                op2_bail!(
+                    ArgSet,
+                    "{call} '{name}': map '{}' targets set '{}' but the dat lives on set '{}'",
+                    mp.name,
+                    ctx.sets[mp.to.0 as usize].name,
+                    ctx.sets[datv.set.0 as usize].name
+                );
+            }
+            let mdim = mp.dim as i64;
+            let i = idx as i64;
+            if !(0..mdim).contains(&i) && i != -mdim {
+                op2_bail!(
+                    ArgIdx,
+                    "{call} '{name}': idx {idx} is out of range for map '{}' of dim {mdim} (use 0..{}, or -{mdim} for all)",
+                    mp.name,
+                    mdim - 1
+                );
+            }
+        }
+    }
+    Ok(op_arg {
+        dat,
+        map,
+        data: null_mut(),
+        idx,
+        dim,
+        type_code: ty.code(),
+        acc: acc.to_c(),
+        kind: KIND_DAT,
+        opt: match opt {
+            None => -1,
+            Some(o) => o as c_int,
+        },
+        reference: -1,
+        magic: MAGIC,
+    })
+}
+
+/// A dat argument. `map == OP_ID` with `idx == -1`: direct, the kernel gets `T*` to the
+/// element's `dim` values. `idx >= 0` with a map: the kernel gets `T*` to the values of
+/// `map[e][idx]`. `idx == -N` (N = the map's dim): the kernel gets `T**`, one pointer per map
+/// entry. `dim` and `type` must match the dat's; the map must target the dat's set (the loop
+/// checks that it starts from the loop's set). `acc`: OP_READ, OP_WRITE, OP_RW or OP_INC
+/// (indirect OP_INC is race-free on every backend; indirect WRITE/RW promise no conflicts).
+/// Errors (the returned op_arg is then refused by op_par_loop): OP2_ERR_ARG_MISMATCH,
+/// OP2_ERR_ARG_SET, OP2_ERR_ARG_IDX, OP2_ERR_ARG_ACCESS, OP2_ERR_BAD_TYPE, OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE.
+#[no_mangle]
+pub extern "C" fn op_arg_dat(
+    dat: op_dat,
+    idx: c_int,
+    map: op_map,
+    dim: c_int,
+    r#type: *const c_char,
+    acc: op_access,
+) -> op_arg {
+    boundary("op_arg_dat", op_arg::invalid(), |st| arg_dat("op_arg_dat", st, None, dat, idx, map, dim, r#type, acc))
+}
+
+/// An optional dat argument: as `op_arg_dat` when `opt` is non-zero; when `opt` is 0 the
+/// kernel gets NULL for it and no data is touched (the arguments must still be valid).
+#[no_mangle]
+pub extern "C" fn op_opt_arg_dat(
+    opt: c_int,
+    dat: op_dat,
+    idx: c_int,
+    map: op_map,
+    dim: c_int,
+    r#type: *const c_char,
+    acc: op_access,
+) -> op_arg {
+    boundary("op_opt_arg_dat", op_arg::invalid(), |st| {
+        arg_dat("op_opt_arg_dat", st, Some(opt != 0), dat, idx, map, dim, r#type, acc)
+    })
+}
+
+fn arg_gbl(
+    call: &str,
+    st: &mut ApiState,
+    data: *mut c_void,
+    dim: c_int,
+    r#type: *const c_char,
+    size: Option<c_int>,
+    acc: op_access,
+) -> Result<op_arg> {
+    st.ctx(call)?;
+    let ty = ElemType::parse(c_str(r#type, call, "type")?, call, "")?;
+    if let Some(size) = size {
+        if size as i64 != ty.size() as i64 {
+            op2_bail!(
+                BadSize,
+                "{call}: element size {size} disagrees with type '{}' ({} bytes)",
+                ty.api_name(),
+                ty.size()
+            );
+        }
+    }
+    if data.is_null() {
+        op2_bail!(NullArgument, "{call}: data is NULL");
+    }
+    if dim < 1 {
+        op2_bail!(BadSize, "{call}: dim {dim} is less than 1");
+    }
+    let acc = access(acc, call, "")?;
+    match acc {
+        Access::Write | Access::Rw => {
+            op2_bail!(
+                ArgAccess,
+                "{call}: access {} is not allowed on a global (use OP_READ, OP_INC, OP_MIN or OP_MAX)",
+                acc.c_name()
+            )
+        }
+        Access::Inc | Access::Min | Access::Max if !ty.is_numeric() => {
+            op2_bail!(ArgAccess, "{call}: access {} needs a numeric type, got '{}'", acc.c_name(), ty.api_name())
+        }
+        _ => {}
+    }
+    Ok(op_arg {
+        dat: null_mut(),
+        map: null_mut(),
+        data,
+        idx: -1,
+        dim,
+        type_code: ty.code(),
+        acc: acc.to_c(),
+        kind: KIND_GBL,
+        opt: -1,
+        reference: -1,
+        magic: MAGIC,
+    })
+}
+
+/// A global argument: `dim` values of `type` in the caller's memory at `data`, which must stay
+/// valid until `op_par_loop` returns. OP_READ: the kernel reads them. OP_INC: the sum of all
+/// contributions is added to the caller's values. OP_MIN / OP_MAX: combined with the caller's
+/// values. Results are in the caller's memory when `op_par_loop` returns, on every backend; a
+/// failed loop leaves them untouched. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_BAD_TYPE, OP2_ERR_ARG_ACCESS (WRITE/RW, or INC/MIN/MAX on a non-numeric type).
+#[no_mangle]
+pub extern "C" fn op_arg_gbl(data: *mut c_void, dim: c_int, r#type: *const c_char, acc: op_access) -> op_arg {
+    boundary("op_arg_gbl", op_arg::invalid(), |st| arg_gbl("op_arg_gbl", st, data, dim, r#type, None, acc))
+}
+
+/// As `op_arg_gbl`, with the element size in bytes, which must agree with `type`.
+#[no_mangle]
+pub extern "C" fn op_arg_gbl_char(
+    data: *mut c_char,
+    dim: c_int,
+    r#type: *const c_char,
+    size: c_int,
+    acc: op_access,
+) -> op_arg {
+    boundary("op_arg_gbl_char", op_arg::invalid(), |st| {
+        arg_gbl("op_arg_gbl_char", st, data as *mut c_void, dim, r#type, Some(size), acc)
+    })
+}
+
+/// The kernel gets `int*` to the element's index (`OP_ID`, idx -1) or to `map[e][idx]`.
+/// Errors: OP2_ERR_ARG_IDX, OP2_ERR_INVALID_HANDLE.
+#[no_mangle]
+pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
+    const CALL: &str = "op_arg_idx";
+    boundary(CALL, op_arg::invalid(), |st| {
+        st.ctx(CALL)?;
+        if map.is_null() {
+            if idx != -1 {
+                op2_bail!(ArgIdx, "{CALL}: idx must be -1 with OP_ID, got {idx}");
+            }
+        } else {
+            let m = st.map(map, CALL, "map")?;
+            let mp = &st.ctx(CALL)?.maps[m.0 as usize];
+            if idx < 0 || idx as usize >= mp.dim {
+                op2_bail!(
+                    ArgIdx,
+                    "{CALL}: idx {idx} is out of range for map '{}' of dim {} (use 0..{})",
+                    mp.name,
+                    mp.dim,
+                    mp.dim - 1
+                );
+            }
+        }
+        Ok(op_arg {
+            dat: null_mut(),
+            map,
+            data: null_mut(),
+            idx,
+            dim: 1,
+            type_code: ElemType::Int.code(),
+            acc: Access::Read.to_c(),
+            kind: KIND_IDX,
+            opt: -1,
+            reference: -1,
+            magic: MAGIC,
+        })
+    })
+}
+
+/// A payload that follows the OP_MIN/OP_MAX global at argument position `ref` of the same loop
+/// (e.g. the location of the maximum): the kernel gets `T*` to a private copy and updates it
+/// together with the MIN/MAX value; the caller receives the payload of the winning value.
+/// `op_par_loop` reports OP2_ERR_ARG_INFO if `ref` is not such a global.
+#[no_mangle]
+pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_char, reference: c_int) -> op_arg {
+    const CALL: &str = "op_arg_info";
+    boundary(CALL, op_arg::invalid(), |st| {
+        st.ctx(CALL)?;
+        let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, "")?;
+        if data.is_null() {
+            op2_bail!(NullArgument, "{CALL}: data is NULL");
+        }
+        if dim < 1 {
+            op2_bail!(BadSize, "{CALL}: dim {dim} is less than 1");
+        }
+        Ok(op_arg {
+            dat: null_mut(),
+            map: null_mut(),
+            data,
+            idx: -1,
+            dim,
+            type_code: ty.code(),
+            acc: Access::Read.to_c(),
+            kind: KIND_INFO,
+            opt: -1,
+            reference,
+            magic: MAGIC,
+        })
+    })
+}
+
+/// Decodes an `op_arg` for `op_par_loop`: refuses invalid ones and re-checks handles (they may
+/// be stale if the session ended since the argument was built).
+pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -> Result<RawArg> {
+    const CALL: &str = "op_par_loop";
+    let bad = || {
+        crate::op2_err!(
+            ArgInvalid,
+            "{CALL} '{loop_name}', arg {i}: this op_arg was not built by a successful op_arg_* call"
+        )
+    };
+    if a.magic != MAGIC {
+        return Err(bad());
+    }
+    let ty = ElemType::from_code(a.type_code);
+    let acc = Access::from_c(a.acc);
+    let call = format!("{CALL} '{loop_name}'");
+    let what = format!("arg {i}'s handle");
+    Ok(match (a.kind, ty, acc) {
+        (KIND_DAT, Some(_), Some(acc)) => {
+            let dat = st.dat(a.dat, &call, &what)?;
+            let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
+            let opt = match a.opt {
+                -1 => None,
+                o => Some(o != 0),
+            };
+            RawArg::Dat { dat, map, idx: a.idx, acc, opt }
+        }
+        (KIND_GBL, Some(ty), Some(acc)) if !a.data.is_null() && a.dim > 0 => {
+            RawArg::Gbl { ptr: a.data as *mut u8, dim: a.dim as usize, ty, acc }
+        }
+        (KIND_IDX, _, _) => {
+            let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
+            RawArg::Idx { map, idx: a.idx }
+        }
+        (KIND_INFO, Some(ty), _) if !a.data.is_null() && a.dim > 0 => {
+            RawArg::Info { ptr: a.data as *mut u8, dim: a.dim as usize, ty, reference: a.reference }
+        }
+        _ => return Err(bad()),
+    })
+}

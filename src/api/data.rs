@@ -1,0 +1,88 @@
+//! Getting data out: fetch, sizes, printing.
+
+use super::handle::{op_dat, op_set};
+use super::{boundary, c_str};
+use crate::op2_bail;
+use std::ffi::{c_char, c_int, c_longlong, c_void};
+
+/// Copies all of a dat's values (`set.size * dim` values, original element order) into `data`,
+/// which the caller provides. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+#[no_mangle]
+pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
+    const CALL: &str = "op_fetch_data";
+    boundary(CALL, (), |st| {
+        let d = st.dat(dat, CALL, "dat")?;
+        let ctx = st.ctx(CALL)?;
+        let dv = &ctx.dats[d.0 as usize];
+        let n = ctx.sets[dv.set.0 as usize].size;
+        if n == 0 {
+            return Ok(());
+        }
+        if data.is_null() {
+            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
+        }
+        // SAFETY: the caller provides room for set.size * dim values.
+        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * dv.elem_bytes()) };
+        ctx.fetch(d, 0, n - 1, out);
+        Ok(())
+    })
+}
+
+/// Copies the values of elements `low..=high` (inclusive) of a dat into `data`
+/// (`(high - low + 1) * dim` values). Errors: OP2_ERR_BAD_RANGE unless
+/// `0 <= low <= high < set.size`; OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+#[no_mangle]
+pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, high: c_int) {
+    const CALL: &str = "op_fetch_data_idx";
+    boundary(CALL, (), |st| {
+        let d = st.dat(dat, CALL, "dat")?;
+        let ctx = st.ctx(CALL)?;
+        let dv = &ctx.dats[d.0 as usize];
+        let n = ctx.sets[dv.set.0 as usize].size;
+        if low < 0 || high < low || high as usize >= n {
+            op2_bail!(
+                BadRange,
+                "{CALL} '{}': range [{low}, {high}] is not inside the set '{}' of {n} elements",
+                dv.name,
+                ctx.sets[dv.set.0 as usize].name
+            );
+        }
+        if data.is_null() {
+            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
+        }
+        let count = (high - low + 1) as usize;
+        // SAFETY: the caller provides room for (high - low + 1) * dim values.
+        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * dv.elem_bytes()) };
+        ctx.fetch(d, low as usize, high as usize, out);
+        Ok(())
+    })
+}
+
+/// The global number of elements of a set (over all ranks under MPI). Errors:
+/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE (then returns -1).
+#[no_mangle]
+pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
+    const CALL: &str = "op_get_size";
+    boundary(CALL, -1, |st| {
+        let s = st.set(set, CALL, "set")?;
+        Ok(st.ctx(CALL)?.sets[s.0 as usize].size as c_longlong)
+    })
+}
+
+/// Writes a dat to a text file: a first line `<set size> <dim>`, then one line per element with
+/// its values separated by spaces (double `%.17g`, float `%.9g`, integers in full, bool 0/1).
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_IO.
+#[no_mangle]
+pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
+    const CALL: &str = "op_print_dat_to_txtfile";
+    boundary(CALL, (), |st| {
+        let d = st.dat(dat, CALL, "dat")?;
+        let file = c_str(file, CALL, "file")?;
+        let ctx = st.ctx(CALL)?;
+        let text = ctx.dat_text(d);
+        if let Err(e) = std::fs::write(file, text) {
+            op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,190 @@
+//! Declarations: sets, maps, dats, constants and kernels. Every declaration copies the
+//! caller's arrays; the caller may free them afterwards.
+
+use super::handle::{encode, op_dat, op_kernel, op_map, op_set, Kind};
+use super::{boundary, c_str};
+use crate::core::ElemType;
+use crate::op2_bail;
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+
+/// Declares a set of `size` elements called `name`. Returns its handle (NULL on error with
+/// `OP_ERRORS_RETURN`). Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT (name),
+/// OP2_ERR_BAD_SIZE (negative size). Collective under MPI.
+#[no_mangle]
+pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
+    boundary("op_decl_set", null_mut(), |st| {
+        st.ctx("op_decl_set")?;
+        let name = c_str(name, "op_decl_set", "name")?;
+        let id = st.ctx("op_decl_set")?.decl_set(size, name)?;
+        Ok(encode(Kind::Set, st.serial, id.0))
+    })
+}
+
+/// Declares a map from each element of `from` to `dim` elements of `to`. `imap` holds
+/// `from.size * dim` 0-based indices, row-major; op2 copies it. Every entry must lie in
+/// `[0, to.size)`. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE
+/// (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (names the map, the position and the value).
+#[no_mangle]
+pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const c_int, name: *const c_char) -> op_map {
+    const CALL: &str = "op_decl_map";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx(CALL)?;
+        let name = c_str(name, CALL, "name")?;
+        let from = st.set(from, CALL, "from set")?;
+        let to = st.set(to, CALL, "to set")?;
+        let ctx = st.ctx(CALL)?;
+        if dim < 1 {
+            op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
+        }
+        let n = ctx.sets[from.0 as usize].size * dim as usize;
+        let values: &[i32] = if n == 0 {
+            &[]
+        } else if imap.is_null() {
+            op2_bail!(NullArgument, "{CALL} '{name}': imap is NULL");
+        } else {
+            // SAFETY: the caller provides from.size * dim indices (op_decl_map's contract).
+            unsafe { std::slice::from_raw_parts(imap, n) }
+        };
+        let id = ctx.decl_map(from, to, dim, values, name)?;
+        Ok(encode(Kind::Map, st.serial, id.0))
+    })
+}
+
+fn decl_dat(
+    call: &str,
+    set: op_set,
+    dim: c_int,
+    r#type: *const c_char,
+    size: Option<c_int>,
+    data: *const c_void,
+    name: *const c_char,
+) -> op_dat {
+    boundary(call, null_mut(), |st| {
+        st.ctx(call)?;
+        let name = c_str(name, call, "name")?;
+        let set = st.set(set, call, "set")?;
+        let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+        if let Some(size) = size {
+            if size as i64 != ty.size() as i64 {
+                op2_bail!(
+                    BadSize,
+                    "{call} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
+                    ty.api_name(),
+                    ty.size()
+                );
+            }
+        }
+        let ctx = st.ctx(call)?;
+        let bytes = ctx.sets[set.0 as usize].size * dim.max(0) as usize * ty.size();
+        let slice = if data.is_null() || bytes == 0 {
+            None
+        } else {
+            // SAFETY: the caller provides set.size * dim values of `type` (op_decl_dat's contract).
+            Some(unsafe { std::slice::from_raw_parts(data as *const u8, bytes) })
+        };
+        let id = ctx.decl_dat(set, dim, ty, slice, name, call)?;
+        Ok(encode(Kind::Dat, st.serial, id.0))
+    })
+}
+
+/// Declares data on `set`: `dim` values of `type` (`"double"`, `"float"`, `"int"`, `"uint"`,
+/// `"ll"`, `"ull"`, `"bool"`) per element, copied from `data` (`set.size * dim` values), or
+/// zeros when `data` is NULL. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_BAD_SIZE (dim < 1), OP2_ERR_BAD_TYPE (unknown type string).
+#[no_mangle]
+pub extern "C" fn op_decl_dat(
+    set: op_set,
+    dim: c_int,
+    r#type: *const c_char,
+    data: *const c_void,
+    name: *const c_char,
+) -> op_dat {
+    decl_dat("op_decl_dat", set, dim, r#type, None, data, name)
+}
+
+/// As `op_decl_dat`, with the element size in bytes, which must agree with `type`
+/// (OP2_ERR_BAD_SIZE otherwise).
+#[no_mangle]
+pub extern "C" fn op_decl_dat_char(
+    set: op_set,
+    dim: c_int,
+    r#type: *const c_char,
+    size: c_int,
+    data: *const c_char,
+    name: *const c_char,
+) -> op_dat {
+    decl_dat("op_decl_dat_char", set, dim, r#type, Some(size), data as *const c_void, name)
+}
+
+fn decl_const(
+    call: &str,
+    dim: c_int,
+    r#type: *const c_char,
+    size: Option<c_int>,
+    data: *const c_void,
+    name: *const c_char,
+) {
+    boundary(call, (), |st| {
+        st.ctx(call)?;
+        let name = c_str(name, call, "name")?;
+        let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+        if let Some(size) = size {
+            if size as i64 != ty.size() as i64 {
+                op2_bail!(
+                    BadSize,
+                    "{call} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
+                    ty.api_name(),
+                    ty.size()
+                );
+            }
+        }
+        if dim < 1 {
+            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+        }
+        if data.is_null() {
+            op2_bail!(NullArgument, "{call} '{name}': data is NULL");
+        }
+        // SAFETY: the caller provides dim values of `type`.
+        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, dim as usize * ty.size()) };
+        st.ctx(call)?.decl_const(dim, ty, bytes, name, call)
+    })
+}
+
+/// Declares a constant visible to every kernel as a global called `name` (an array when
+/// `dim > 1`). Calling it again with the same name changes the value for every later loop
+/// (without recompiling); a new type or dim recompiles the loops that use it.
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_SIZE, OP2_ERR_BAD_TYPE, OP2_ERR_BAD_NAME.
+#[no_mangle]
+pub extern "C" fn op_decl_const(dim: c_int, r#type: *const c_char, data: *const c_void, name: *const c_char) {
+    decl_const("op_decl_const", dim, r#type, None, data, name)
+}
+
+/// As `op_decl_const`, with the element size in bytes, which must agree with `type`.
+#[no_mangle]
+pub extern "C" fn op_decl_const_char(
+    dim: c_int,
+    r#type: *const c_char,
+    size: c_int,
+    data: *const c_char,
+    name: *const c_char,
+) {
+    decl_const("op_decl_const_char", dim, r#type, Some(size), data as *const c_void, name)
+}
+
+/// Declares a kernel: `source` is C99 defining a function called `name` (it may define helper
+/// functions and types too), with one pointer parameter per loop argument, in order. Kernels
+/// see `<math.h>`, `<stdbool.h>` and every declared constant by name. op2 copies the source.
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_KERNEL (`name` is not a C identifier or is not
+/// defined in `source`). Compile errors are reported by the first `op_par_loop` using it.
+#[no_mangle]
+pub extern "C" fn op_decl_kernel(source: *const c_char, name: *const c_char) -> op_kernel {
+    const CALL: &str = "op_decl_kernel";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx(CALL)?;
+        let name = c_str(name, CALL, "name")?;
+        let source = c_str(source, CALL, "source")?;
+        let id = st.ctx(CALL)?.decl_kernel(source, name)?;
+        Ok(encode(Kind::Kernel, st.serial, id.0))
+    })
+}

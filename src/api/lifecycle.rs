@@ -1,0 +1,129 @@
+//! `op_init`, `op_exit` and the questions about the session.
+
+use super::boundary;
+use crate::backend;
+use crate::config::{BackendKind, Config};
+use crate::context::Context;
+use crate::op2_bail;
+use std::ffi::{c_char, c_int, CStr};
+
+/// Starts an op2 session. `argv` tokens of the form `KEY=value` for the configuration keys
+/// (`OP2_BACKEND=threads`, `OP2_CACHE_DIR=...`, ...) override the environment; other tokens are
+/// ignored, so a program can pass its own `argc`/`argv`. `argv` may be NULL when `argc` is 0.
+/// `diags` is the diagnostics level (0: quiet).
+///
+/// Errors: OP2_ERR_ALREADY_INITIALISED, OP2_ERR_BAD_CONFIG (a configuration value that cannot be
+/// used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
+/// by this user, is writable by others, or cannot be created). Collective under MPI.
+#[no_mangle]
+pub extern "C" fn op_init(argc: c_int, argv: *mut *mut c_char, diags: c_int) {
+    boundary("op_init", (), |st| {
+        if st.ctx.is_some() {
+            op2_bail!(AlreadyInitialised, "op_init: op2 is already initialised (call op_exit first)");
+        }
+        let mut tokens = Vec::new();
+        if !argv.is_null() {
+            for i in 0..argc.max(0) as usize {
+                // SAFETY: argv has argc entries (C's contract for main's arguments).
+                let p = unsafe { *argv.add(i) };
+                if !p.is_null() {
+                    // SAFETY: each non-NULL argv entry is a NUL-terminated string.
+                    tokens.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+                }
+            }
+        }
+        let config = Config::from_env(&tokens, diags)?;
+        if let Some(r) = config.errors_return {
+            st.errors_return = r;
+        }
+        let ctx = Context::new(config)?;
+        st.serial = st.serial.wrapping_add(1);
+        st.ctx = Some(ctx);
+        Ok(())
+    })
+}
+
+/// Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
+/// session become invalid; a later `op_init` starts afresh. Errors: OP2_ERR_NOT_INITIALISED.
+#[no_mangle]
+pub extern "C" fn op_exit() {
+    boundary("op_exit", (), |st| {
+        st.ctx("op_exit")?;
+        st.ctx = None;
+        Ok(())
+    })
+}
+
+/// 1 on the root process (rank 0 under MPI; always 1 without MPI).
+#[no_mangle]
+pub extern "C" fn op_is_root() -> c_int {
+    boundary("op_is_root", 1, |st| Ok(st.ctx.as_ref().map_or(1, |c| (c.comm.rank() == 0) as c_int)))
+}
+
+/// The name of the running backend (`"seq"`, `"threads"`, ...), or `"none"` outside a session.
+/// The string is static: do not free it.
+#[no_mangle]
+pub extern "C" fn op_backend_name() -> *const c_char {
+    let name: &'static CStr = boundary("op_backend_name", c"none", |st| {
+        Ok(match st.ctx.as_ref().map(|c| c.backend.kind()) {
+            None => c"none",
+            Some(BackendKind::Seq) => c"seq",
+            Some(BackendKind::Threads) => c"threads",
+            Some(BackendKind::OpenCl) => c"opencl",
+            Some(BackendKind::Cuda) => c"cuda",
+            Some(BackendKind::Check) => c"check",
+        })
+    });
+    name.as_ptr()
+}
+
+/// 1 if the backend called `name` (`seq`, `threads`, `openmp`, `opencl`, `cuda`, `check`) can
+/// run in this build on this machine, else 0. Callable outside a session.
+#[no_mangle]
+pub extern "C" fn op_backend_available(name: *const c_char) -> c_int {
+    boundary("op_backend_available", 0, |_| {
+        let name = super::c_str(name, "op_backend_available", "name")?;
+        Ok(BackendKind::parse(name).is_some_and(backend::available) as c_int)
+    })
+}
+
+/// `sizeof(op_arg)`, for bindings (Fortran) that hold `op_arg` as opaque storage.
+#[no_mangle]
+pub extern "C" fn op_arg_size() -> c_int {
+    std::mem::size_of::<super::arg::op_arg>() as c_int
+}
+
+/// Prints the session's sets, maps, dats, constants and JIT statistics to stdout.
+/// Errors: OP2_ERR_NOT_INITIALISED.
+#[no_mangle]
+pub extern "C" fn op_diagnostic_output() {
+    boundary("op_diagnostic_output", (), |st| {
+        let text = st.ctx("op_diagnostic_output")?.diagnostics();
+        print_after_c_stdio(&text);
+        Ok(())
+    })
+}
+
+/// Prints, per loop: calls, total and mean time, GB/s achieved from the bytes its arguments move
+/// (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
+/// stream bandwidth when `OP2_STREAM_GBS` gives it. Errors: OP2_ERR_NOT_INITIALISED.
+#[no_mangle]
+pub extern "C" fn op_timing_output() {
+    boundary("op_timing_output", (), |st| {
+        let ctx = st.ctx("op_timing_output")?;
+        let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
+        print_after_c_stdio(&ctx.timings.table(ctx.backend.kind().name(), stream));
+        Ok(())
+    })
+}
+
+/// Prints after flushing C's stdio buffers, so our output lands after what the C program
+/// printed before the call, as a C user expects.
+fn print_after_c_stdio(text: &str) {
+    use std::io::Write;
+    // SAFETY: fflush(NULL) flushes all C output streams; no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}

@@ -1,0 +1,107 @@
+//! Backends behind one trait. A backend runs an already compiled loop over a range of the
+//! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
+
+pub mod seq;
+
+use crate::arg::{Access, ArgDesc};
+use crate::config::BackendKind;
+use crate::core::{DatId, ElemType, MapId};
+use crate::error::Result;
+use crate::jit::HostLibrary;
+use crate::op2_bail;
+use std::ffi::c_void;
+
+/// A global reduction (INC/MIN/MAX global, or an `op_arg_info` payload) with its scratch
+/// buffer, initialised from the caller's value. The caller's memory is written only when the
+/// whole loop has succeeded.
+#[derive(Debug, Clone)]
+pub struct Reduction {
+    /// Position of the argument in the loop.
+    pub arg: usize,
+    pub ty: ElemType,
+    pub dim: usize,
+    /// INC, MIN or MAX; an info payload has `Access::Read` and `follows` set.
+    pub acc: Access,
+    /// For an info payload: the index (in the reductions list) of the MIN/MAX it follows.
+    pub follows: Option<usize>,
+    /// Scratch, 8-byte aligned, `dim * ty.size()` bytes used.
+    pub buf: Vec<u64>,
+}
+
+impl Reduction {
+    pub fn bytes(&self) -> usize {
+        self.dim * self.ty.size()
+    }
+}
+
+/// An indirect argument as a plan sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct IndirectArg<'a> {
+    pub arg: usize,
+    pub dat: DatId,
+    pub map: MapId,
+    pub map_values: &'a [i32],
+    pub map_dim: usize,
+    /// One column, or `None` for a vector argument (all columns).
+    pub idx: Option<usize>,
+    pub to_size: usize,
+    pub elem_bytes: usize,
+    pub needs_colouring: bool,
+}
+
+/// One loop call, ready to run: the compiled code and every pointer it needs.
+pub struct LoopCall<'a> {
+    pub name: &'a str,
+    pub set: crate::core::SetId,
+    pub set_size: usize,
+    pub lib: &'a HostLibrary,
+    pub descs: &'a [ArgDesc],
+    /// Two per argument: data, map (see `codegen::host`).
+    pub slots: Vec<*mut c_void>,
+    pub reductions: Vec<Reduction>,
+    pub indirect: Vec<IndirectArg<'a>>,
+}
+
+impl LoopCall<'_> {
+    /// Whether any argument needs colouring (indirect INC).
+    pub fn needs_colouring(&self) -> bool {
+        self.indirect.iter().any(|a| a.needs_colouring)
+    }
+
+    /// Runs the compiled wrapper over `[start, end)` with `slots`.
+    ///
+    /// # Safety
+    /// `slots` must hold valid pointers for every argument (as built by the driver) and the
+    /// range must lie inside the iteration set.
+    pub unsafe fn run_range(&self, start: usize, end: usize, slots: &[*mut c_void]) {
+        if start < end {
+            (self.lib.loop_fn)(start as i32, end as i32, slots.as_ptr());
+        }
+    }
+}
+
+/// A backend: runs compiled loops on ranges of the iteration set.
+pub trait Backend: Send {
+    fn kind(&self) -> BackendKind;
+
+    /// Runs the loop over elements `[start, end)`, leaving reduction results combined into
+    /// `call.reductions[..].buf`.
+    fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;
+}
+
+/// Whether a backend can run in this build on this machine.
+pub fn available(kind: BackendKind) -> bool {
+    matches!(kind, BackendKind::Seq)
+}
+
+/// Creates the backend selected by the configuration.
+pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
+    match config.backend {
+        BackendKind::Seq => Ok(Box::new(seq::Seq)),
+        other => op2_bail!(
+            BackendUnavailable,
+            "op_init: backend '{}' is not available in this build of op2 (available: seq)",
+            other.name()
+        ),
+    }
+}

@@ -1,0 +1,181 @@
+//! Configuration: environment variables, overridden by the same tokens in `op_init`'s argv.
+
+use crate::error::Result;
+use crate::op2_bail;
+use std::path::PathBuf;
+
+/// Backends selectable at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    Seq,
+    Threads,
+    OpenCl,
+    Cuda,
+    Check,
+}
+
+impl BackendKind {
+    /// Parses a backend name (`openmp` is OP2's name for the host-threaded backend).
+    pub fn parse(s: &str) -> Option<BackendKind> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "seq" | "sequential" => BackendKind::Seq,
+            "threads" | "openmp" | "omp" => BackendKind::Threads,
+            "opencl" => BackendKind::OpenCl,
+            "cuda" => BackendKind::Cuda,
+            "check" => BackendKind::Check,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Seq => "seq",
+            BackendKind::Threads => "threads",
+            BackendKind::OpenCl => "opencl",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Check => "check",
+        }
+    }
+}
+
+/// Everything configurable, resolved once at `op_init`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub backend: BackendKind,
+    /// Threads for `threads`: OP2_NUM_THREADS, else OMP_NUM_THREADS, else all cores.
+    pub num_threads: usize,
+    pub part_size: Option<usize>,
+    pub block_size: Option<usize>,
+    pub cache_dir: PathBuf,
+    pub cc: String,
+    pub cflags: String,
+    pub dump_source: Option<PathBuf>,
+    /// `OP2_ERROR_HANDLER=return` (None: leave the handler as it is).
+    pub errors_return: Option<bool>,
+    pub diags: i32,
+}
+
+const KEYS: &[&str] = &[
+    "OP2_BACKEND",
+    "OP2_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "OP_PART_SIZE",
+    "OP_BLOCK_SIZE",
+    "OP2_CACHE_DIR",
+    "OP2_CC",
+    "OP2_CFLAGS",
+    "OP2_DUMP_SOURCE",
+    "OP2_ERROR_HANDLER",
+];
+
+impl Config {
+    /// Resolves the configuration from a lookup of environment variables and argv tokens
+    /// (`KEY=value`; tokens win over the environment; other tokens are the program's own).
+    pub fn resolve(env: &dyn Fn(&str) -> Option<String>, tokens: &[String], diags: i32) -> Result<Config> {
+        let get = |k: &str| -> Option<String> {
+            let from_argv = tokens.iter().rev().find_map(|t| t.strip_prefix(k).and_then(|r| r.strip_prefix('=')));
+            from_argv.map(str::to_string).or_else(|| env(k)).filter(|v| !v.is_empty())
+        };
+        debug_assert!(KEYS.iter().all(|k| k.chars().all(|c| c.is_ascii_uppercase() || c == '_')));
+
+        let backend = match get("OP2_BACKEND") {
+            None => BackendKind::Seq,
+            Some(b) => match BackendKind::parse(&b) {
+                Some(k) => k,
+                None => op2_bail!(
+                    BadConfig,
+                    "op_init: unknown backend '{b}' in OP2_BACKEND (expected seq, threads, openmp, opencl, cuda or check)"
+                ),
+            },
+        };
+        let positive = |k: &str| -> Result<Option<usize>> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => match v.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => op2_bail!(BadConfig, "op_init: {k}={v} is not a positive integer"),
+                },
+            }
+        };
+        let num_threads = match positive("OP2_NUM_THREADS")? {
+            Some(n) => n,
+            None => match positive("OMP_NUM_THREADS") {
+                Ok(Some(n)) => n,
+                // OMP_NUM_THREADS may hold an OpenMP list ("4,2"); other runtimes' syntax is
+                // not ours to reject: fall back to all cores.
+                _ => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            },
+        };
+        let part_size = positive("OP_PART_SIZE")?;
+        let block_size = positive("OP_BLOCK_SIZE")?;
+        let cache_dir = match get("OP2_CACHE_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => match (env("XDG_CACHE_HOME").filter(|s| !s.is_empty()), env("HOME").filter(|s| !s.is_empty())) {
+                (Some(x), _) => PathBuf::from(x).join("op2"),
+                (None, Some(h)) => PathBuf::from(h).join(".cache").join("op2"),
+                (None, None) => std::env::temp_dir().join(format!("op2-cache-{}", unsafe { libc::geteuid() })),
+            },
+        };
+        let errors_return = match get("OP2_ERROR_HANDLER").as_deref() {
+            None => None,
+            Some("return") => Some(true),
+            Some("abort") => Some(false),
+            Some(other) => op2_bail!(BadConfig, "op_init: OP2_ERROR_HANDLER={other} (expected abort or return)"),
+        };
+        Ok(Config {
+            backend,
+            num_threads,
+            part_size,
+            block_size,
+            cache_dir,
+            cc: get("OP2_CC").unwrap_or_else(|| "cc".to_string()),
+            cflags: get("OP2_CFLAGS").unwrap_or_default(),
+            dump_source: get("OP2_DUMP_SOURCE").map(PathBuf::from),
+            errors_return,
+            diags,
+        })
+    }
+
+    /// The configuration from the process environment and `tokens`.
+    pub fn from_env(tokens: &[String], diags: i32) -> Result<Config> {
+        Config::resolve(&|k| std::env::var(k).ok(), tokens, diags)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(a, _)| *a == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn tokens_override_environment() {
+        let env = env_of(&[("OP2_BACKEND", "seq"), ("OP2_NUM_THREADS", "3"), ("HOME", "/h")]);
+        let c = Config::resolve(&env, &["OP2_BACKEND=openmp".into(), "other".into()], 0).unwrap();
+        assert_eq!(c.backend, BackendKind::Threads);
+        assert_eq!(c.num_threads, 3);
+        assert_eq!(c.cache_dir, PathBuf::from("/h/.cache/op2"));
+        assert_eq!(c.cc, "cc");
+    }
+
+    #[test]
+    fn thread_count_precedence() {
+        let c = Config::resolve(&env_of(&[("OMP_NUM_THREADS", "5")]), &[], 0).unwrap();
+        assert_eq!(c.num_threads, 5);
+        let c = Config::resolve(&env_of(&[("OMP_NUM_THREADS", "5"), ("OP2_NUM_THREADS", "2")]), &[], 0).unwrap();
+        assert_eq!(c.num_threads, 2);
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let e = Config::resolve(&env_of(&[("OP2_BACKEND", "fortran")]), &[], 0).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::BadConfig);
+        assert!(e.message.contains("unknown backend 'fortran'"));
+        assert!(Config::resolve(&env_of(&[("OP_PART_SIZE", "0")]), &[], 0).is_err());
+        assert!(Config::resolve(&env_of(&[("OP2_NUM_THREADS", "x")]), &[], 0).is_err());
+        let c = Config::resolve(&env_of(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), &[], 0).unwrap();
+        assert_eq!(c.cache_dir, PathBuf::from("/x/op2"));
+    }
+}

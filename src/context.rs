@@ -1,0 +1,223 @@
+//! The one `Context`: every set, map, dat, constant and kernel of an op2 session, the chosen
+//! backend, the JIT and the statistics. Created by `op_init`, dropped by `op_exit`. Rust tests
+//! build one directly.
+
+use crate::arg::ArgLookup;
+use crate::backend::{self, Backend};
+use crate::codegen::ConstDecl;
+use crate::config::Config;
+use crate::core::buffer::AlignedBuf;
+use crate::core::{Const, Dat, DatId, ElemType, Kernel, KernelId, Map, MapId, Set, SetId};
+use crate::error::Result;
+use crate::exec::LoopCache;
+use crate::jit::cache::DiskCache;
+use crate::jit::{Compiler, Jit};
+use crate::mpi::Comm;
+use crate::op2_bail;
+use crate::timing::Timings;
+use std::collections::BTreeMap;
+
+pub struct Context {
+    pub config: Config,
+    pub sets: Vec<Set>,
+    pub maps: Vec<Map>,
+    pub dats: Vec<Dat>,
+    pub kernels: Vec<Kernel>,
+    pub consts: BTreeMap<String, Const>,
+    /// Bumped whenever a constant's value changes (libraries reload values lazily).
+    pub const_epoch: u64,
+    /// Bumped whenever a constant is added or changes type or dim (code may change).
+    pub const_shape_epoch: u64,
+    pub backend: Box<dyn Backend>,
+    pub jit: Jit,
+    pub loops: LoopCache,
+    pub timings: Timings,
+    pub comm: Comm,
+}
+
+impl Context {
+    /// A new session: validates the cache directory and creates the backend.
+    pub fn new(config: Config) -> Result<Context> {
+        let cache = DiskCache::open(&config.cache_dir)?;
+        let backend = backend::create(&config)?;
+        let jit = Jit::new(Compiler::new(&config.cc, &config.cflags), cache, config.dump_source.clone());
+        Ok(Context {
+            config,
+            sets: Vec::new(),
+            maps: Vec::new(),
+            dats: Vec::new(),
+            kernels: Vec::new(),
+            consts: BTreeMap::new(),
+            const_epoch: 0,
+            const_shape_epoch: 0,
+            backend,
+            jit,
+            loops: LoopCache::default(),
+            timings: Timings::default(),
+            comm: Comm::default(),
+        })
+    }
+
+    pub fn decl_set(&mut self, size: i32, name: &str) -> Result<SetId> {
+        self.sets.push(Set::new(name, size)?);
+        Ok(SetId(self.sets.len() as u32 - 1))
+    }
+
+    pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
+        let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        self.maps.push(m);
+        Ok(MapId(self.maps.len() as u32 - 1))
+    }
+
+    /// Declares a dat; `data` (when given) must be `set.size * dim * ty.size()` bytes.
+    pub fn decl_dat(
+        &mut self,
+        set: SetId,
+        dim: i32,
+        ty: ElemType,
+        data: Option<&[u8]>,
+        name: &str,
+        call: &str,
+    ) -> Result<DatId> {
+        if dim < 1 {
+            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+        }
+        let bytes = self.sets[set.0 as usize].size * dim as usize * ty.size();
+        let buf = match data {
+            Some(d) => AlignedBuf::from_slice(&d[..bytes]),
+            None => AlignedBuf::zeroed(bytes),
+        };
+        self.dats.push(Dat { name: name.to_string(), set, dim: dim as usize, ty, data: buf, halo_dirty: false });
+        Ok(DatId(self.dats.len() as u32 - 1))
+    }
+
+    /// Declares or redeclares a constant. A new value takes effect in the next loop; a new
+    /// type or dim changes the generated code of the kernels that use it.
+    pub fn decl_const(&mut self, dim: i32, ty: ElemType, data: &[u8], name: &str, call: &str) -> Result<()> {
+        if dim < 1 {
+            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+        }
+        if !crate::core::is_c_identifier(name) {
+            op2_bail!(BadName, "{call} '{name}': the name is not a C identifier");
+        }
+        let dim = dim as usize;
+        let value = data[..dim * ty.size()].to_vec();
+        match self.consts.get_mut(name) {
+            Some(c) if c.ty == ty && c.dim == dim => {
+                if c.data != value {
+                    c.data = value;
+                    self.const_epoch += 1;
+                }
+            }
+            _ => {
+                self.consts.insert(name.to_string(), Const { name: name.to_string(), dim, ty, data: value });
+                self.const_epoch += 1;
+                self.const_shape_epoch += 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn decl_kernel(&mut self, source: &str, name: &str) -> Result<KernelId> {
+        self.kernels.push(Kernel::new(source, name)?);
+        Ok(KernelId(self.kernels.len() as u32 - 1))
+    }
+
+    /// The constants a kernel uses (its identifiers that name constants), in name order.
+    pub fn consts_used_by(&self, k: KernelId) -> Vec<ConstDecl> {
+        let kernel = &self.kernels[k.0 as usize];
+        self.consts
+            .values()
+            .filter(|c| kernel.identifiers.contains(&c.name))
+            .map(|c| ConstDecl { name: c.name.clone(), ty: c.ty, dim: c.dim })
+            .collect()
+    }
+
+    /// Copies elements `[low, high]` of a dat into `out` (exactly the bytes of that range).
+    pub fn fetch(&self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) {
+        let dat = &self.dats[d.0 as usize];
+        let eb = dat.elem_bytes();
+        out.copy_from_slice(&dat.data.as_slice()[low * eb..(high_inclusive + 1) * eb]);
+    }
+
+    /// The text `op_print_dat_to_txtfile` writes.
+    pub fn dat_text(&self, d: DatId) -> String {
+        let dat = &self.dats[d.0 as usize];
+        let set = &self.sets[dat.set.0 as usize];
+        let ts = dat.ty.size();
+        let mut s = format!("{} {}\n", set.size, dat.dim);
+        for row in dat.data.as_slice().chunks_exact(dat.elem_bytes().max(1)).take(set.size) {
+            let vals: Vec<String> = row.chunks_exact(ts).map(|v| dat.ty.format_value(v)).collect();
+            s.push_str(&vals.join(" "));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The text `op_diagnostic_output` prints.
+    pub fn diagnostics(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "op2 diagnostics: backend {}, {} set(s), {} map(s), {} dat(s), {} constant(s), {} kernel(s)",
+            self.backend.kind().name(),
+            self.sets.len(),
+            self.maps.len(),
+            self.dats.len(),
+            self.consts.len(),
+            self.kernels.len()
+        );
+        for set in &self.sets {
+            let _ = writeln!(s, "  set   {:<20} size {}", set.name, set.size);
+        }
+        for m in &self.maps {
+            let _ = writeln!(
+                s,
+                "  map   {:<20} {} -> {}, dim {}",
+                m.name, self.sets[m.from.0 as usize].name, self.sets[m.to.0 as usize].name, m.dim
+            );
+        }
+        for d in &self.dats {
+            let _ = writeln!(
+                s,
+                "  dat   {:<20} on {}, {} x {}",
+                d.name,
+                self.sets[d.set.0 as usize].name,
+                d.dim,
+                d.ty.api_name()
+            );
+        }
+        for c in self.consts.values() {
+            let _ = writeln!(s, "  const {:<20} {} x {}", c.name, c.dim, c.ty.api_name());
+        }
+        let st = &self.jit.stats;
+        let _ = writeln!(
+            s,
+            "  jit: {} compiled ({:.3} s), {} loaded from disk cache ({:.3} s), {} memory hits; cache {}",
+            st.compiles,
+            st.compile_time.as_secs_f64(),
+            st.disk_hits,
+            st.disk_load_time.as_secs_f64(),
+            st.memory_hits,
+            self.jit.cache.dir().display()
+        );
+        s
+    }
+}
+
+impl ArgLookup for Context {
+    fn set_name(&self, s: SetId) -> &str {
+        &self.sets[s.0 as usize].name
+    }
+
+    fn dat_info(&self, d: DatId) -> (&str, SetId, usize, ElemType) {
+        let dat = &self.dats[d.0 as usize];
+        (&dat.name, dat.set, dat.dim, dat.ty)
+    }
+
+    fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize) {
+        let map = &self.maps[m.0 as usize];
+        (&map.name, map.from, map.to, map.dim)
+    }
+}

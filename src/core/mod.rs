@@ -1,0 +1,312 @@
+//! The OP2 data model in plain Rust: sets, maps, dats, constants and kernels. No FFI here: the
+//! C layer (`api`) converts handles and pointers, this layer validates meaning and owns data.
+
+pub mod buffer;
+pub mod types;
+
+use crate::error::Result;
+use crate::op2_bail;
+use buffer::AlignedBuf;
+pub use types::ElemType;
+
+/// Index of a set in its `Context`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SetId(pub u32);
+/// Index of a map in its `Context`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MapId(pub u32);
+/// Index of a dat in its `Context`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DatId(pub u32);
+/// Index of a kernel in its `Context`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub u32);
+
+/// An iteration set. Local elements are numbered core, owned, exec halo, non-exec halo (the
+/// MPI model of `mpi-halos.txt`); on one process everything is core.
+#[derive(Debug)]
+pub struct Set {
+    pub name: String,
+    pub size: usize,
+    /// End of the core section (elements that touch no halo data).
+    pub core_end: usize,
+    /// End of the exec halo section (elements executed redundantly); `size` marks the end of
+    /// owned elements.
+    pub exec_end: usize,
+}
+
+impl Set {
+    pub fn new(name: &str, size: i32) -> Result<Set> {
+        if size < 0 {
+            op2_bail!(BadSize, "op_decl_set '{name}': size {size} is negative");
+        }
+        let size = size as usize;
+        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size })
+    }
+}
+
+/// A map from each element of `from` to `dim` elements of `to`.
+#[derive(Debug)]
+pub struct Map {
+    pub name: String,
+    pub from: SetId,
+    pub to: SetId,
+    pub dim: usize,
+    /// Row-major, `from.size * dim` entries, each in `[0, to.size)` (checked at declaration).
+    pub values: Vec<i32>,
+    /// Number of distinct targets per column and over all columns (index `dim`), computed on
+    /// first use by the bandwidth accounting of `op_timing_output`.
+    distinct: std::sync::OnceLock<Vec<usize>>,
+}
+
+impl Map {
+    /// Validates and copies a map; `from_set`/`to_set` are the resolved sets.
+    pub fn new(name: &str, from: (SetId, &Set), to: (SetId, &Set), dim: i32, values: &[i32]) -> Result<Map> {
+        if dim < 1 {
+            op2_bail!(BadSize, "op_decl_map '{name}': dim {dim} is less than 1");
+        }
+        let dim = dim as usize;
+        let expected = from.1.size * dim;
+        if values.len() != expected {
+            op2_bail!(
+                BadSize,
+                "op_decl_map '{name}': {} entries given, {} needed ({} elements of set '{}' x dim {dim})",
+                values.len(),
+                expected,
+                from.1.size,
+                from.1.name
+            );
+        }
+        let to_size = to.1.size;
+        if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= to_size) {
+            op2_bail!(
+                MapOutOfRange,
+                "op_decl_map '{name}': entry {pos} (element {}, position {}) is {v}, outside [0, {to_size}) of set '{}'",
+                pos / dim,
+                pos % dim,
+                to.1.name
+            );
+        }
+        Ok(Map {
+            name: name.to_string(),
+            from: from.0,
+            to: to.0,
+            dim,
+            values: values.to_vec(),
+            distinct: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Distinct targets reached through column `idx`, or through all columns for `None`.
+    pub fn distinct_targets(&self, idx: Option<usize>, to_size: usize) -> usize {
+        let counts = self.distinct.get_or_init(|| {
+            let mut seen = vec![u32::MAX; to_size];
+            let mut out = Vec::with_capacity(self.dim + 1);
+            for col in 0..=self.dim {
+                let stamp = col as u32;
+                let mut n = 0;
+                let rows = self.values.chunks_exact(self.dim);
+                for row in rows {
+                    let cols: &[i32] = if col == self.dim { row } else { &row[col..col + 1] };
+                    for &t in cols {
+                        let s = &mut seen[t as usize];
+                        if *s != stamp {
+                            *s = stamp;
+                            n += 1;
+                        }
+                    }
+                }
+                out.push(n);
+            }
+            out
+        });
+        counts[idx.unwrap_or(self.dim).min(self.dim)]
+    }
+}
+
+/// Data on a set: `dim` values of `ty` per element, element-major.
+pub struct Dat {
+    pub name: String,
+    pub set: SetId,
+    pub dim: usize,
+    pub ty: ElemType,
+    pub data: AlignedBuf,
+    /// Whether the halo copy is out of date (the MPI layer exchanges only dirty halos).
+    pub halo_dirty: bool,
+}
+
+impl Dat {
+    /// Row size in bytes.
+    pub fn elem_bytes(&self) -> usize {
+        self.dim * self.ty.size()
+    }
+}
+
+/// A named constant visible to every kernel.
+#[derive(Debug, Clone)]
+pub struct Const {
+    pub name: String,
+    pub dim: usize,
+    pub ty: ElemType,
+    pub data: Vec<u8>,
+}
+
+/// A user kernel: C99 source defining a function called `name`.
+#[derive(Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub source: String,
+    /// Identifiers appearing in the source (to find which constants it uses).
+    pub identifiers: std::collections::BTreeSet<String>,
+}
+
+impl Kernel {
+    pub fn new(source: &str, name: &str) -> Result<Kernel> {
+        if !is_c_identifier(name) {
+            op2_bail!(BadKernel, "op_decl_kernel '{name}': the name is not a C identifier");
+        }
+        if !defines_function(source, name) {
+            op2_bail!(BadKernel, "op_decl_kernel '{name}': no function named '{name}' is defined in the source");
+        }
+        Ok(Kernel {
+            name: name.to_string(),
+            source: source.to_string(),
+            identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
+        })
+    }
+}
+
+/// Whether `s` is a valid C identifier.
+pub fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Identifier tokens of C source, skipping comments, string and character literals.
+pub fn identifiers(src: &str) -> Vec<&str> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(&src[s..i]);
+        } else if c.is_ascii_digit() {
+            // Skip numeric literals whole so suffixes (1e5f, 0x1p3) are not identifiers.
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether the source defines (not just declares or calls) a function `name`: the identifier
+/// is followed by a parenthesised parameter list and then by `{`.
+fn defines_function(src: &str, name: &str) -> bool {
+    let b = src.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = src[from..].find(name) {
+        let start = from + pos;
+        let end = start + name.len();
+        from = end;
+        let before_ok = start == 0 || !(b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+        let after_ok = end == b.len() || !(b[end].is_ascii_alphanumeric() || b[end] == b'_');
+        if !before_ok || !after_ok {
+            continue;
+        }
+        let mut j = end;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'(' {
+            continue;
+        }
+        let mut depth = 0usize;
+        while j < b.len() {
+            match b[j] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        j += 1;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'{' {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_definition_detection() {
+        assert!(Kernel::new("void k(double *a) { a[0] = 1; }", "k").is_ok());
+        assert!(Kernel::new("static inline void k (double *a)\n{\n}", "k").is_ok());
+        let e = Kernel::new("void kk(double *a) { }", "k").unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::BadKernel);
+        assert!(e.message.contains("no function named 'k'"));
+        assert!(Kernel::new("void k(double *a);", "k").is_err());
+        assert!(Kernel::new("void k(double *a) {}", "1k").is_err());
+    }
+
+    #[test]
+    fn identifiers_skip_comments_and_literals() {
+        let ids = identifiers("x = gam /* qinf */ + 1e5f; // eps\n s = \"cfl\"; y2");
+        assert_eq!(ids, vec!["x", "gam", "s", "y2"]);
+    }
+
+    #[test]
+    fn map_range_check_names_everything() {
+        let a = Set::new("edges", 2).unwrap();
+        let b = Set::new("nodes", 3).unwrap();
+        let e = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 2, 3]).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::MapOutOfRange);
+        assert_eq!(
+            e.message,
+            "op_decl_map 'pedge': entry 3 (element 1, position 1) is 3, outside [0, 3) of set 'nodes'"
+        );
+        let m = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 1, 2]).unwrap();
+        assert_eq!(m.distinct_targets(Some(0), 3), 2);
+        assert_eq!(m.distinct_targets(None, 3), 3);
+        assert!(Set::new("s", -1).is_err());
+    }
+}

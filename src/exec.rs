@@ -1,0 +1,266 @@
+//! The `op_par_loop` driver: the only code that knows the order of phases.
+//!
+//! For every loop, whatever the backend: bind and check the arguments; find (or generate and
+//! compile) the loop's code; then, as in `mpi-halos.txt`: halo exchange begin, compute the core
+//! section, halo exchange end, compute the owned section, reductions begin, compute the exec
+//! halo (only if some indirect dat is written), reductions end, mark written dats' halos dirty,
+//! assemble (no matrices yet), and finally hand global results to the caller. A loop that
+//! fails before the end leaves the caller's globals untouched.
+
+use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
+use crate::backend::{IndirectArg, LoopCall, Reduction};
+use crate::codegen::{host, LoopSignature};
+use crate::context::Context;
+use crate::core::{DatId, KernelId, SetId};
+use crate::error::Result;
+use crate::jit::HostLibrary;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What selects a compiled loop: the kernel, the argument descriptors and the shape of the
+/// constant table. Never data, sizes or addresses.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct LoopKey {
+    kernel: KernelId,
+    args: Vec<ArgDesc>,
+    const_shape_epoch: u64,
+}
+
+/// A compiled loop and the constants it loads.
+pub struct CompiledLoop {
+    pub lib: Arc<HostLibrary>,
+    pub consts: Vec<String>,
+    pub source: String,
+}
+
+/// Compiled loops by shape: built once per distinct loop shape, then found in O(1).
+#[derive(Default)]
+pub struct LoopCache {
+    map: HashMap<LoopKey, Arc<CompiledLoop>>,
+}
+
+impl LoopCache {
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// Generates the source for a loop (also used by `generate`-only callers, e.g. source dumps).
+pub fn generate(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc]) -> (String, Vec<String>) {
+    let k = &ctx.kernels[kernel.0 as usize];
+    let consts = ctx.consts_used_by(kernel);
+    let sig =
+        LoopSignature { loop_name: name, kernel_name: &k.name, kernel_source: &k.source, args: descs, consts: &consts };
+    (host::generate(&sig), consts.into_iter().map(|c| c.name).collect())
+}
+
+fn compiled(
+    ctx: &mut Context,
+    kernel: KernelId,
+    name: &str,
+    descs: &[ArgDesc],
+) -> Result<(Arc<CompiledLoop>, Duration)> {
+    let key = LoopKey { kernel, args: descs.to_vec(), const_shape_epoch: ctx.const_shape_epoch };
+    if let Some(c) = ctx.loops.map.get(&key) {
+        return Ok((c.clone(), Duration::ZERO));
+    }
+    let t = Instant::now();
+    let (source, consts) = generate(ctx, kernel, name, descs);
+    let kname = &ctx.kernels[kernel.0 as usize].name;
+    let what = format!("op_par_loop '{name}' (kernel '{kname}')");
+    let lib = ctx.jit.host_library(&source, &what, name)?;
+    let c = Arc::new(CompiledLoop { lib, consts, source });
+    ctx.loops.map.insert(key, c.clone());
+    Ok((c, t.elapsed()))
+}
+
+/// Runs one parallel loop.
+pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
+    let (descs, bound) = arg::bind(ctx, name, set, raw)?;
+    let (compiled, jit_time) = compiled(ctx, kernel, name, &descs)?;
+    let lib: &HostLibrary = &compiled.lib;
+    if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
+        let ptrs: Vec<*const c_void> =
+            compiled.consts.iter().map(|n| ctx.consts[n].data.as_ptr() as *const c_void).collect();
+        lib.ensure_constants(ctx.const_epoch, &ptrs);
+    }
+    let bytes = bytes_moved(ctx, &descs, &bound, set);
+
+    let Context { sets, maps, dats, backend, comm, timings, .. } = ctx;
+    let s = &sets[set.0 as usize];
+    let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
+
+    // Bind pointers. Reductions get scratch buffers seeded with the caller's values.
+    let mut slots: Vec<*mut c_void> = vec![std::ptr::null_mut(); 2 * descs.len()];
+    let mut reductions: Vec<Reduction> = Vec::new();
+    let mut reduction_of_arg: Vec<Option<usize>> = vec![None; descs.len()];
+    let mut indirect: Vec<IndirectArg> = Vec::new();
+    for (i, (d, b)) in descs.iter().zip(&bound).enumerate() {
+        match (*d, *b) {
+            (ArgDesc::Dat { dim, ty, acc, how, .. }, BoundArg::Dat { dat, map, enabled }) => {
+                if !enabled {
+                    continue;
+                }
+                slots[2 * i] = dats[dat.0 as usize].data.as_mut_ptr() as *mut c_void;
+                if let Some(m) = map {
+                    let mp = &maps[m.0 as usize];
+                    slots[2 * i + 1] = mp.values.as_ptr() as *mut c_void;
+                    indirect.push(IndirectArg {
+                        arg: i,
+                        dat,
+                        map: m,
+                        map_values: &mp.values,
+                        map_dim: mp.dim,
+                        idx: match how {
+                            DatAccess::Indirect { idx, .. } => Some(idx),
+                            _ => None,
+                        },
+                        to_size: sets[mp.to.0 as usize].size,
+                        elem_bytes: dim * ty.size(),
+                        needs_colouring: d.needs_colouring(),
+                    });
+                    let _ = acc;
+                }
+            }
+            (ArgDesc::Gbl { acc: Access::Read, .. }, BoundArg::Gbl { ptr, .. }) => slots[2 * i] = ptr as *mut c_void,
+            (ArgDesc::Gbl { ty, dim, acc }, BoundArg::Gbl { ptr, bytes }) => {
+                reduction_of_arg[i] = Some(reductions.len());
+                reductions.push(seeded(i, ty, dim, acc, None, ptr, bytes));
+            }
+            (ArgDesc::Info { ty, dim, reference }, BoundArg::Gbl { ptr, bytes }) => {
+                reduction_of_arg[i] = Some(reductions.len());
+                reductions.push(seeded(i, ty, dim, Access::Read, Some(reference), ptr, bytes));
+            }
+            (ArgDesc::Idx { .. }, BoundArg::Idx { map: Some(m) }) => {
+                slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
+            }
+            _ => {}
+        }
+    }
+    // An info payload follows its reference's reduction: translate arg positions to indices.
+    for r in reductions.iter_mut() {
+        if let Some(refarg) = r.follows {
+            r.follows = reduction_of_arg[refarg];
+        }
+    }
+    for r in reductions.iter_mut() {
+        slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
+    }
+    let needs_exec_halo =
+        descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
+    let halo_reads: Vec<DatId> = descs
+        .iter()
+        .zip(&bound)
+        .filter_map(|(d, b)| match (d, b) {
+            (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, map: Some(_), .. })
+                if acc.reads() && dats[dat.0 as usize].halo_dirty =>
+            {
+                Some(*dat)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut call = LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, reductions, indirect };
+
+    let t = Instant::now();
+    let exchange = comm.halo_exchange_begin(halo_reads);
+    backend.compute(&mut call, 0, core_end)?;
+    for d in comm.halo_exchange_end(exchange) {
+        dats[d.0 as usize].halo_dirty = false;
+    }
+    backend.compute(&mut call, core_end, owned_end)?;
+    comm.reduce_begin();
+    if needs_exec_halo {
+        backend.compute(&mut call, owned_end, exec_end)?;
+    }
+    comm.reduce_end();
+    let elapsed = t.elapsed();
+
+    // Halos of written dats are out of date now (the MPI layer exchanges them on next read).
+    for (d, b) in descs.iter().zip(&bound) {
+        if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
+            if acc.writes() {
+                dats[dat.0 as usize].halo_dirty = true;
+            }
+        }
+    }
+    // No matrices: nothing to assemble. Hand results to the caller.
+    for r in &call.reductions {
+        if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
+            // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract) and
+            // the scratch holds at least as many.
+            unsafe { std::ptr::copy_nonoverlapping(r.buf.as_ptr() as *const u8, ptr, bytes) };
+        }
+    }
+    let st = timings.entry(name);
+    st.calls += 1;
+    st.time += elapsed;
+    st.jit_time += jit_time;
+    st.bytes += bytes;
+    Ok(())
+}
+
+fn seeded(
+    arg: usize,
+    ty: crate::core::ElemType,
+    dim: usize,
+    acc: Access,
+    follows: Option<usize>,
+    ptr: *mut u8,
+    bytes: usize,
+) -> Reduction {
+    let mut buf = vec![0u64; bytes.div_ceil(8).max(1)];
+    // SAFETY: the caller's global holds `bytes` bytes (op_arg_gbl's contract); buf holds more.
+    unsafe { std::ptr::copy_nonoverlapping(ptr as *const u8, buf.as_mut_ptr() as *mut u8, bytes) };
+    Reduction { arg, ty, dim, acc, follows, buf }
+}
+
+/// Bytes a call moves: direct data per element; indirect data once per distinct target
+/// (through the columns used of each (dat, map) pair); each map used once; data both read and
+/// written counts twice. Globals are negligible.
+fn bytes_moved(ctx: &Context, descs: &[ArgDesc], bound: &[BoundArg], set: SetId) -> u64 {
+    let n = ctx.sets[set.0 as usize].size as u64;
+    let mut total = 0u64;
+    let mut pairs: Vec<(DatId, crate::core::MapId, Option<usize>, u64)> = Vec::new();
+    let mut maps_seen: Vec<crate::core::MapId> = Vec::new();
+    for (d, b) in descs.iter().zip(bound) {
+        let (ArgDesc::Dat { ty, dim, acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) = (d, b) else {
+            continue;
+        };
+        let factor = if acc.reads() && acc.writes() { 2 } else { 1 };
+        let eb = (dim * ty.size()) as u64;
+        match (how, map) {
+            (DatAccess::Direct, _) | (_, None) => total += n * eb * factor,
+            (_, Some(m)) => {
+                if !maps_seen.contains(m) {
+                    maps_seen.push(*m);
+                    total += n * ctx.maps[m.0 as usize].dim as u64 * 4;
+                }
+                let col = match how {
+                    DatAccess::Indirect { idx, .. } => Some(*idx),
+                    _ => None,
+                };
+                match pairs.iter_mut().find(|p| p.0 == *dat && p.1 == *m) {
+                    Some(p) => {
+                        if p.2 != col {
+                            p.2 = None;
+                        }
+                        p.3 = p.3.max(eb * factor);
+                    }
+                    None => pairs.push((*dat, *m, col, eb * factor)),
+                }
+            }
+        }
+    }
+    for (_, m, col, eb) in pairs {
+        let map = &ctx.maps[m.0 as usize];
+        total += map.distinct_targets(col, ctx.sets[map.to.0 as usize].size) as u64 * eb;
+    }
+    total
+}
