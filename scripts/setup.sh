@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what op2 needs on a Debian machine (as root), idempotently: a C compiler, make,
+# gfortran, cmake, pkg-config, and a Rust toolchain if none is on PATH. Safe to run again.
+set -euo pipefail
+
+need=()
+for pkg in build-essential gfortran cmake pkg-config ca-certificates; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages ${need[*]}; run as root (or install them) first" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  # Debian's rustup package gives a current stable toolchain from the Rust registry.
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq rustup >/dev/null
+  rustup default stable
+fi
+cargo --version >/dev/null
