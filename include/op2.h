@@ -53,6 +53,18 @@
 
 
 /**
+ * Default block size: large enough that a block's work dwarfs scheduling (~tens of µs on
+ * Airfoil's loops), small enough for hundreds of blocks per colour on meshes of 10^5+ elements.
+ */
+#define DEFAULT_PART_SIZE 1024
+
+/**
+ * Alignment of each pair's region in a block's staging area, in bytes (a multiple of every
+ * element type's alignment, as OP2's `ROUND_UP` to 16 in its OpenCL stubs).
+ */
+#define STAGING_ALIGN 16
+
+/**
  * Opaque type behind `op_dat`.
  */
 typedef struct op_dat_core op_dat_core;
@@ -323,7 +335,7 @@ void op_timing_output(void);
  * floating-point rounding of OP_INC. The first call of each loop shape generates and compiles
  * code (cached in memory and on disk). `name` names the loop in timings and messages.
  * Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
- * OP2_ERR_BAD_LOOP (negative nargs), OP2_ERR_ARG_INVALID, OP2_ERR_ARG_SET (a map that does not
+ * OP2_ERR_BAD_LOOP (negative nargs, or NULL args with nargs > 0), OP2_ERR_ARG_INVALID, OP2_ERR_ARG_SET (a map that does not
  * start from `set`), OP2_ERR_ARG_INFO, OP2_ERR_COMPILE (with the compiler's diagnostics,
  * lines counted in the kernel's source), OP2_ERR_LOAD. A failed loop leaves the caller's
  * globals untouched. Collective under MPI.

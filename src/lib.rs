@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod jit;
 pub mod mpi;
+pub mod plan;
 pub mod timing;
 
 pub use context::Context;

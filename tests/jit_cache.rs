@@ -15,7 +15,7 @@ fn cache_dir(tag: &str) -> PathBuf {
     d
 }
 
-fn context(dir: &PathBuf) -> Context {
+fn context(dir: &std::path::Path) -> Context {
     let tokens = vec![format!("OP2_CACHE_DIR={}", dir.display()), "OP2_BACKEND=seq".to_string()];
     Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap()
 }
@@ -98,10 +98,7 @@ fn compile_errors_carry_kernel_line_numbers_and_source_path() {
 fn generated_code_is_deterministic_and_dumped() {
     let dir = cache_dir("dump");
     let dump = dir.join("dump");
-    let tokens = vec![
-        format!("OP2_CACHE_DIR={}", dir.display()),
-        format!("OP2_DUMP_SOURCE={}", dump.display()),
-    ];
+    let tokens = vec![format!("OP2_CACHE_DIR={}", dir.display()), format!("OP2_DUMP_SOURCE={}", dump.display())];
     let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
     run_axpy(&mut ctx, 2.0);
     let files: Vec<_> = std::fs::read_dir(&dump).unwrap().map(|e| e.unwrap().path()).collect();

@@ -81,8 +81,8 @@ fn arg_dat(
     r#type: *const c_char,
     acc: op_access,
 ) -> Result<op_arg> {
-    let d = st.dat(dat, call, "dat")?;
-    let m = if map.is_null() { None } else { Some(st.map(map, call, "map")?) };
+    let d = st.dat(dat, &call, &"dat")?;
+    let m = if map.is_null() { None } else { Some(st.map(map, &call, &"map")?) };
     let ctx = st.ctx(call)?;
     let datv = &ctx.dats[d.0 as usize];
     let name = datv.name.as_str();
@@ -280,7 +280,7 @@ pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
                 op2_bail!(ArgIdx, "{CALL}: idx must be -1 with OP_ID, got {idx}");
             }
         } else {
-            let m = st.map(map, CALL, "map")?;
+            let m = st.map(map, &CALL, &"map")?;
             let mp = &st.ctx(CALL)?.maps[m.0 as usize];
             if idx < 0 || idx as usize >= mp.dim {
                 op2_bail!(
@@ -355,8 +355,8 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
     }
     let ty = ElemType::from_code(a.type_code);
     let acc = Access::from_c(a.acc);
-    let call = format!("{CALL} '{loop_name}'");
-    let what = format!("arg {i}'s handle");
+    let call = super::LoopName(loop_name);
+    let what = super::ArgHandle(i);
     Ok(match (a.kind, ty, acc) {
         (KIND_DAT, Some(_), Some(acc)) => {
             let dat = st.dat(a.dat, &call, &what)?;

@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_int, c_longlong, c_void};
 pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
     const CALL: &str = "op_fetch_data";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, CALL, "dat")?;
+        let d = st.dat(dat, &CALL, &"dat")?;
         let ctx = st.ctx(CALL)?;
         let dv = &ctx.dats[d.0 as usize];
         let n = ctx.sets[dv.set.0 as usize].size;
@@ -35,7 +35,7 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
 pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, high: c_int) {
     const CALL: &str = "op_fetch_data_idx";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, CALL, "dat")?;
+        let d = st.dat(dat, &CALL, &"dat")?;
         let ctx = st.ctx(CALL)?;
         let dv = &ctx.dats[d.0 as usize];
         let n = ctx.sets[dv.set.0 as usize].size;
@@ -64,7 +64,7 @@ pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, 
 pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
     const CALL: &str = "op_get_size";
     boundary(CALL, -1, |st| {
-        let s = st.set(set, CALL, "set")?;
+        let s = st.set(set, &CALL, &"set")?;
         Ok(st.ctx(CALL)?.sets[s.0 as usize].size as c_longlong)
     })
 }
@@ -76,7 +76,7 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
 pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_print_dat_to_txtfile";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, CALL, "dat")?;
+        let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
         let text = ctx.dat_text(d);

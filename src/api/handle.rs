@@ -6,6 +6,7 @@ use super::ApiState;
 use crate::core::{DatId, KernelId, MapId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
+use std::fmt::Display;
 
 /// Opaque type behind `op_set`.
 #[allow(non_camel_case_types)]
@@ -68,7 +69,14 @@ pub(crate) fn encode<T>(kind: Kind, serial: u32, index: u32) -> *mut T {
     v as usize as *mut T
 }
 
-fn decode<T>(st: &ApiState, p: *mut T, kind: Kind, count: usize, call: &str, what: &str) -> Result<u32> {
+fn decode<T>(
+    st: &ApiState,
+    p: *mut T,
+    kind: Kind,
+    count: usize,
+    call: &dyn Display,
+    what: &dyn Display,
+) -> Result<u32> {
     if p.is_null() {
         op2_bail!(NullArgument, "{call}: {what} is NULL");
     }
@@ -90,23 +98,23 @@ fn decode<T>(st: &ApiState, p: *mut T, kind: Kind, count: usize, call: &str, wha
 }
 
 impl ApiState {
-    pub(crate) fn set(&mut self, p: op_set, call: &str, what: &str) -> Result<SetId> {
-        let n = self.ctx(call)?.sets.len();
+    pub(crate) fn set(&mut self, p: op_set, call: &dyn Display, what: &dyn Display) -> Result<SetId> {
+        let n = self.ctx_named(call)?.sets.len();
         decode(self, p, Kind::Set, n, call, what).map(SetId)
     }
 
-    pub(crate) fn map(&mut self, p: op_map, call: &str, what: &str) -> Result<MapId> {
-        let n = self.ctx(call)?.maps.len();
+    pub(crate) fn map(&mut self, p: op_map, call: &dyn Display, what: &dyn Display) -> Result<MapId> {
+        let n = self.ctx_named(call)?.maps.len();
         decode(self, p, Kind::Map, n, call, what).map(MapId)
     }
 
-    pub(crate) fn dat(&mut self, p: op_dat, call: &str, what: &str) -> Result<DatId> {
-        let n = self.ctx(call)?.dats.len();
+    pub(crate) fn dat(&mut self, p: op_dat, call: &dyn Display, what: &dyn Display) -> Result<DatId> {
+        let n = self.ctx_named(call)?.dats.len();
         decode(self, p, Kind::Dat, n, call, what).map(DatId)
     }
 
-    pub(crate) fn kernel(&mut self, p: op_kernel, call: &str, what: &str) -> Result<KernelId> {
-        let n = self.ctx(call)?.kernels.len();
+    pub(crate) fn kernel(&mut self, p: op_kernel, call: &dyn Display, what: &dyn Display) -> Result<KernelId> {
+        let n = self.ctx_named(call)?.kernels.len();
         decode(self, p, Kind::Kernel, n, call, what).map(KernelId)
     }
 }

@@ -13,7 +13,7 @@ use super::arg::op_arg;
 /// floating-point rounding of OP_INC. The first call of each loop shape generates and compiles
 /// code (cached in memory and on disk). `name` names the loop in timings and messages.
 /// Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
-/// OP2_ERR_BAD_LOOP (negative nargs), OP2_ERR_ARG_INVALID, OP2_ERR_ARG_SET (a map that does not
+/// OP2_ERR_BAD_LOOP (negative nargs, or NULL args with nargs > 0), OP2_ERR_ARG_INVALID, OP2_ERR_ARG_SET (a map that does not
 /// start from `set`), OP2_ERR_ARG_INFO, OP2_ERR_COMPILE (with the compiler's diagnostics,
 /// lines counted in the kernel's source), OP2_ERR_LOAD. A failed loop leaves the caller's
 /// globals untouched. Collective under MPI.
@@ -23,13 +23,13 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
     boundary(CALL, (), |st| {
         st.ctx(CALL)?;
         let name = c_str(name, CALL, "name")?;
-        let k = st.kernel(kernel, &format!("{CALL} '{name}'"), "kernel")?;
-        let s = st.set(set, &format!("{CALL} '{name}'"), "set")?;
+        let k = st.kernel(kernel, &super::LoopName(name), &"kernel")?;
+        let s = st.set(set, &super::LoopName(name), &"set")?;
         if nargs < 0 {
             op2_bail!(BadLoop, "{CALL} '{name}': nargs {nargs} is negative");
         }
         if nargs > 0 && args.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{name}': args is NULL but nargs is {nargs}");
+            op2_bail!(BadLoop, "{CALL} '{name}': args is NULL but nargs is {nargs}");
         }
         let args: &[op_arg] = if nargs == 0 {
             &[]

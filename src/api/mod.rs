@@ -1,6 +1,10 @@
 //! The C boundary: the only place with `extern "C"`. One file per C object; every entry point
 //! runs inside `boundary`, which catches panics, records the outcome for
 //! `op_last_error_code`/`op_last_error_message`, and applies the error handler.
+//!
+//! Entry points take raw pointers from C and are safe Rust functions by necessity (C calls them
+//! directly); each documents what it requires of its pointers, as C API documentation does.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod arg;
 pub mod data;
@@ -41,6 +45,14 @@ fn lock() -> MutexGuard<'static, ApiState> {
 }
 
 impl ApiState {
+    /// As `ctx`, naming the call with anything displayable (formatted only on error).
+    pub fn ctx_named(&mut self, call: &dyn std::fmt::Display) -> Result<&mut Context> {
+        match self.ctx.as_mut() {
+            Some(c) => Ok(c),
+            None => op2_bail!(NotInitialised, "{call}: op2 is not initialised (call op_init first)"),
+        }
+    }
+
     /// The context, or the "not initialised" error naming `call`.
     pub fn ctx(&mut self, call: &str) -> Result<&mut Context> {
         match self.ctx.as_mut() {
@@ -121,4 +133,22 @@ pub fn last_error() -> (i32, String) {
         let e = e.borrow();
         (e.0, e.1.to_string_lossy().into_owned())
     })
+}
+
+/// `op_par_loop 'name'`, formatted only when an error message needs it.
+pub(crate) struct LoopName<'a>(pub &'a str);
+
+impl std::fmt::Display for LoopName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "op_par_loop '{}'", self.0)
+    }
+}
+
+/// `arg N's handle`, formatted only when an error message needs it.
+pub(crate) struct ArgHandle(pub usize);
+
+impl std::fmt::Display for ArgHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "arg {}'s handle", self.0)
+    }
 }

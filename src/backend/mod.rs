@@ -1,7 +1,9 @@
 //! Backends behind one trait. A backend runs an already compiled loop over a range of the
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
+pub mod reduce;
 pub mod seq;
+pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
 use crate::config::BackendKind;
@@ -91,16 +93,17 @@ pub trait Backend: Send {
 
 /// Whether a backend can run in this build on this machine.
 pub fn available(kind: BackendKind) -> bool {
-    matches!(kind, BackendKind::Seq)
+    matches!(kind, BackendKind::Seq | BackendKind::Threads)
 }
 
 /// Creates the backend selected by the configuration.
 pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
     match config.backend {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
+        BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
         other => op2_bail!(
             BackendUnavailable,
-            "op_init: backend '{}' is not available in this build of op2 (available: seq)",
+            "op_init: backend '{}' is not available in this build of op2 (available: seq, threads)",
             other.name()
         ),
     }

@@ -176,8 +176,56 @@ impl Kernel {
     }
 }
 
-/// Whether `s` is a valid C identifier.
+/// C99 keywords (and the `bool` of `<stdbool.h>`, which kernels see): not usable as names of
+/// constants or kernels.
+const C_KEYWORDS: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Imaginary",
+    "bool",
+    "true",
+    "false",
+];
+
+/// Whether `s` is a valid C identifier (and not a keyword).
 pub fn is_c_identifier(s: &str) -> bool {
+    if C_KEYWORDS.contains(&s) {
+        return false;
+    }
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
