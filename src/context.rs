@@ -82,10 +82,24 @@ impl Context {
         if dim < 1 {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }
-        let bytes = self.sets[set.0 as usize].size * dim as usize * ty.size();
+        let n = self.sets[set.0 as usize].size;
+        let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
+            op2_bail!(
+                BadSize,
+                "{call} '{name}': {n} elements x dim {dim} x {} bytes overflows the address space",
+                ty.size()
+            );
+        };
         let buf = match data {
             Some(d) => AlignedBuf::from_slice(&d[..bytes]),
             None => AlignedBuf::zeroed(bytes),
+        };
+        let Some(buf) = buf else {
+            op2_bail!(
+                BadSize,
+                "{call} '{name}': cannot allocate {bytes} bytes ({n} elements x dim {dim} x {})",
+                ty.api_name()
+            );
         };
         self.dats.push(Dat { name: name.to_string(), set, dim: dim as usize, ty, data: buf, halo_dirty: false });
         Ok(DatId(self.dats.len() as u32 - 1))
@@ -97,8 +111,8 @@ impl Context {
         if dim < 1 {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }
-        if !crate::core::is_c_identifier(name) {
-            op2_bail!(BadName, "{call} '{name}': the name is not a C identifier");
+        if !crate::core::is_c_identifier(name) || name.starts_with("op2_") {
+            op2_bail!(BadName, "{call} '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)");
         }
         let dim = dim as usize;
         let value = data[..dim * ty.size()].to_vec();

@@ -19,15 +19,6 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What selects a compiled loop: the kernel, the argument descriptors and the shape of the
-/// constant table. Never data, sizes or addresses.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct LoopKey {
-    kernel: KernelId,
-    args: Vec<ArgDesc>,
-    const_shape_epoch: u64,
-}
-
 /// A compiled loop and the constants it loads.
 pub struct CompiledLoop {
     pub lib: Arc<HostLibrary>,
@@ -35,15 +26,21 @@ pub struct CompiledLoop {
     pub source: String,
 }
 
-/// Compiled loops by shape: built once per distinct loop shape, then found in O(1).
+/// Compiled loops by shape. What selects one: the kernel, the argument descriptors and the
+/// shape of the constant table; never data, sizes or addresses. Looked up per kernel by
+/// comparing descriptor slices, so a call allocates nothing to find its code.
 #[derive(Default)]
 pub struct LoopCache {
-    map: HashMap<LoopKey, Arc<CompiledLoop>>,
+    map: HashMap<KernelId, Vec<(Vec<ArgDesc>, u64, Arc<CompiledLoop>)>>,
 }
 
 impl LoopCache {
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.map.values().map(Vec::len).sum()
+    }
+
+    fn get(&self, kernel: KernelId, args: &[ArgDesc], epoch: u64) -> Option<&Arc<CompiledLoop>> {
+        self.map.get(&kernel)?.iter().find(|(a, e, _)| *e == epoch && a.as_slice() == args).map(|(_, _, c)| c)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -66,8 +63,7 @@ fn compiled(
     name: &str,
     descs: &[ArgDesc],
 ) -> Result<(Arc<CompiledLoop>, Duration)> {
-    let key = LoopKey { kernel, args: descs.to_vec(), const_shape_epoch: ctx.const_shape_epoch };
-    if let Some(c) = ctx.loops.map.get(&key) {
+    if let Some(c) = ctx.loops.get(kernel, descs, ctx.const_shape_epoch) {
         return Ok((c.clone(), Duration::ZERO));
     }
     let t = Instant::now();
@@ -76,7 +72,7 @@ fn compiled(
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
     let lib = ctx.jit.host_library(&source, &what, name)?;
     let c = Arc::new(CompiledLoop { lib, consts, source });
-    ctx.loops.map.insert(key, c.clone());
+    ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
     Ok((c, t.elapsed()))
 }
 

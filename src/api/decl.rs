@@ -31,8 +31,9 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
         let name = c_str(name, CALL, "name")?;
-        let from = st.set(from, &CALL, &"from set")?;
-        let to = st.set(to, &CALL, &"to set")?;
+        let label = format!("{CALL} '{name}'");
+        let from = st.set(from, &label, &"from set")?;
+        let to = st.set(to, &label, &"to set")?;
         let ctx = st.ctx(CALL)?;
         if dim < 1 {
             op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
@@ -63,7 +64,7 @@ fn decl_dat(
     boundary(call, null_mut(), |st| {
         st.ctx(call)?;
         let name = c_str(name, call, "name")?;
-        let set = st.set(set, &call, &"set")?;
+        let set = st.set(set, &format!("{call} '{name}'"), &"set")?;
         let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
         if let Some(size) = size {
             if size as i64 != ty.size() as i64 {
@@ -76,8 +77,8 @@ fn decl_dat(
             }
         }
         let ctx = st.ctx(call)?;
-        let bytes = ctx.sets[set.0 as usize].size * dim.max(0) as usize * ty.size();
-        let slice = if data.is_null() || bytes == 0 {
+        let bytes = ctx.sets[set.0 as usize].size.saturating_mul(dim.max(0) as usize).saturating_mul(ty.size());
+        let slice = if data.is_null() || bytes == 0 || bytes == usize::MAX {
             None
         } else {
             // SAFETY: the caller provides set.size * dim values of `type` (op_decl_dat's contract).

@@ -17,21 +17,22 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    pub fn zeroed(len: usize) -> AlignedBuf {
+    /// A zeroed buffer, or `None` if `len` bytes cannot be allocated (a caller's error to
+    /// report, not a reason to abort the process).
+    pub fn zeroed(len: usize) -> Option<AlignedBuf> {
         if len == 0 {
-            return AlignedBuf { ptr: NonNull::dangling(), len: 0 };
+            return Some(AlignedBuf { ptr: NonNull::dangling(), len: 0 });
         }
-        let layout = Layout::from_size_align(len, ALIGN).expect("dat size overflows a Layout");
+        let layout = Layout::from_size_align(len, ALIGN).ok()?;
         // SAFETY: layout has non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len }
+        NonNull::new(raw).map(|ptr| AlignedBuf { ptr, len })
     }
 
-    pub fn from_slice(data: &[u8]) -> AlignedBuf {
-        let mut b = AlignedBuf::zeroed(data.len());
+    pub fn from_slice(data: &[u8]) -> Option<AlignedBuf> {
+        let mut b = AlignedBuf::zeroed(data.len())?;
         b.as_mut_slice().copy_from_slice(data);
-        b
+        Some(b)
     }
 
     pub fn len(&self) -> usize {
@@ -71,11 +72,12 @@ mod tests {
     use super::*;
     #[test]
     fn aligned_and_zeroed() {
-        let mut b = AlignedBuf::zeroed(100);
+        let mut b = AlignedBuf::zeroed(100).unwrap();
         assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
         assert!(b.as_slice().iter().all(|&x| x == 0));
-        let c = AlignedBuf::from_slice(&[1, 2, 3]);
+        let c = AlignedBuf::from_slice(&[1, 2, 3]).unwrap();
         assert_eq!(c.as_slice(), &[1, 2, 3]);
-        assert!(AlignedBuf::zeroed(0).is_empty());
+        assert!(AlignedBuf::zeroed(0).unwrap().is_empty());
+        assert!(AlignedBuf::zeroed(usize::MAX - 100).is_none());
     }
 }

@@ -162,8 +162,11 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(source: &str, name: &str) -> Result<Kernel> {
-        if !is_c_identifier(name) {
-            op2_bail!(BadKernel, "op_decl_kernel '{name}': the name is not a C identifier");
+        if !is_c_identifier(name) || name.starts_with("op2_") {
+            op2_bail!(
+                BadKernel,
+                "op_decl_kernel '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)"
+            );
         }
         if !defines_function(source, name) {
             op2_bail!(BadKernel, "op_decl_kernel '{name}': no function named '{name}' is defined in the source");

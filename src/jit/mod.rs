@@ -53,11 +53,11 @@ impl Compiler {
                 }
                 Ok(o) => op2_bail!(
                     Compile,
-                    "JIT: the C compiler '{}' failed to report its version: {}",
+                    "the C compiler '{}' failed to report its version: {}",
                     self.cc,
                     String::from_utf8_lossy(&o.stderr).trim()
                 ),
-                Err(e) => op2_bail!(Compile, "JIT: cannot run the C compiler '{}' (set OP2_CC): {e}", self.cc),
+                Err(e) => op2_bail!(Compile, "cannot run the C compiler '{}' (set OP2_CC): {e}", self.cc),
             };
             self.identity = Some(format!("{} | {banner}", self.cc));
         }
@@ -154,7 +154,10 @@ impl Jit {
     /// call for error messages (`op_par_loop 'res_calc' (kernel 'res_calc')`); `tag` names
     /// dumped files.
     pub fn host_library(&mut self, source: &str, what: &str, tag: &str) -> Result<Arc<HostLibrary>> {
-        let identity = self.compiler.identity()?.to_string();
+        let identity = match self.compiler.identity() {
+            Ok(id) => id.to_string(),
+            Err(e) => op2_bail!(Compile, "{what}: {}", e.message),
+        };
         let key = cache::key(source, &identity, &self.compiler.flags);
         if let Some(lib) = self.memory.get(&key) {
             self.stats.memory_hits += 1;
@@ -205,7 +208,7 @@ impl Jit {
                 kept_src.display()
             );
         }
-        let path = self.cache.commit(key, &so_tmp)?;
+        let path = self.cache.commit(key, &so_tmp).map_err(|e| crate::op2_err!(Io, "{what}: {}", e.message))?;
         HostLibrary::load(&path)
             .map_err(|e| crate::op2_err!(Load, "{what}: cannot load compiled loop '{}': {e}", path.display()))
     }

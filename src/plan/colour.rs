@@ -63,27 +63,113 @@ impl<'a> Slots<'a> {
     }
 }
 
-/// Colours blocks. Returns each block's colour and the number of colours (0 without blocks).
-pub(crate) fn colour_blocks(slots: &Slots<'_>, blocks: &Blocks) -> (Vec<i32>, usize) {
+/// Both colourings of a range.
+pub(crate) struct Colouring {
+    pub block_colour: Vec<i32>,
+    pub ncolours: usize,
+    pub thrcol: Vec<i32>,
+    pub nthrcol: Vec<i32>,
+}
+
+/// Colours blocks and the elements of each block.
+///
+/// Both levels visit the same slots block by block, so they share one sweep and one word per
+/// slot: the low half holds the block-colour mask of the first pass, the high half the
+/// thread-colour mask of the block being coloured. Thread masks are cleared as the block's own
+/// colour is recorded, while the block's slots are still in cache. Blocks that find all 32 block
+/// colours taken are coloured afterwards by further passes.
+pub(crate) fn colour(slots: &Slots<'_>, blocks: &Blocks) -> Colouring {
     let nb = blocks.nblocks;
-    if nb == 0 {
-        return (Vec::new(), 0);
-    }
     if slots.stride == 0 {
-        // Nothing can conflict: every block runs at once.
-        return (vec![0; nb], 1);
+        // Nothing can conflict: every block runs at once, every element in thread colour 0.
+        return Colouring {
+            block_colour: vec![0; nb],
+            ncolours: usize::from(nb > 0),
+            thrcol: vec![0; blocks.len()],
+            nthrcol: vec![1; nb],
+        };
     }
-    let mut colour = vec![-1i32; nb];
+    const LOW: u64 = u32::MAX as u64;
+    let stride = slots.stride;
+    let mut words = vec![0u64; slots.space];
+    let mut block_colour = vec![-1i32; nb];
+    // Zeroed memory comes cheap from the allocator; each block marks its own elements
+    // uncoloured (-1) just before colouring them, while they are in cache.
+    let mut thrcol = vec![0i32; blocks.len()];
+    let mut nthrcol = vec![0i32; nb];
+    let mut ncolours = 0i32;
+    let mut blocks_left = 0;
+    for b in 0..nb {
+        let r = blocks.range(b);
+        let block_slots = slots.of(r.clone());
+        let block_thrcol = &mut thrcol[r.start - blocks.start..r.end - blocks.start];
+        block_thrcol.fill(-1);
+        let mut left = r.len();
+        let mut offset = 0i32;
+        let mut top = 0i32;
+        let mut block_taken = 0u32;
+        loop {
+            for (t, s) in block_thrcol.iter_mut().zip(block_slots.chunks_exact(stride)) {
+                if *t >= 0 {
+                    continue;
+                }
+                let mut taken = 0u32;
+                for &x in s {
+                    let w = words[x as usize];
+                    taken |= (w >> 32) as u32;
+                    block_taken |= w as u32;
+                }
+                if taken == ALL_TAKEN {
+                    continue; // next thread pass
+                }
+                let bit = (!taken).trailing_zeros();
+                *t = offset + bit as i32;
+                top = top.max(*t + 1);
+                left -= 1;
+                for &x in s {
+                    words[x as usize] |= 1 << (32 + bit);
+                }
+            }
+            if left == 0 {
+                break;
+            }
+            for &x in block_slots {
+                words[x as usize] &= LOW;
+            }
+            offset += 32;
+        }
+        nthrcol[b] = top;
+        if block_taken == ALL_TAKEN {
+            blocks_left += 1;
+            for &x in block_slots {
+                words[x as usize] &= LOW;
+            }
+        } else {
+            let bit = (!block_taken).trailing_zeros();
+            block_colour[b] = bit as i32;
+            ncolours = ncolours.max(bit as i32 + 1);
+            for &x in block_slots {
+                let w = &mut words[x as usize];
+                *w = (*w & LOW) | 1 << bit; // also clears the thread mask
+            }
+        }
+    }
+    drop(words);
+    if blocks_left > 0 {
+        ncolours = colour_blocks_from(slots, blocks, &mut block_colour, blocks_left, 32);
+    }
+    Colouring { block_colour, ncolours: ncolours as usize, thrcol, nthrcol }
+}
+
+/// Colours the `left` blocks still marked -1 in `colour` by passes of 32 colours starting at
+/// `offset`; returns the number of colours.
+fn colour_blocks_from(slots: &Slots<'_>, blocks: &Blocks, colour: &mut [i32], mut left: usize, mut offset: i32) -> i32 {
     // Masks of the current pass, indexed by slot. A block touches everything its elements
     // touch, so a whole-array reset per pass (passes are few) is cheaper than tracking.
     let mut masks = vec![0u32; slots.space];
-    let mut left = nb;
-    let mut offset = 0i32;
-    let mut ncolours = 0i32;
+    let mut ncolours = offset;
     while left > 0 {
-        if offset > 0 {
-            masks.fill(0);
-        }
+        masks.fill(0);
         for (b, col) in colour.iter_mut().enumerate() {
             if *col >= 0 {
                 continue;
@@ -103,59 +189,5 @@ pub(crate) fn colour_blocks(slots: &Slots<'_>, blocks: &Blocks) -> (Vec<i32>, us
         }
         offset += 32;
     }
-    (colour, ncolours as usize)
-}
-
-/// Colours the elements of every block. Returns the thread colour of each element (indexed by
-/// element - start) and the number of thread colours of each block.
-pub(crate) fn colour_threads(slots: &Slots<'_>, blocks: &Blocks) -> (Vec<i32>, Vec<i32>) {
-    let nb = blocks.nblocks;
-    if slots.stride == 0 {
-        return (vec![0; blocks.len()], vec![1; nb]);
-    }
-    let stride = slots.stride;
-    let mut thrcol = vec![-1i32; blocks.len()];
-    let mut nthrcol = vec![0i32; nb];
-    // One word per slot: high half the stamp of the (block, pass) that last wrote it, low half
-    // the mask. A stale stamp reads as an empty mask, so nothing is reset between blocks.
-    let mut work = vec![0u64; slots.space];
-    let mut stamp = 0u32;
-    for (b, top) in nthrcol.iter_mut().enumerate() {
-        let r = blocks.range(b);
-        let block_slots = slots.of(r.clone());
-        let block_thrcol = &mut thrcol[r.start - blocks.start..r.end - blocks.start];
-        let mut left = r.len();
-        let mut offset = 0i32;
-        while left > 0 {
-            if stamp == u32::MAX {
-                work.fill(0);
-                stamp = 0;
-            }
-            stamp += 1;
-            let tag = (stamp as u64) << 32;
-            for (t, s) in block_thrcol.iter_mut().zip(block_slots.chunks_exact(stride)) {
-                if *t >= 0 {
-                    continue;
-                }
-                let taken = s.iter().fold(0u32, |m, &x| {
-                    let w = work[x as usize];
-                    m | if w >> 32 == stamp as u64 { w as u32 } else { 0 }
-                });
-                if taken == ALL_TAKEN {
-                    continue; // next pass
-                }
-                let bit = (!taken).trailing_zeros();
-                *t = offset + bit as i32;
-                *top = (*top).max(*t + 1);
-                left -= 1;
-                for &x in s {
-                    let w = &mut work[x as usize];
-                    let old = if *w >> 32 == stamp as u64 { *w as u32 } else { 0 };
-                    *w = tag | (old | 1 << bit) as u64;
-                }
-            }
-            offset += 32;
-        }
-    }
-    (thrcol, nthrcol)
+    ncolours
 }

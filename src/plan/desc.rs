@@ -21,14 +21,14 @@ pub enum Access {
 
 /// Whether an argument must be coloured: the one place this rule is written.
 ///
-/// OP2 needs colouring wherever two elements running at the same time could write the same
-/// target. Direct arguments write only their own element, so they never conflict. An indirect
-/// `Inc` (and `Min`/`Max`, the other reductions) is the case OP2 and PyOP2 colour. We also colour
-/// indirect `Write` and `Rw`: OP2-Common colours blocks for indirect `Rw`, and in a threaded
-/// backend two blocks writing one target through a map would race; colouring costs only extra
-/// colours in loops that have such arguments. Indirect `Read` never conflicts.
+/// OP2 colours exactly the indirect increments: `OP_INC` through a map is the only access the
+/// library promises to make race-free on every backend. Direct arguments touch only their own
+/// element; indirect `Read` never conflicts; indirect `Write` and `Rw` are, by the OP2 contract,
+/// the user's promise that no two elements touch the same target; `Min`/`Max` are refused on
+/// dats. (OP2-Common also colours blocks for indirect `Rw`; adding `Access::Rw` here is the one
+/// change that would take that stricter line.)
 pub fn needs_colouring(access: Access, indirect: bool) -> bool {
-    indirect && access != Access::Read
+    indirect && access == Access::Inc
 }
 
 /// Which column(s) of the map an indirect argument goes through.

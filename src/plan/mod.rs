@@ -11,14 +11,43 @@
 //! are flat `i32` (C `int`), indexed by block, (block, pair) or (column, element).
 //!
 //! This module is pure data and algorithms over `std`: no backend, FFI or MPI types. A host
-//! backend runs a plan like this:
+//! backend runs the colours one after another and the blocks of one colour in parallel, each
+//! block as the contiguous element range `[offset, offset + nelems)`:
 //!
-//! ```ignore
+//! ```
+//! use op2::plan::{needs_colouring, Access, IndirectArg, IndirectDesc, MapIdx, Plan, PlanRequest};
+//!
+//! // Three edges incrementing their two nodes: 0-1, 1-2, 2-3.
+//! let edge_nodes = [0, 1, 1, 2, 2, 3];
+//! let inc = IndirectDesc {
+//!     dat: 1,
+//!     elem_bytes: 8,
+//!     map: 1,
+//!     map_dim: 2,
+//!     idx: MapIdx::All,
+//!     target_size: 4,
+//!     colour: needs_colouring(Access::Inc, true),
+//! };
+//! let args = [IndirectArg { desc: inc, map_values: &edge_nodes }];
+//! let req = PlanRequest {
+//!     set: 1,
+//!     set_size: 3,
+//!     start: 0,
+//!     end: 3,
+//!     part_size: 1,
+//!     staging: false,
+//!     args: &args,
+//! };
+//! let plan = Plan::build(&req).unwrap();
+//! let mut order = Vec::new();
 //! for c in 0..plan.ncolours {
-//!     plan.colour_blocks(c).par_iter().for_each(|&b| {
-//!         for e in plan.block_range(b as usize) { /* kernel on element e */ }
-//!     });
+//!     // With rayon: plan.colour_blocks(c).par_iter().for_each(|&b| ...)
+//!     for &b in plan.colour_blocks(c) {
+//!         order.extend(plan.block_range(b as usize));
+//!     }
 //! }
+//! assert_eq!(plan.ncolours, 2); // edges 0 and 2 share no node; edge 1 touches both
+//! assert_eq!(order, [0, 2, 1]);
 //! ```
 
 mod blocks;
@@ -149,7 +178,8 @@ impl Plan {
         }
 
         let slots = colour::Slots::new(&res.coloured, res.conflict_space, &blocks)?;
-        let (block_colour, ncolours) = colour::colour_blocks(&slots, &blocks);
+        let colour::Colouring { block_colour, ncolours, thrcol, nthrcol } = colour::colour(&slots, &blocks);
+        drop(slots);
 
         // Group blocks by colour with a counting sort, so each colour's blocks stay ascending.
         let mut colour_offsets = vec![0usize; ncolours + 1];
@@ -167,8 +197,6 @@ impl Plan {
             next[c as usize] += 1;
         }
 
-        let (thrcol, nthrcol) = colour::colour_threads(&slots, &blocks);
-        drop(slots);
         let max_nthrcol = nthrcol.iter().copied().max().unwrap_or(0) as usize;
 
         let npairs = res.pairs.len();
