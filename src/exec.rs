@@ -26,12 +26,15 @@ pub struct CompiledLoop {
     pub source: String,
 }
 
+/// One compiled shape of a kernel: descriptors, constant-shape epoch, code.
+type LoopEntry = (Vec<ArgDesc>, u64, Arc<CompiledLoop>);
+
 /// Compiled loops by shape. What selects one: the kernel, the argument descriptors and the
 /// shape of the constant table; never data, sizes or addresses. Looked up per kernel by
 /// comparing descriptor slices, so a call allocates nothing to find its code.
 #[derive(Default)]
 pub struct LoopCache {
-    map: HashMap<KernelId, Vec<(Vec<ArgDesc>, u64, Arc<CompiledLoop>)>>,
+    map: HashMap<KernelId, Vec<LoopEntry>>,
 }
 
 impl LoopCache {
