@@ -55,6 +55,19 @@ impl Access {
         !matches!(self, Access::Read)
     }
 
+    /// The same access, as the plan module names it.
+    pub fn to_plan(self) -> crate::plan::Access {
+        use crate::plan::Access as P;
+        match self {
+            Access::Read => P::Read,
+            Access::Write => P::Write,
+            Access::Rw => P::Rw,
+            Access::Inc => P::Inc,
+            Access::Min => P::Min,
+            Access::Max => P::Max,
+        }
+    }
+
     pub fn is_reduction(self) -> bool {
         matches!(self, Access::Inc | Access::Min | Access::Max)
     }
@@ -100,13 +113,13 @@ pub enum ArgDesc {
 }
 
 impl ArgDesc {
-    /// Whether this argument needs the iteration to be coloured: an indirect increment. The
-    /// one place this OP2 rule lives (plans and backends ask here).
+    /// Whether this argument needs the iteration to be coloured (the rule itself lives in
+    /// `plan::needs_colouring`).
     pub fn needs_colouring(&self) -> bool {
-        matches!(
-            self,
-            ArgDesc::Dat { acc: Access::Inc, how: DatAccess::Indirect { .. } | DatAccess::Vector { .. }, .. }
-        )
+        match *self {
+            ArgDesc::Dat { acc, how, .. } => crate::plan::needs_colouring(acc.to_plan(), how != DatAccess::Direct),
+            _ => false,
+        }
     }
 
     pub fn is_indirect(&self) -> bool {
