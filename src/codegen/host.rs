@@ -102,8 +102,13 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                     w.line(format!("const int *m{i} = (const int *)slots[{}];", 2 * i + 1));
                 }
             }
-            ArgDesc::Gbl { ty, .. } | ArgDesc::Info { ty, .. } => {
+            ArgDesc::Gbl { ty, dim, .. } | ArgDesc::Info { ty, dim, .. } => {
+                // Globals live in a local copy for the whole range: the kernel, once inlined,
+                // keeps them in registers instead of reloading them after every store through a
+                // pointer that might alias them (what a hand-written loop over a local does).
                 w.line(format!("{0} *a{i} = ({0} *)slots[{1}];", ty.c_name(), 2 * i));
+                w.line(format!("{} g{i}[{dim}];", ty.c_name()));
+                w.line(format!("for (int k = 0; k < {dim}; k++) g{i}[k] = a{i}[k];"));
             }
             ArgDesc::Idx { map_dim: Some(_), .. } => {
                 w.line(format!("const int *m{i} = (const int *)slots[{}];", 2 * i + 1));
@@ -144,7 +149,7 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                     call.push(format!("(void *)({expr})"));
                 }
             }
-            ArgDesc::Gbl { .. } | ArgDesc::Info { .. } => call.push(format!("(void *)a{i}")),
+            ArgDesc::Gbl { .. } | ArgDesc::Info { .. } => call.push(format!("(void *)g{i}")),
             ArgDesc::Idx { map_dim: None, .. } => {
                 w.line(format!("int x{i} = (int)n;"));
                 call.push(format!("&x{i}"));
@@ -165,6 +170,15 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
         }
     }
     w.close();
+    // Reduction results and info payloads go back to the (scratch) buffers op2 combines.
+    for (i, a) in sig.args.iter().enumerate() {
+        let dim = match *a {
+            ArgDesc::Gbl { acc, dim, .. } if acc.is_reduction() => dim,
+            ArgDesc::Info { dim, .. } => dim,
+            _ => continue,
+        };
+        w.line(format!("for (int k = 0; k < {dim}; k++) a{i}[k] = g{i}[k];"));
+    }
     w.close();
 }
 
@@ -250,7 +264,11 @@ OP2_EXPORT void op2_loop(int start, int end, void *const *slots) {{
   const int *m1 = (const int *)slots[3];
   float *a2 = (float *)slots[4];
   double *a3 = (double *)slots[6];
+  double g3[1];
+  for (int k = 0; k < 1; k++) g3[k] = a3[k];
   int *a4 = (int *)slots[8];
+  int g4[1];
+  for (int k = 0; k < 1; k++) g4[k] = a4[k];
   for (ptrdiff_t n = start; n < end; n++) {{
     double *v1[2];
     v1[0] = a1 + (ptrdiff_t)m1[n * 2 + 0] * 4;
@@ -260,10 +278,12 @@ OP2_EXPORT void op2_loop(int start, int end, void *const *slots) {{
         (void *)(a0 + (ptrdiff_t)m0[n * 2 + 1] * 2),
         (void *)(v1),
         a2 ? (void *)(a2 + n * 1) : NULL,
-        (void *)a3,
-        (void *)a4,
+        (void *)g3,
+        (void *)g4,
         &x5);
   }}
+  for (int k = 0; k < 1; k++) a3[k] = g3[k];
+  for (int k = 0; k < 1; k++) a4[k] = g4[k];
 }}
 "#,
             sig.hash()
