@@ -51,18 +51,21 @@
 #define OP2_ERR_IO 602
 #define OP2_ERR_INTERNAL 901
 
+/* The identity map: direct access (idx must be -1). */
+#define OP_ID ((op_map)0)
+/* The "map" of a global argument. */
+#define OP_GBL ((op_map)0)
 
-/**
- * Default block size: large enough that a block's work dwarfs scheduling (~tens of µs on
- * Airfoil's loops), small enough for hundreds of blocks per colour on meshes of 10^5+ elements.
- */
-#define DEFAULT_PART_SIZE 1024
+/* OP_PAR_LOOP(kernel, "name", set, arg0, arg1, ...): counts the op_arg list and calls
+ * op_par_loop. Each argument expression is evaluated once. Usable from C99 and C++. */
+#define OP_PAR_LOOP(kernel, name, set, ...)                                              \
+  do {                                                                                   \
+    const op_arg op2_par_loop_args_[] = {__VA_ARGS__};                                   \
+    op_par_loop((kernel), (name), (set),                                                 \
+                (int)(sizeof(op2_par_loop_args_) / sizeof(op2_par_loop_args_[0])),       \
+                op2_par_loop_args_);                                                     \
+  } while (0)
 
-/**
- * Alignment of each pair's region in a block's staging area, in bytes (a multiple of every
- * element type's alignment, as OP2's `ROUND_UP` to 16 in its OpenCL stubs).
- */
-#define STAGING_ALIGN 16
 
 /**
  * Opaque type behind `op_dat`.
@@ -347,18 +350,3 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
 #endif  // __cplusplus
 
 #endif  /* OP2_H */
-
-/* The identity map: direct access (idx must be -1). */
-#define OP_ID ((op_map)0)
-/* The "map" of a global argument. */
-#define OP_GBL ((op_map)0)
-
-/* OP_PAR_LOOP(kernel, "name", set, arg0, arg1, ...): counts the op_arg list and calls
- * op_par_loop. Each argument expression is evaluated once. Usable from C99 and C++. */
-#define OP_PAR_LOOP(kernel, name, set, ...)                                              \
-  do {                                                                                   \
-    const op_arg op2_par_loop_args_[] = {__VA_ARGS__};                                   \
-    op_par_loop((kernel), (name), (set),                                                 \
-                (int)(sizeof(op2_par_loop_args_) / sizeof(op2_par_loop_args_[0])),       \
-                op2_par_loop_args_);                                                     \
-  } while (0)

@@ -1,0 +1,1015 @@
+! op2: Fortran interface to libop2 (the C API in op2.h).
+!
+! One module, compiled with the user's own Fortran compiler (the CMake package does this for the
+! target OP2::op2_fortran; by hand: `gfortran -c op2.F90`, then link with -lop2). It holds
+!   * private bind(C) interfaces to the C functions (named c_<C name>), and
+!   * public wrappers with the C names, taking Fortran strings, Fortran arrays and optional
+!     arguments, and deriving type strings from the Fortran type of the data.
+!
+! Conventions (as in OP2's Fortran API):
+!   * Indices a Fortran program passes are 1-based: map entries (op_decl_map), the map position
+!     `idx` of op_arg_dat / op_arg_idx (idx = 1 is the first column; idx = -1 with OP_ID is direct
+!     access; idx = -N with a map of dim N gives the kernel all N entries, as in C), the `ref` of
+!     op_arg_info (the position of the MIN/MAX global in the op_par_loop argument array), and the
+!     element range of op_fetch_data_idx.
+!   * Kernels are C source (op_decl_kernel) and so see C values: what op_arg_idx hands a kernel is
+!     a 0-based element index, and error messages quote 0-based map values.
+!   * Multi-component data is laid out as data(dim, n): component fastest, as C expects.
+!   * Data given to op_arg_gbl / op_arg_info is used by address until op_par_loop returns (the C
+!     library reads and writes it then). Pass a variable declared with the `target` attribute, a
+!     scalar or a contiguous array; the dummies are intent(inout) so that a constant or an
+!     expression (a temporary that would be gone by then) is rejected at compile time.
+!   * Handles (op_set, op_map, op_dat, op_kernel) hold only the C pointer. op_arg holds the C
+!     struct's bytes without knowing their layout; op_init checks the size agrees with libop2.
+!
+! Errors: libop2 reports them itself (default: message on stderr and exit; with
+! op_set_error_handler(OP_ERRORS_RETURN) the call records the error, returns a null handle, and
+! op_last_error_code() / op_last_error_message() tell what happened). The few checks only Fortran
+! can make (an array too small for its set, a non-contiguous global) print the same kind of
+! message and `error stop`: they would otherwise be out-of-bounds accesses.
+module op2
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  implicit none
+  private
+
+  ! ---------------------------------------------------------------------------------------------
+  ! Constants (values are part of the C ABI: see op2.h)
+  ! ---------------------------------------------------------------------------------------------
+  integer(c_int), parameter, public :: OP_READ = 0, OP_WRITE = 1, OP_RW = 2, OP_INC = 3, &
+                                       OP_MIN = 4, OP_MAX = 5
+  integer(c_int), parameter, public :: OP_ERRORS_ABORT = 0, OP_ERRORS_RETURN = 1
+
+  integer(c_int), parameter, public :: OP2_SUCCESS = 0
+  integer(c_int), parameter, public :: &
+    OP2_ERR_NOT_INITIALISED = 101, OP2_ERR_ALREADY_INITIALISED = 102, OP2_ERR_BAD_CONFIG = 103, &
+    OP2_ERR_BACKEND_UNAVAILABLE = 104, OP2_ERR_CACHE_DIR = 105, &
+    OP2_ERR_NULL_ARGUMENT = 201, OP2_ERR_INVALID_HANDLE = 202, OP2_ERR_BAD_SIZE = 203, &
+    OP2_ERR_BAD_TYPE = 204, OP2_ERR_MAP_OUT_OF_RANGE = 205, OP2_ERR_BAD_KERNEL = 206, &
+    OP2_ERR_BAD_NAME = 207, &
+    OP2_ERR_ARG_MISMATCH = 301, OP2_ERR_ARG_SET = 302, OP2_ERR_ARG_IDX = 303, &
+    OP2_ERR_ARG_ACCESS = 304, OP2_ERR_ARG_INFO = 305, OP2_ERR_ARG_INVALID = 306, &
+    OP2_ERR_BAD_LOOP = 401, OP2_ERR_COMPILE = 501, OP2_ERR_LOAD = 502, &
+    OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_INTERNAL = 901
+
+  ! ---------------------------------------------------------------------------------------------
+  ! Handles: the C pointer and nothing else (no mirrored struct layouts).
+  ! ---------------------------------------------------------------------------------------------
+  type, public :: op_set
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_set
+
+  type, public :: op_map
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_map
+
+  type, public :: op_dat
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_dat
+
+  type, public :: op_kernel
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_kernel
+
+  ! The C op_arg is passed by value and its layout is private to libop2: 56 bytes, 8-byte
+  ! aligned. Seven 64-bit integers give Fortran the same size and alignment; op_init compares
+  ! storage_size(op_arg) with the library's op_arg_size().
+  integer, parameter :: OP_ARG_WORDS = 7
+  type, public, bind(C) :: op_arg
+    integer(c_int64_t) :: opaque(OP_ARG_WORDS) = 0
+  end type op_arg
+
+  ! The identity map (direct access, idx = -1) and the "map" of a global: the null op_map.
+  type(op_map), parameter, public :: OP_ID = op_map(c_null_ptr)
+  type(op_map), parameter, public :: OP_GBL = op_map(c_null_ptr)
+
+  ! ---------------------------------------------------------------------------------------------
+  ! Public procedures (same names as C)
+  ! ---------------------------------------------------------------------------------------------
+  public :: op_init, op_exit
+  public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
+  public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
+  public :: op_par_loop
+  public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile
+  public :: op_timing_output, op_diagnostic_output, op_is_root
+  public :: op_backend_name, op_backend_available
+  public :: op_last_error_code, op_last_error_message, op_set_error_handler
+
+  interface op_decl_dat
+    module procedure op_decl_dat_r8, op_decl_dat_r4, op_decl_dat_i4, op_decl_dat_i8, &
+                     op_decl_dat_b, op_decl_dat_zero
+  end interface op_decl_dat
+
+  interface op_decl_const
+    module procedure op_decl_const_r8, op_decl_const_r4, op_decl_const_i4, op_decl_const_i8, &
+                     op_decl_const_b
+  end interface op_decl_const
+
+  interface op_arg_gbl
+    module procedure op_arg_gbl_r8, op_arg_gbl_r4, op_arg_gbl_i4, op_arg_gbl_i8, op_arg_gbl_b
+  end interface op_arg_gbl
+
+  interface op_arg_info
+    module procedure op_arg_info_r8, op_arg_info_r4, op_arg_info_i4, op_arg_info_i8
+  end interface op_arg_info
+
+  interface op_fetch_data
+    module procedure op_fetch_data_r8, op_fetch_data_r4, op_fetch_data_i4, op_fetch_data_i8, &
+                     op_fetch_data_b
+  end interface op_fetch_data
+
+  interface op_fetch_data_idx
+    module procedure op_fetch_data_idx_r8, op_fetch_data_idx_r4, op_fetch_data_idx_i4, &
+                     op_fetch_data_idx_i8, op_fetch_data_idx_b
+  end interface op_fetch_data_idx
+
+  ! ---------------------------------------------------------------------------------------------
+  ! The C functions (private; names c_<C name>)
+  ! ---------------------------------------------------------------------------------------------
+  interface
+    subroutine c_op_init(argc, argv, diags) bind(C, name="op_init")
+      import :: c_int, c_ptr
+      integer(c_int), value :: argc
+      type(c_ptr), intent(in) :: argv(*)
+      integer(c_int), value :: diags
+    end subroutine c_op_init
+
+    subroutine c_op_exit() bind(C, name="op_exit")
+    end subroutine c_op_exit
+
+    function c_op_arg_size() bind(C, name="op_arg_size") result(n)
+      import :: c_int
+      integer(c_int) :: n
+    end function c_op_arg_size
+
+    function c_op_decl_set(size, name) bind(C, name="op_decl_set") result(h)
+      import :: c_int, c_char, c_ptr
+      integer(c_int), value :: size
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_set
+
+    function c_op_decl_map(from, to, dim, imap, name) bind(C, name="op_decl_map") result(h)
+      import :: c_int, c_char, c_ptr
+      type(c_ptr), value :: from, to
+      integer(c_int), value :: dim
+      integer(c_int), intent(in) :: imap(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_map
+
+    function c_op_decl_dat(set, dim, type, data, name) bind(C, name="op_decl_dat") result(h)
+      import :: c_int, c_char, c_ptr
+      type(c_ptr), value :: set
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      type(c_ptr), value :: data
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_dat
+
+    subroutine c_op_decl_const(dim, type, data, name) bind(C, name="op_decl_const")
+      import :: c_int, c_char, c_ptr
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      type(c_ptr), value :: data
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_decl_const
+
+    function c_op_decl_kernel(source, name) bind(C, name="op_decl_kernel") result(h)
+      import :: c_char, c_ptr
+      character(kind=c_char), intent(in) :: source(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_kernel
+
+    function c_op_arg_dat(dat, idx, map, dim, type, acc) bind(C, name="op_arg_dat") result(a)
+      import :: c_int, c_char, c_ptr, op_arg
+      type(c_ptr), value :: dat
+      integer(c_int), value :: idx
+      type(c_ptr), value :: map
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: acc
+      type(op_arg) :: a
+    end function c_op_arg_dat
+
+    function c_op_opt_arg_dat(opt, dat, idx, map, dim, type, acc) &
+        bind(C, name="op_opt_arg_dat") result(a)
+      import :: c_int, c_char, c_ptr, op_arg
+      integer(c_int), value :: opt
+      type(c_ptr), value :: dat
+      integer(c_int), value :: idx
+      type(c_ptr), value :: map
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: acc
+      type(op_arg) :: a
+    end function c_op_opt_arg_dat
+
+    function c_op_arg_gbl(data, dim, type, acc) bind(C, name="op_arg_gbl") result(a)
+      import :: c_int, c_char, c_ptr, op_arg
+      type(c_ptr), value :: data
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: acc
+      type(op_arg) :: a
+    end function c_op_arg_gbl
+
+    function c_op_arg_idx(idx, map) bind(C, name="op_arg_idx") result(a)
+      import :: c_int, c_ptr, op_arg
+      integer(c_int), value :: idx
+      type(c_ptr), value :: map
+      type(op_arg) :: a
+    end function c_op_arg_idx
+
+    function c_op_arg_info(data, dim, type, ref) bind(C, name="op_arg_info") result(a)
+      import :: c_int, c_char, c_ptr, op_arg
+      type(c_ptr), value :: data
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: ref
+      type(op_arg) :: a
+    end function c_op_arg_info
+
+    subroutine c_op_par_loop(kernel, name, set, nargs, args) bind(C, name="op_par_loop")
+      import :: c_int, c_char, c_ptr, op_arg
+      type(c_ptr), value :: kernel
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: set
+      integer(c_int), value :: nargs
+      type(op_arg), intent(in) :: args(*)
+    end subroutine c_op_par_loop
+
+    subroutine c_op_fetch_data(dat, data) bind(C, name="op_fetch_data")
+      import :: c_ptr
+      type(c_ptr), value :: dat
+      type(c_ptr), value :: data
+    end subroutine c_op_fetch_data
+
+    subroutine c_op_fetch_data_idx(dat, data, low, high) bind(C, name="op_fetch_data_idx")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: dat
+      type(c_ptr), value :: data
+      integer(c_int), value :: low, high
+    end subroutine c_op_fetch_data_idx
+
+    function c_op_get_size(set) bind(C, name="op_get_size") result(n)
+      import :: c_ptr, c_long_long
+      type(c_ptr), value :: set
+      integer(c_long_long) :: n
+    end function c_op_get_size
+
+    subroutine c_op_print_dat_to_txtfile(dat, file) bind(C, name="op_print_dat_to_txtfile")
+      import :: c_ptr, c_char
+      type(c_ptr), value :: dat
+      character(kind=c_char), intent(in) :: file(*)
+    end subroutine c_op_print_dat_to_txtfile
+
+    subroutine c_op_timing_output() bind(C, name="op_timing_output")
+    end subroutine c_op_timing_output
+
+    subroutine c_op_diagnostic_output() bind(C, name="op_diagnostic_output")
+    end subroutine c_op_diagnostic_output
+
+    function c_op_is_root() bind(C, name="op_is_root") result(r)
+      import :: c_int
+      integer(c_int) :: r
+    end function c_op_is_root
+
+    function c_op_backend_name() bind(C, name="op_backend_name") result(s)
+      import :: c_ptr
+      type(c_ptr) :: s
+    end function c_op_backend_name
+
+    function c_op_backend_available(name) bind(C, name="op_backend_available") result(r)
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int) :: r
+    end function c_op_backend_available
+
+    function c_op_last_error_code() bind(C, name="op_last_error_code") result(code)
+      import :: c_int
+      integer(c_int) :: code
+    end function c_op_last_error_code
+
+    function c_op_last_error_message() bind(C, name="op_last_error_message") result(s)
+      import :: c_ptr
+      type(c_ptr) :: s
+    end function c_op_last_error_message
+
+    subroutine c_op_set_error_handler(mode) bind(C, name="op_set_error_handler")
+      import :: c_int
+      integer(c_int), value :: mode
+    end subroutine c_op_set_error_handler
+
+    ! libc, to measure the C strings libop2 returns.
+    function c_strlen(s) bind(C, name="strlen") result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function c_strlen
+  end interface
+
+contains
+
+  ! =============================================================================================
+  ! Lifecycle
+  ! =============================================================================================
+
+  !> Start op2. Like `op_init(argc, argv, diags)` in a C main: the program's command-line
+  !> arguments of the form NAME=VALUE (for example `OP2_BACKEND=threads`) are handed to libop2,
+  !> as OP2's C programs do; other arguments stay the program's own. The environment is read by
+  !> libop2 itself. `backend` adds the token `OP2_BACKEND=<backend>`, `tokens` adds more
+  !> NAME=VALUE tokens; both come after the command line. `diags`: diagnostics level (default 0).
+  subroutine op_init(diags, backend, tokens)
+    integer, intent(in), optional :: diags
+    character(len=*), intent(in), optional :: backend
+    character(len=*), intent(in), optional :: tokens(:)
+
+    type :: string
+      character(len=:), allocatable :: s
+    end type string
+    type(string), allocatable :: words(:)
+    character(len=:), allocatable :: arg
+    character(kind=c_char), allocatable, target :: buf(:)
+    type(c_ptr), allocatable :: argv(:)
+    integer :: n, ntokens, i, k, pos, length, diag_level
+
+    call check_op_arg_size()
+
+    ! argv[0] is the program name, as in C; then the tokens.
+    n = 0
+    ntokens = 0
+    if (present(tokens)) ntokens = size(tokens)
+    allocate(words(1 + command_argument_count() + 1 + ntokens))
+    do i = 0, command_argument_count()
+      call get_command_argument(i, length=length)
+      allocate(character(len=length) :: arg)
+      if (length > 0) call get_command_argument(i, arg)
+      if (i == 0 .or. is_token(arg)) then
+        n = n + 1
+        call move_alloc(arg, words(n)%s)
+      else
+        deallocate(arg)
+      end if
+    end do
+    if (present(backend)) then
+      n = n + 1
+      words(n)%s = 'OP2_BACKEND=' // trim(backend)
+    end if
+    do i = 1, ntokens
+      n = n + 1
+      words(n)%s = trim(tokens(i))
+    end do
+
+    ! One NUL-separated buffer holds every string; argv points into it.
+    allocate(buf(sum([(len(words(i)%s) + 1, i = 1, n)])))
+    allocate(argv(n + 1))
+    pos = 1
+    do i = 1, n
+      argv(i) = c_loc(buf(pos))
+      do k = 1, len(words(i)%s)
+        buf(pos) = words(i)%s(k:k)
+        pos = pos + 1
+      end do
+      buf(pos) = c_null_char
+      pos = pos + 1
+    end do
+    argv(n + 1) = c_null_ptr                     ! argv[argc] is NULL, as in C
+
+    diag_level = 0
+    if (present(diags)) diag_level = diags
+    call c_op_init(int(n, c_int), argv, int(diag_level, c_int))
+
+  contains
+
+    logical function is_token(arg)
+      character(len=*), intent(in) :: arg
+      is_token = index(arg, '=') > 1 .and. arg(1:min(1, len(arg))) /= '-'
+    end function is_token
+  end subroutine op_init
+
+  !> Free everything op2 holds; a later op_init starts afresh.
+  subroutine op_exit()
+    call c_op_exit()
+  end subroutine op_exit
+
+  ! The module's op_arg must be exactly the library's: a mismatch would corrupt every loop.
+  subroutine check_op_arg_size()
+    integer :: lib_bytes, mod_bytes
+    character(len=160) :: msg
+    lib_bytes = int(c_op_arg_size())
+    mod_bytes = storage_size(op_arg()) / 8
+    if (lib_bytes /= mod_bytes) then
+      write(msg, '(a,i0,a,i0,a)') 'op_init: op_arg is ', lib_bytes, ' bytes in libop2 but ', &
+        mod_bytes, ' in the Fortran module op2; use the op2.F90 installed with this libop2'
+      call fortran_error(OP2_ERR_INTERNAL, trim(msg))
+    end if
+  end subroutine check_op_arg_size
+
+  ! =============================================================================================
+  ! Declarations
+  ! =============================================================================================
+
+  !> A set of `size` elements.
+  function op_decl_set(size, name) result(set)
+    integer, intent(in) :: size
+    character(len=*), intent(in) :: name
+    type(op_set) :: set
+    set%handle = c_op_decl_set(int(size, c_int), cstr(name))
+  end function op_decl_set
+
+  !> A map from `from` to `to` with `dim` entries per element. `imap` holds 1-based indices of
+  !> `to` elements, laid out imap(dim, size of from) (any rank, contiguous). libop2 copies it.
+  function op_decl_map(from, to, dim, imap, name) result(map)
+    type(op_set), intent(in) :: from, to
+    integer, intent(in) :: dim
+    integer(c_int), intent(in), target, contiguous :: imap(..)
+    character(len=*), intent(in) :: name
+    type(op_map) :: map
+
+    integer(c_int), pointer :: flat(:)
+    integer(c_int), allocatable :: zero_based(:)
+
+    call check_size('op_decl_map', name, size(imap, kind=c_int64_t), from, dim)
+    allocate(zero_based(max(1, size(imap))))     ! at least one: a valid address when empty
+    zero_based(1) = 0
+    if (size(imap) > 0) then
+      call c_f_pointer(c_loc(imap), flat, [size(imap)])
+      zero_based(1:size(imap)) = flat - 1_c_int
+    end if
+    map%handle = c_op_decl_map(from%handle, to%handle, int(dim, c_int), zero_based, cstr(name))
+  end function op_decl_map
+
+  !> A dat of `dim` values per element of `set`, initialised from `data` (laid out data(dim, n),
+  !> any rank, contiguous); the type is that of `data`. libop2 copies the values.
+  function op_decl_dat_r8(set, dim, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    real(c_double), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
+    dat = decl_dat(set, dim, 'double', data_ptr(c_loc(data), size(data)), name)
+  end function op_decl_dat_r8
+
+  function op_decl_dat_r4(set, dim, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    real(c_float), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
+    dat = decl_dat(set, dim, 'float', data_ptr(c_loc(data), size(data)), name)
+  end function op_decl_dat_r4
+
+  function op_decl_dat_i4(set, dim, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    integer(c_int), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
+    dat = decl_dat(set, dim, 'int', data_ptr(c_loc(data), size(data)), name)
+  end function op_decl_dat_i4
+
+  function op_decl_dat_i8(set, dim, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    integer(c_long_long), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
+    dat = decl_dat(set, dim, 'll', data_ptr(c_loc(data), size(data)), name)
+  end function op_decl_dat_i8
+
+  function op_decl_dat_b(set, dim, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    logical(c_bool), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
+    dat = decl_dat(set, dim, 'bool', data_ptr(c_loc(data), size(data)), name)
+  end function op_decl_dat_b
+
+  !> A dat of zeros: `type` is a C type string ("double", "int", ...) or a Fortran spelling
+  !> ("real(8)", "integer", ...).
+  function op_decl_dat_zero(set, dim, type, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    dat = decl_dat(set, dim, c_type_name(type), c_null_ptr, name)
+  end function op_decl_dat_zero
+
+  function decl_dat(set, dim, ctype, data, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: ctype
+    type(c_ptr), intent(in) :: data
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    dat%handle = c_op_decl_dat(set%handle, int(dim, c_int), cstr(ctype), data, cstr(name))
+  end function decl_dat
+
+  !> A constant visible to every kernel as a global called `name`, of `dim` values of the type
+  !> of `data` (a scalar or an array). Declaring the same name again changes the value.
+  subroutine op_decl_const_r8(dim, data, name)
+    integer, intent(in) :: dim
+    real(c_double), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
+    call c_op_decl_const(int(dim, c_int), cstr('double'), c_loc(data), cstr(name))
+  end subroutine op_decl_const_r8
+
+  subroutine op_decl_const_r4(dim, data, name)
+    integer, intent(in) :: dim
+    real(c_float), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
+    call c_op_decl_const(int(dim, c_int), cstr('float'), c_loc(data), cstr(name))
+  end subroutine op_decl_const_r4
+
+  subroutine op_decl_const_i4(dim, data, name)
+    integer, intent(in) :: dim
+    integer(c_int), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
+    call c_op_decl_const(int(dim, c_int), cstr('int'), c_loc(data), cstr(name))
+  end subroutine op_decl_const_i4
+
+  subroutine op_decl_const_i8(dim, data, name)
+    integer, intent(in) :: dim
+    integer(c_long_long), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
+    call c_op_decl_const(int(dim, c_int), cstr('ll'), c_loc(data), cstr(name))
+  end subroutine op_decl_const_i8
+
+  subroutine op_decl_const_b(dim, data, name)
+    integer, intent(in) :: dim
+    logical(c_bool), intent(in), target, contiguous :: data(..)
+    character(len=*), intent(in) :: name
+    call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
+    call c_op_decl_const(int(dim, c_int), cstr('bool'), c_loc(data), cstr(name))
+  end subroutine op_decl_const_b
+
+  !> A kernel: `source` is C99 text defining a function called `name` (see op2.h). Build it with
+  !> new_line('a') between lines, or read it from a file.
+  function op_decl_kernel(source, name) result(kernel)
+    character(len=*), intent(in) :: source
+    character(len=*), intent(in) :: name
+    type(op_kernel) :: kernel
+    kernel%handle = c_op_decl_kernel(cstr(source), cstr(name))
+  end function op_decl_kernel
+
+  ! =============================================================================================
+  ! Loop arguments
+  ! =============================================================================================
+
+  !> A dat argument. `idx`: 1..dim of `map` for one map entry, -1 with OP_ID for direct access,
+  !> -N (N = the map's dim) for all entries. `type`: the dat's type, as a C type string or a
+  !> Fortran spelling ("real(8)" = "double").
+  function op_arg_dat(dat, idx, map, dim, type, acc) result(arg)
+    type(op_dat), intent(in) :: dat
+    integer, intent(in) :: idx
+    type(op_map), intent(in) :: map
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: type
+    integer, intent(in) :: acc
+    type(op_arg) :: arg
+    arg = c_op_arg_dat(dat%handle, c_idx(idx), map%handle, int(dim, c_int), &
+                       cstr(c_type_name(type)), int(acc, c_int))
+  end function op_arg_dat
+
+  !> op_arg_dat that takes part only when `opt` is true (otherwise the kernel gets a pointer it
+  !> must not use).
+  function op_opt_arg_dat(opt, dat, idx, map, dim, type, acc) result(arg)
+    logical, intent(in) :: opt
+    type(op_dat), intent(in) :: dat
+    integer, intent(in) :: idx
+    type(op_map), intent(in) :: map
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: type
+    integer, intent(in) :: acc
+    type(op_arg) :: arg
+    arg = c_op_opt_arg_dat(merge(1_c_int, 0_c_int, opt), dat%handle, c_idx(idx), map%handle, &
+                           int(dim, c_int), cstr(c_type_name(type)), int(acc, c_int))
+  end function op_opt_arg_dat
+
+  !> A global argument of `dim` values of the type of `data`. OP_READ: kernels read it;
+  !> OP_INC / OP_MIN / OP_MAX: the combined result is in `data` when op_par_loop returns.
+  !> `data` is used by address until then: give a `target` variable (scalar or contiguous array).
+  function op_arg_gbl_r8(data, dim, acc) result(arg)
+    real(c_double), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, acc
+    type(op_arg) :: arg
+    call check_gbl('op_arg_gbl', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('double'), &
+                       int(acc, c_int))
+  end function op_arg_gbl_r8
+
+  function op_arg_gbl_r4(data, dim, acc) result(arg)
+    real(c_float), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, acc
+    type(op_arg) :: arg
+    call check_gbl('op_arg_gbl', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('float'), &
+                       int(acc, c_int))
+  end function op_arg_gbl_r4
+
+  function op_arg_gbl_i4(data, dim, acc) result(arg)
+    integer(c_int), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, acc
+    type(op_arg) :: arg
+    call check_gbl('op_arg_gbl', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('int'), &
+                       int(acc, c_int))
+  end function op_arg_gbl_i4
+
+  function op_arg_gbl_i8(data, dim, acc) result(arg)
+    integer(c_long_long), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, acc
+    type(op_arg) :: arg
+    call check_gbl('op_arg_gbl', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('ll'), &
+                       int(acc, c_int))
+  end function op_arg_gbl_i8
+
+  function op_arg_gbl_b(data, dim, acc) result(arg)
+    logical(c_bool), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, acc
+    type(op_arg) :: arg
+    call check_gbl('op_arg_gbl', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('bool'), &
+                       int(acc, c_int))
+  end function op_arg_gbl_b
+
+  !> A payload that follows the OP_MIN / OP_MAX global at position `ref` (1-based) of the same
+  !> op_par_loop argument array: the kernel gets a copy and writes it with the winning value,
+  !> and the winner's payload is in `data` when op_par_loop returns. `target` variable, as for
+  !> op_arg_gbl.
+  function op_arg_info_r8(data, dim, ref) result(arg)
+    real(c_double), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, ref
+    type(op_arg) :: arg
+    call check_gbl('op_arg_info', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_info(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('double'), &
+                       c_ref(ref))
+  end function op_arg_info_r8
+
+  function op_arg_info_r4(data, dim, ref) result(arg)
+    real(c_float), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, ref
+    type(op_arg) :: arg
+    call check_gbl('op_arg_info', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_info(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('float'), &
+                       c_ref(ref))
+  end function op_arg_info_r4
+
+  function op_arg_info_i4(data, dim, ref) result(arg)
+    integer(c_int), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, ref
+    type(op_arg) :: arg
+    call check_gbl('op_arg_info', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_info(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('int'), &
+                       c_ref(ref))
+  end function op_arg_info_i4
+
+  function op_arg_info_i8(data, dim, ref) result(arg)
+    integer(c_long_long), intent(inout), target :: data(..)
+    integer, intent(in) :: dim, ref
+    type(op_arg) :: arg
+    call check_gbl('op_arg_info', size(data, kind=c_int64_t), dim, is_contiguous(data))
+    arg = c_op_arg_info(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('ll'), &
+                       c_ref(ref))
+  end function op_arg_info_i8
+
+  !> The kernel gets an int*: with OP_ID and idx = -1 the element's own index, with a map and
+  !> idx = k (1-based) the map's k-th entry for the element. The value is 0-based (C).
+  function op_arg_idx(idx, map) result(arg)
+    integer, intent(in) :: idx
+    type(op_map), intent(in) :: map
+    type(op_arg) :: arg
+    arg = c_op_arg_idx(c_idx(idx), map%handle)
+  end function op_arg_idx
+
+  ! =============================================================================================
+  ! Loops
+  ! =============================================================================================
+
+  !> Run `kernel` once per element of `set` with one pointer per entry of `args`, in order:
+  !>   call op_par_loop(k, 'update', cells, [op_arg_dat(...), op_arg_gbl(rms, 1, OP_INC)])
+  subroutine op_par_loop(kernel, name, set, args)
+    type(op_kernel), intent(in) :: kernel
+    character(len=*), intent(in) :: name
+    type(op_set), intent(in) :: set
+    type(op_arg), intent(in) :: args(:)
+    call c_op_par_loop(kernel%handle, cstr(name), set%handle, int(size(args), c_int), args)
+  end subroutine op_par_loop
+
+  ! =============================================================================================
+  ! Data, output and diagnostics
+  ! =============================================================================================
+
+  !> Copy the dat's values into `data` (laid out data(dim, n), contiguous, of the dat's type and
+  !> at least dim * set size values: libop2 cannot check this for Fortran).
+  subroutine op_fetch_data_r8(dat, data)
+    type(op_dat), intent(in) :: dat
+    real(c_double), intent(inout), target, contiguous :: data(..)
+    call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
+  end subroutine op_fetch_data_r8
+
+  subroutine op_fetch_data_r4(dat, data)
+    type(op_dat), intent(in) :: dat
+    real(c_float), intent(inout), target, contiguous :: data(..)
+    call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
+  end subroutine op_fetch_data_r4
+
+  subroutine op_fetch_data_i4(dat, data)
+    type(op_dat), intent(in) :: dat
+    integer(c_int), intent(inout), target, contiguous :: data(..)
+    call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
+  end subroutine op_fetch_data_i4
+
+  subroutine op_fetch_data_i8(dat, data)
+    type(op_dat), intent(in) :: dat
+    integer(c_long_long), intent(inout), target, contiguous :: data(..)
+    call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
+  end subroutine op_fetch_data_i8
+
+  subroutine op_fetch_data_b(dat, data)
+    type(op_dat), intent(in) :: dat
+    logical(c_bool), intent(inout), target, contiguous :: data(..)
+    call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
+  end subroutine op_fetch_data_b
+
+  !> Copy elements low..high (1-based, inclusive) of the dat into `data`.
+  subroutine op_fetch_data_idx_r8(dat, data, low, high)
+    type(op_dat), intent(in) :: dat
+    real(c_double), intent(inout), target, contiguous :: data(..)
+    integer, intent(in) :: low, high
+    call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
+                             int(low - 1, c_int), int(high - 1, c_int))
+  end subroutine op_fetch_data_idx_r8
+
+  subroutine op_fetch_data_idx_r4(dat, data, low, high)
+    type(op_dat), intent(in) :: dat
+    real(c_float), intent(inout), target, contiguous :: data(..)
+    integer, intent(in) :: low, high
+    call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
+                             int(low - 1, c_int), int(high - 1, c_int))
+  end subroutine op_fetch_data_idx_r4
+
+  subroutine op_fetch_data_idx_i4(dat, data, low, high)
+    type(op_dat), intent(in) :: dat
+    integer(c_int), intent(inout), target, contiguous :: data(..)
+    integer, intent(in) :: low, high
+    call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
+                             int(low - 1, c_int), int(high - 1, c_int))
+  end subroutine op_fetch_data_idx_i4
+
+  subroutine op_fetch_data_idx_i8(dat, data, low, high)
+    type(op_dat), intent(in) :: dat
+    integer(c_long_long), intent(inout), target, contiguous :: data(..)
+    integer, intent(in) :: low, high
+    call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
+                             int(low - 1, c_int), int(high - 1, c_int))
+  end subroutine op_fetch_data_idx_i8
+
+  subroutine op_fetch_data_idx_b(dat, data, low, high)
+    type(op_dat), intent(in) :: dat
+    logical(c_bool), intent(inout), target, contiguous :: data(..)
+    integer, intent(in) :: low, high
+    call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
+                             int(low - 1, c_int), int(high - 1, c_int))
+  end subroutine op_fetch_data_idx_b
+
+  !> The number of elements of `set` (over all ranks).
+  function op_get_size(set) result(n)
+    type(op_set), intent(in) :: set
+    integer(c_int64_t) :: n
+    n = int(c_op_get_size(set%handle), c_int64_t)
+  end function op_get_size
+
+  !> Write the dat to a text file: `<set size> <dim>`, then one line per element.
+  subroutine op_print_dat_to_txtfile(dat, file)
+    type(op_dat), intent(in) :: dat
+    character(len=*), intent(in) :: file
+    call c_op_print_dat_to_txtfile(dat%handle, cstr(file))
+  end subroutine op_print_dat_to_txtfile
+
+  !> Per loop: calls, time, achieved bandwidth.
+  subroutine op_timing_output()
+    call c_op_timing_output()
+  end subroutine op_timing_output
+
+  subroutine op_diagnostic_output()
+    call c_op_diagnostic_output()
+  end subroutine op_diagnostic_output
+
+  !> True on the rank that should print (always true without MPI).
+  function op_is_root() result(root)
+    logical :: root
+    root = c_op_is_root() /= 0
+  end function op_is_root
+
+  !> The name of the backend in use ("seq", "threads", ...).
+  function op_backend_name() result(name)
+    character(len=:), allocatable :: name
+    name = fstr(c_op_backend_name())
+  end function op_backend_name
+
+  !> True if the backend `name` can run in this build on this machine.
+  function op_backend_available(name) result(available)
+    character(len=*), intent(in) :: name
+    logical :: available
+    available = c_op_backend_available(cstr(name)) /= 0
+  end function op_backend_available
+
+  ! =============================================================================================
+  ! Errors
+  ! =============================================================================================
+
+  !> Outcome of the most recent op2 call on this thread: 0 = it succeeded, else OP2_ERR_*.
+  function op_last_error_code() result(code)
+    integer :: code
+    code = int(c_op_last_error_code())
+  end function op_last_error_code
+
+  !> The message of the most recent error ("" after success): the call, the objects, the problem.
+  function op_last_error_message() result(message)
+    character(len=:), allocatable :: message
+    message = fstr(c_op_last_error_message())
+  end function op_last_error_message
+
+  !> OP_ERRORS_ABORT (default: print and exit) or OP_ERRORS_RETURN (record and return). May be
+  !> called before op_init.
+  subroutine op_set_error_handler(mode)
+    integer, intent(in) :: mode
+    call c_op_set_error_handler(int(mode, c_int))
+  end subroutine op_set_error_handler
+
+  ! =============================================================================================
+  ! Helpers
+  ! =============================================================================================
+
+  ! A Fortran string as a NUL-terminated C string (trailing blanks dropped: they are padding of
+  ! fixed-length Fortran variables, never meaningful in op2 names, types or C source).
+  pure function cstr(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char, len=len_trim(s) + 1) :: c
+    c = trim(s) // c_null_char
+  end function cstr
+
+  ! A C string owned by libop2, copied into a Fortran string ("" for NULL).
+  function fstr(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function fstr
+
+  ! The address of an array's data, or NULL when it has no elements (c_loc of a zero-sized array
+  ! is not a usable address).
+  function data_ptr(p, n) result(q)
+    type(c_ptr), intent(in) :: p
+    integer, intent(in) :: n
+    type(c_ptr) :: q
+    q = c_null_ptr
+    if (n > 0) q = p
+  end function data_ptr
+
+  ! Globals are used by address until op_par_loop returns: only contiguous data has one address
+  ! for all its values; and libop2 reads dim values there.
+  subroutine check_gbl(call_name, n, dim, contiguous)
+    character(len=*), intent(in) :: call_name
+    integer(c_int64_t), intent(in) :: n
+    integer, intent(in) :: dim
+    logical, intent(in) :: contiguous
+    character(len=200) :: msg
+    if (.not. contiguous) then
+      call fortran_error(OP2_ERR_NULL_ARGUMENT, call_name // ': the Fortran data is not ' // &
+        'contiguous; pass a contiguous target array (libop2 uses it by address)')
+    end if
+    if (dim > 0 .and. n < dim) then
+      write(msg, '(a,i0,a,i0,a)') call_name // ': dim is ', dim, ' but the Fortran data has ', &
+        n, ' values'
+      call fortran_error(OP2_ERR_BAD_SIZE, trim(msg))
+    end if
+  end subroutine check_gbl
+
+  ! Declarations copy dim * (size of set) values: a shorter Fortran array would be read past its
+  ! end by libop2, which cannot know the array's length.
+  subroutine check_size(call_name, name, n, set, dim)
+    character(len=*), intent(in) :: call_name, name
+    integer(c_int64_t), intent(in) :: n
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    integer(c_int64_t) :: set_size
+    character(len=300) :: msg
+    ! Leave a null set, a bad dim or a failing set to libop2, which reports them with its codes.
+    if (.not. c_associated(set%handle) .or. dim < 1) return
+    set_size = int(c_op_get_size(set%handle), c_int64_t)
+    if (set_size < 0) return
+    if (n < dim * set_size) then
+      write(msg, '(a,i0,a,i0,a,i0,a)') call_name // " '" // trim(name) // &
+        "': the Fortran array has ", n, ' values but dim ', dim, ' times set size ', set_size, &
+        ' are needed'
+      call fortran_error(OP2_ERR_BAD_SIZE, trim(msg))
+    end if
+  end subroutine check_size
+
+  subroutine check_count(call_name, name, n, dim)
+    character(len=*), intent(in) :: call_name, name
+    integer(c_int64_t), intent(in) :: n
+    integer, intent(in) :: dim
+    character(len=300) :: msg
+    if (dim > 0 .and. n < dim) then
+      write(msg, '(a,i0,a,i0,a)') call_name // " '" // trim(name) // "': dim is ", dim, &
+        ' but the Fortran data has ', n, ' values'
+      call fortran_error(OP2_ERR_BAD_SIZE, trim(msg))
+    end if
+  end subroutine check_count
+
+  subroutine fortran_error(code, message)
+    integer, intent(in) :: code
+    character(len=*), intent(in) :: message
+    write(error_unit, '(a,i0,2a)') 'op2 error [', code, ']: ', message
+    error stop 1
+  end subroutine fortran_error
+
+  ! Fortran's 1-based map position to C's: k >= 1 -> k - 1; -1 (direct) and -N (all entries)
+  ! are the same in both. 0 has no meaning in Fortran: it becomes an index libop2 rejects
+  ! (OP2_ERR_ARG_IDX) rather than silently meaning "direct".
+  elemental function c_idx(idx) result(c)
+    integer, intent(in) :: idx
+    integer(c_int) :: c
+    if (idx >= 1) then
+      c = int(idx - 1, c_int)
+    else if (idx == 0) then
+      c = -huge(0_c_int)
+    else
+      c = int(idx, c_int)
+    end if
+  end function c_idx
+
+  ! op_arg_info's ref: 1-based position in the Fortran argument array -> 0-based C position.
+  elemental function c_ref(ref) result(c)
+    integer, intent(in) :: ref
+    integer(c_int) :: c
+    c = int(ref - 1, c_int)
+  end function c_ref
+
+  ! A type string as C wants it: C names pass through; Fortran spellings are translated.
+  function c_type_name(type) result(c)
+    character(len=*), intent(in) :: type
+    character(len=:), allocatable :: c
+    character(len=len(type)) :: t
+    integer :: i, j, code
+    ! lower case, blanks removed
+    t = ''
+    j = 0
+    do i = 1, len(type)
+      code = iachar(type(i:i))
+      if (type(i:i) == ' ') cycle
+      j = j + 1
+      if (code >= iachar('A') .and. code <= iachar('Z')) code = code + 32
+      t(j:j) = achar(code)
+    end do
+    select case (t(1:j))
+    case ('real(8)', 'real(kind=8)', 'real*8', 'doubleprecision', 'real(c_double)')
+      c = 'double'
+    case ('real(4)', 'real(kind=4)', 'real*4', 'real(c_float)')
+      c = 'float'
+    case ('integer(4)', 'integer(kind=4)', 'integer*4', 'integer(c_int)')
+      c = 'int'
+    case ('integer(8)', 'integer(kind=8)', 'integer*8', 'integer(c_long_long)')
+      c = 'll'
+    case ('logical', 'logical(c_bool)')
+      c = 'bool'
+    case ('real')
+      c = merge('double', 'float ', kind(1.0) == c_double)
+      c = trim(c)
+    case ('integer')
+      c = merge('int', 'll ', kind(1) == c_int)
+      c = trim(c)
+    case default
+      c = t(1:j)
+    end select
+  end function c_type_name
+
+end module op2

@@ -1,0 +1,55 @@
+# mk/install.mk: installing op2 for C, C++ and Fortran users, and the tests of that package.
+#
+#   make install PREFIX=dir   lib/libop2.so, include/op2.h, share/op2/fortran/{op2.F90,README.md},
+#                             lib/cmake/OP2/OP2Config{,Version}.cmake, lib/pkgconfig/op2.pc
+#                             (relocatable: nothing in the tree names PREFIX; DESTDIR honoured)
+#   make test-fortran         installs into build/prefix, builds tests/fortran and
+#                             examples-fortran against it with CMake (find_package(OP2)), runs
+#                             each Fortran test on every backend of TEST_BACKENDS, checks every C
+#                             function has a Fortran binding, and checks the Fortran Airfoil gives
+#                             the C Airfoil's rms bit for bit on seq
+#   make test-consumer        installs into a temporary prefix, moves it, and builds C, C++ and
+#                             Fortran programs against it with CMake and pkg-config as an outside
+#                             user would
+#
+# Uses LIB, INC, BUILD, BIN, VERSION (from Cargo.toml), TEST_BACKENDS from the top Makefile.
+
+PREFIX ?= /usr/local
+INSTALL ?= install
+CMAKE ?= cmake
+OP2_TEST_PREFIX := $(abspath $(BUILD)/prefix)
+
+# $(call op2_install,DIR): the installed tree under DIR.
+define op2_install
+	$(INSTALL) -d '$(1)/lib/cmake/OP2' '$(1)/lib/pkgconfig' '$(1)/include' '$(1)/share/op2/fortran'
+	$(INSTALL) -m 755 $(LIB) '$(1)/lib/libop2.so'
+	$(INSTALL) -m 644 $(INC)/op2.h '$(1)/include/op2.h'
+	$(INSTALL) -m 644 fortran/op2.F90 '$(1)/share/op2/fortran/op2.F90'
+	$(INSTALL) -m 644 fortran/README.md '$(1)/share/op2/fortran/README.md'
+	$(INSTALL) -m 644 cmake/OP2Config.cmake '$(1)/lib/cmake/OP2/OP2Config.cmake'
+	sed 's/@OP2_VERSION@/$(VERSION)/g' cmake/OP2ConfigVersion.cmake.in > '$(1)/lib/cmake/OP2/OP2ConfigVersion.cmake'
+	sed 's/@OP2_VERSION@/$(VERSION)/g' pkgconfig/op2.pc.in > '$(1)/lib/pkgconfig/op2.pc'
+endef
+
+OP2_INSTALL_INPUTS := $(INC)/op2.h fortran/op2.F90 fortran/README.md cmake/OP2Config.cmake \
+                      cmake/OP2ConfigVersion.cmake.in pkgconfig/op2.pc.in
+
+.PHONY: install install-test-prefix test-fortran test-consumer
+
+install: $(LIB) $(OP2_INSTALL_INPUTS)
+	$(call op2_install,$(DESTDIR)$(PREFIX))
+
+# The package the repository's own Fortran builds use.
+install-test-prefix: $(LIB) $(OP2_INSTALL_INPUTS)
+	rm -rf '$(OP2_TEST_PREFIX)'
+	$(call op2_install,$(OP2_TEST_PREFIX))
+
+# Needs the C Airfoil and the mesh generator from `make examples` for the rms comparison.
+test-fortran: install-test-prefix examples
+	OP2_PREFIX='$(OP2_TEST_PREFIX)' OP2_BUILD='$(abspath $(BUILD))' OP2_BIN='$(abspath $(BIN))' \
+	TEST_BACKENDS='$(TEST_BACKENDS)' CMAKE='$(CMAKE)' bash tests/fortran/run.sh
+
+test-consumer: $(LIB) $(OP2_INSTALL_INPUTS)
+	MAKE='$(MAKE)' TEST_BACKENDS='$(TEST_BACKENDS)' CMAKE='$(CMAKE)' bash tests/consumer/run.sh
+
+TESTS += test-fortran test-consumer
