@@ -54,3 +54,12 @@ help:
 	@echo "make examples      build examples into $(BIN)"
 	@echo "make install PREFIX=dir"
 	@echo "make lint          rustfmt and clippy"
+
+# Fixed costs of the JIT and the loop driver (cold compile, disk-cache load, memory hit,
+# per-call overhead), on an empty cache directory.
+.PHONY: bench-overhead
+bench-overhead: lib
+	@mkdir -p $(BUILD)/bench
+	$(CC) -O2 -std=c99 -I$(INC) bench/loop_overhead.c -L$(LIBDIR) -lop2 -Wl,-rpath,$(abspath $(LIBDIR)) -o $(BUILD)/bench/loop_overhead
+	rm -rf $(BUILD)/bench/cache
+	for b in $(TEST_BACKENDS); do OP2_CACHE_DIR=$(abspath $(BUILD)/bench/cache-$$b) $(BUILD)/bench/loop_overhead $$b; done

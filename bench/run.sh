@@ -1,0 +1,142 @@
+#!/bin/sh
+# bench/run.sh: the Airfoil benchmark in one command (make bench).
+#
+#   1. generates the standard 720K-cell NACA0012 mesh with op2-meshgen (BENCH_CELLS)
+#   2. measures STREAM-triad bandwidth (bench/stream.c): 1 thread and all threads
+#   3. runs airfoil-plain (plain C, -O3 -march=native) for BENCH_ITERS iterations
+#   4. runs airfoil on each backend (BENCH_BACKENDS, else TEST_BACKENDS, else "seq threads"
+#      where available) for BENCH_ITERS iterations, after a 2-iteration warm-up that fills the
+#      JIT cache
+#   5. prints a markdown table (ms/iteration, ratio to plain C, and per loop, from
+#      op_timing_output: GB/s and fraction of stream bandwidth; seq is compared with the
+#      1-thread stream figure, parallel backends with the all-threads one) and writes JSON to
+#      bench/results.json (BENCH_JSON)
+#
+# Environment: BIN (build/bin), BUILD (build), BENCH_ITERS (200), BENCH_CELLS (720000),
+# BENCH_BACKENDS, TEST_BACKENDS, BENCH_JSON (bench/results.json), STREAM (BUILD/bench/stream).
+set -eu
+BIN=${BIN:-build/bin}
+BUILD=${BUILD:-build}
+ITERS=${BENCH_ITERS:-200}
+CELLS=${BENCH_CELLS:-720000}
+JSON=${BENCH_JSON:-bench/results.json}
+STREAM=${STREAM:-$BUILD/bench/stream}
+BACKENDS=${BENCH_BACKENDS:-${TEST_BACKENDS:-seq threads}}
+# Compulsory memory traffic of one Airfoil iteration on the 720K mesh (shared/airfoil.md),
+# scaled by the number of cells for other sizes.
+MB_PER_ITER=$(awk -v c="$CELLS" 'BEGIN { printf "%.1f", 565.0 * c / 720000 }')
+
+dir=$BUILD/bench
+mkdir -p "$dir"
+for p in "$BIN/op2-meshgen" "$BIN/airfoil-plain" "$BIN/airfoil" "$STREAM"; do
+  [ -x "$p" ] || { echo "bench: missing $p (make examples $STREAM)" >&2; exit 1; }
+done
+
+mesh=$dir/mesh-$CELLS.dat
+if [ ! -f "$mesh" ] || [ "$BIN/op2-meshgen" -nt "$mesh" ]; then
+  "$BIN/op2-meshgen" --cells "$CELLS" -o "$mesh"
+fi
+read nnode ncell nedge nbedge < "$mesh"
+
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown)
+ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+
+echo "bench: stream triad ..." >&2
+"$STREAM" > "$dir/stream.out"
+s1=$(awk '/triad 1 thread:/ { print $(NF-1) }' "$dir/stream.out")
+sn=$(awk '/triad [0-9]+ threads:/ { print $(NF-1) }' "$dir/stream.out")
+sthreads=$(awk '/triad [0-9]+ threads:/ { print $3 }' "$dir/stream.out")
+
+# ms/iter from the final line "airfoil: N iterations, T s, X ms/iter"
+msiter() { awk '/^airfoil: [0-9]+ iterations, / { v = $(NF-1) } END { print v }' "$1"; }
+
+echo "bench: airfoil-plain, $ITERS iterations on $ncell cells ..." >&2
+"$BIN/airfoil-plain" --mesh "$mesh" --iters "$ITERS" > "$dir/plain.out"
+plain_ms=$(msiter "$dir/plain.out")
+
+ran=""
+for b in $BACKENDS; do
+  if ! "$BIN/airfoil" --mesh "$mesh" --iters 2 "OP2_BACKEND=$b" > "$dir/warmup-$b.out" 2>&1; then
+    echo "bench: backend $b unavailable or failing: $(grep -m1 'error' "$dir/warmup-$b.out" || tail -n 1 "$dir/warmup-$b.out")" >&2
+    continue
+  fi
+  echo "bench: airfoil $b, $ITERS iterations ..." >&2
+  "$BIN/airfoil" --mesh "$mesh" --iters "$ITERS" "OP2_BACKEND=$b" > "$dir/$b.out" 2>&1
+  ran="$ran $b"
+done
+
+# per-loop rows of op_timing_output: "name calls total_s mean_ms GB/s [jit_s]", after the
+# header line that names the columns; prints "name calls total mean gbs"
+loops() {
+  awk '/calls/ && /GB\/s/ { t = 1; next }
+       t && NF >= 5 && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.eE+-]+$/ { print $1, $2, $3, $4, $5 }' "$1"
+}
+
+md=$dir/results.md
+{
+  echo "## Airfoil benchmark"
+  echo
+  echo "Machine: $cpu, $ncpu cores. Mesh: op2-meshgen --cells $CELLS ($nnode nodes, $ncell cells, $nedge edges, $nbedge boundary edges), $ITERS iterations."
+  echo "STREAM triad: $s1 GB/s (1 thread), $sn GB/s ($sthreads threads). Compulsory traffic about $MB_PER_ITER MB/iteration."
+  echo
+  echo "| run | ms/iter | vs plain C | stream GB/s used | floor ms/iter | achieved GB/s (floor traffic) | fraction of stream |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  awk -v ms="$plain_ms" -v s="$s1" -v mb="$MB_PER_ITER" 'BEGIN {
+    fl = mb / s; printf "| plain C (1 thread) | %.2f | 1.00 | %.2f | %.2f | %.2f | %.2f |\n", ms, s, fl, mb / ms, mb / ms / s }'
+  for b in $ran; do
+    ms=$(msiter "$dir/$b.out")
+    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
+    awk -v b="$b" -v ms="$ms" -v p="$plain_ms" -v s="$s" -v mb="$MB_PER_ITER" 'BEGIN {
+      fl = mb / s; printf "| op2 %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b, ms, ms / p, s, fl, mb / ms, mb / ms / s }'
+  done
+  loops "$dir/plain.out" > "$dir/plain.loops"
+  echo
+  echo "plain C, per loop:"
+  echo
+  echo "| loop | calls | total s | mean ms | GB/s | fraction of stream ($s1 GB/s) |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  awk -v s="$s1" '{ printf "| %s | %d | %.3f | %.3f | %.2f | %.2f |\n", $1, $2, $3, $4, $5, $5 / s }' "$dir/plain.loops"
+  for b in $ran; do
+    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
+    echo
+    echo "op2 $b, per loop (op_timing_output):"
+    echo
+    echo "| loop | calls | total s | mean ms | GB/s | fraction of stream ($s GB/s) | time vs plain C |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    loops "$dir/$b.out" | awk -v s="$s" 'FILENAME != "-" { pm[$1] = $4; next }
+      { r = ($1 in pm && pm[$1] > 0) ? sprintf("%.2f", $4 / pm[$1]) : "-";
+        printf "| %s | %d | %.3f | %.3f | %.2f | %.2f | %s |\n", $1, $2, $3, $4, $5, $5 / s, r }' "$dir/plain.loops" -
+  done
+} > "$md"
+cat "$md"
+
+# JSON
+{
+  printf '{\n'
+  printf '  "machine": {"cpu": "%s", "cores": %s},\n' "$(echo "$cpu" | sed 's/["\\]/ /g')" "$ncpu"
+  printf '  "mesh": {"generator": "op2-meshgen --cells %s", "nodes": %s, "cells": %s, "edges": %s, "bedges": %s},\n' \
+    "$CELLS" "$nnode" "$ncell" "$nedge" "$nbedge"
+  printf '  "iterations": %s,\n' "$ITERS"
+  printf '  "compulsory_mb_per_iter": %s,\n' "$MB_PER_ITER"
+  printf '  "stream_triad_gbs": {"1_thread": %s, "all_threads": %s, "threads": %s},\n' "$s1" "$sn" "$sthreads"
+  printf '  "plain_c": {"ms_per_iter": %s, "loops": [' "$plain_ms"
+  awk -v s="$s1" 'BEGIN { sep = "" }
+    { printf "%s\n    {\"name\": \"%s\", \"calls\": %d, \"total_s\": %s, \"mean_ms\": %s, \"gbs\": %s, \"fraction_of_stream\": %.3f}", sep, $1, $2, $3, $4, $5, $5 / s; sep = "," }' "$dir/plain.loops"
+  printf '\n  ]},\n'
+  printf '  "op2": ['
+  first=1
+  for b in $ran; do
+    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
+    ms=$(msiter "$dir/$b.out")
+    [ $first = 1 ] || printf ','
+    first=0
+    printf '\n    {"backend": "%s", "ms_per_iter": %s, "ratio_to_plain_c": %s, "stream_gbs": %s, "loops": [' \
+      "$b" "$ms" "$(awk -v a="$ms" -v p="$plain_ms" 'BEGIN { printf "%.3f", a / p }')" "$s"
+    loops "$dir/$b.out" | awk -v s="$s" 'BEGIN { sep = "" }
+      { printf "%s\n      {\"name\": \"%s\", \"calls\": %d, \"total_s\": %s, \"mean_ms\": %s, \"gbs\": %s, \"fraction_of_stream\": %.3f}", sep, $1, $2, $3, $4, $5, $5 / s; sep = "," }'
+    printf '\n    ]}'
+  done
+  printf '\n  ]\n}\n'
+} > "$JSON"
+echo
+echo "bench: wrote $JSON and $md"

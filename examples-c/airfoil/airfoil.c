@@ -1,0 +1,220 @@
+/*
+ * airfoil.c: the Airfoil benchmark (2D inviscid Euler on an unstructured quad mesh around a
+ * NACA0012 aerofoil) written against op2's C API.
+ *
+ * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [OP2 tokens such as OP2_BACKEND=threads]
+ *   --mesh FILE     mesh in new_grid.dat format (default: new_grid.dat in the current directory)
+ *   --iters N       number of iterations (default 1000)
+ *   --rms-log FILE  write "iter rms" for every iteration, rms with %.17e
+ *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
+ *
+ * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
+ * strings (build/gen/airfoil_kernels.h) so this program is self-contained.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "op2.h"
+
+#include "airfoil_kernels.h"
+#include "airfoil_mesh.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(FILE *f, const char *prog) {
+  fprintf(f,
+          "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [OP2_BACKEND=name ...]\n"
+          "  --mesh FILE     mesh in new_grid.dat format (default new_grid.dat)\n"
+          "  --iters N       iterations (default 1000)\n"
+          "  --rms-log FILE  write 'iter rms' for every iteration\n"
+          "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
+          prog);
+}
+
+int main(int argc, char **argv) {
+  const char *mesh_path = "new_grid.dat";
+  const char *log_path = NULL;
+  long niter = 1000;
+
+  /* our options are consumed here; NAME=VALUE tokens go to op_init */
+  char **op_argv = calloc((size_t)argc + 1, sizeof(char *));
+  int op_argc = 0;
+  if (!op_argv) return 1;
+  op_argv[op_argc++] = argv[0];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--mesh") && i + 1 < argc) {
+      mesh_path = argv[++i];
+    } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+      char *e;
+      niter = strtol(argv[++i], &e, 10);
+      if (*e || e == argv[i] || niter < 0 || niter > 1000000000L) {
+        fprintf(stderr, "airfoil: --iters needs a non-negative integer, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--rms-log") && i + 1 < argc) {
+      log_path = argv[++i];
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout, argv[0]);
+      return 0;
+    } else if (argv[i][0] != '-' && strchr(argv[i], '=')) {
+      op_argv[op_argc++] = argv[i];
+    } else {
+      fprintf(stderr, "airfoil: unknown or incomplete argument '%s'\n", argv[i]);
+      usage(stderr, argv[0]);
+      return 2;
+    }
+  }
+  op_argv[op_argc] = NULL;
+
+  /* read and validate the mesh before touching op2 */
+  airfoil_mesh m;
+  char err[1024];
+  if (airfoil_mesh_read(mesh_path, &m, err, sizeof err)) {
+    fprintf(stderr, "airfoil: %s\n", err);
+    return 1;
+  }
+  FILE *log = NULL;
+  if (log_path && !(log = fopen(log_path, "w"))) {
+    fprintf(stderr, "airfoil: cannot write rms log '%s'\n", log_path);
+    return 1;
+  }
+
+  op_init(op_argc, op_argv, 1);
+  printf("airfoil: mesh '%s': %d nodes, %d cells, %d edges, %d boundary edges; backend %s\n",
+         mesh_path, m.nnode, m.ncell, m.nedge, m.nbedge, op_backend_name());
+
+  /* flow constants: single-precision literals widened to double */
+  double gam = 1.4f;
+  double gm1 = gam - 1.0;
+  double cfl = 0.9f;
+  double eps = 0.05f;
+  double mach = 0.4f;
+  double p = 1.0, r = 1.0;
+  double u = sqrt(gam * p / r) * mach;
+  double e = p / (r * gm1) + 0.5 * u * u;
+  double qinf[4] = {r, r * u, 0.0, r * e};
+
+  op_decl_const(1, "double", &gam, "gam");
+  op_decl_const(1, "double", &gm1, "gm1");
+  op_decl_const(1, "double", &cfl, "cfl");
+  op_decl_const(1, "double", &eps, "eps");
+  op_decl_const(4, "double", qinf, "qinf");
+
+  /* initial state: q = qinf everywhere, res = 0, adt = 0 */
+  double *q = malloc(sizeof(double) * 4 * (size_t)m.ncell);
+  if (!q) {
+    fprintf(stderr, "airfoil: out of memory\n");
+    return 1;
+  }
+  for (int c = 0; c < m.ncell; c++)
+    for (int n = 0; n < 4; n++) q[4 * c + n] = qinf[n];
+
+  op_set nodes = op_decl_set(m.nnode, "nodes");
+  op_set edges = op_decl_set(m.nedge, "edges");
+  op_set bedges = op_decl_set(m.nbedge, "bedges");
+  op_set cells = op_decl_set(m.ncell, "cells");
+
+  op_map pedge = op_decl_map(edges, nodes, 2, m.edge, "pedge");
+  op_map pecell = op_decl_map(edges, cells, 2, m.ecell, "pecell");
+  op_map pbedge = op_decl_map(bedges, nodes, 2, m.bedge, "pbedge");
+  op_map pbecell = op_decl_map(bedges, cells, 1, m.becell, "pbecell");
+  op_map pcell = op_decl_map(cells, nodes, 4, m.cell, "pcell");
+
+  op_dat p_bound = op_decl_dat(bedges, 1, "int", m.bound, "p_bound");
+  op_dat p_x = op_decl_dat(nodes, 2, "double", m.x, "p_x");
+  op_dat p_q = op_decl_dat(cells, 4, "double", q, "p_q");
+  op_dat p_qold = op_decl_dat(cells, 4, "double", NULL, "p_qold");
+  op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
+  op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
+
+  /* op2 copied everything: the host arrays can go */
+  free(q);
+  int ncell = m.ncell;
+  am_free(&m);
+
+  op_kernel k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
+  op_kernel k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
+  op_kernel k_res_calc = op_decl_kernel(airfoil_src_res_calc, "res_calc");
+  op_kernel k_bres_calc = op_decl_kernel(airfoil_src_bres_calc, "bres_calc");
+  op_kernel k_update = op_decl_kernel(airfoil_src_update, "update");
+
+  double rms = 0.0, maxerr = 0.0;
+  int errloc = 0;
+
+  double t0 = now_s(), t1 = t0;
+  for (long iter = 1; iter <= niter; iter++) {
+    OP_PAR_LOOP(k_save_soln, "save_soln", cells,
+                op_arg_dat(p_q, -1, OP_ID, 4, "double", OP_READ),
+                op_arg_dat(p_qold, -1, OP_ID, 4, "double", OP_WRITE));
+
+    for (int k = 0; k < 2; k++) {
+      OP_PAR_LOOP(k_adt_calc, "adt_calc", cells,
+                  op_arg_dat(p_x, 0, pcell, 2, "double", OP_READ),
+                  op_arg_dat(p_x, 1, pcell, 2, "double", OP_READ),
+                  op_arg_dat(p_x, 2, pcell, 2, "double", OP_READ),
+                  op_arg_dat(p_x, 3, pcell, 2, "double", OP_READ),
+                  op_arg_dat(p_q, -1, OP_ID, 4, "double", OP_READ),
+                  op_arg_dat(p_adt, -1, OP_ID, 1, "double", OP_WRITE));
+
+      OP_PAR_LOOP(k_res_calc, "res_calc", edges,
+                  op_arg_dat(p_x, 0, pedge, 2, "double", OP_READ),
+                  op_arg_dat(p_x, 1, pedge, 2, "double", OP_READ),
+                  op_arg_dat(p_q, 0, pecell, 4, "double", OP_READ),
+                  op_arg_dat(p_q, 1, pecell, 4, "double", OP_READ),
+                  op_arg_dat(p_adt, 0, pecell, 1, "double", OP_READ),
+                  op_arg_dat(p_adt, 1, pecell, 1, "double", OP_READ),
+                  op_arg_dat(p_res, 0, pecell, 4, "double", OP_INC),
+                  op_arg_dat(p_res, 1, pecell, 4, "double", OP_INC));
+
+      OP_PAR_LOOP(k_bres_calc, "bres_calc", bedges,
+                  op_arg_dat(p_x, 0, pbedge, 2, "double", OP_READ),
+                  op_arg_dat(p_x, 1, pbedge, 2, "double", OP_READ),
+                  op_arg_dat(p_q, 0, pbecell, 4, "double", OP_READ),
+                  op_arg_dat(p_adt, 0, pbecell, 1, "double", OP_READ),
+                  op_arg_dat(p_res, 0, pbecell, 4, "double", OP_INC),
+                  op_arg_dat(p_bound, -1, OP_ID, 1, "int", OP_READ));
+
+      rms = 0.0;
+      maxerr = 0.0;
+      errloc = 0;
+      OP_PAR_LOOP(k_update, "update", cells,
+                  op_arg_dat(p_qold, -1, OP_ID, 4, "double", OP_READ),
+                  op_arg_dat(p_q, -1, OP_ID, 4, "double", OP_WRITE),
+                  op_arg_dat(p_res, -1, OP_ID, 4, "double", OP_RW),
+                  op_arg_dat(p_adt, -1, OP_ID, 1, "double", OP_READ),
+                  op_arg_gbl(&rms, 1, "double", OP_INC),
+                  op_arg_gbl(&maxerr, 1, "double", OP_MAX),
+                  op_arg_info(&errloc, 1, "int", 5),
+                  op_arg_idx(-1, OP_ID));
+    }
+
+    rms = sqrt(rms / (double)ncell);
+    if (log) fprintf(log, "%ld %.17e\n", iter, rms);
+    if (iter % 100 == 0) printf(" %ld  %10.5e\n", iter, rms);
+    if (iter == 1) t1 = now_s();
+  }
+  double t = now_s() - t0;
+  if (log) fclose(log);
+
+  if (niter > 0)
+    printf("airfoil: last stage: largest squared change %.6e, in cell %d\n", maxerr, errloc);
+  if (niter > 1)
+    printf("airfoil: first iteration %.3f s (includes any JIT compilation), then %.3f ms/iter\n",
+           t1 - t0, 1e3 * (t0 + t - t1) / (double)(niter - 1));
+  fflush(stdout);
+  op_timing_output();
+  fflush(stdout);
+  printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
+         niter ? 1e3 * t / (double)niter : 0.0);
+
+  op_exit();
+  free(op_argv);
+  return 0;
+}

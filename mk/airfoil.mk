@@ -1,0 +1,79 @@
+# mk/airfoil.mk: tests and benchmark of Airfoil (examples-c/airfoil, bench/, tools/).
+#
+#   make test-airfoil          all of the below (appended to TESTS)
+#   make test-airfoil-mesh     op2-meshgen meshes of several shapes pass tests/airfoil/check_mesh
+#                              (and OP2's reference meshes, when ../shared/meshes exists); the
+#                              checker rejects broken meshes
+#   make test-airfoil-badmesh  missing / empty / truncated meshes, indices out of range and
+#                              counts that disagree: airfoil and airfoil-plain exit non-zero
+#                              with a clear message
+#   make test-airfoil-rms      AF_ITERS (200) iterations on a generated AF_CELLS (20000) mesh:
+#                              seq bit-identical to plain C, every backend of TEST_BACKENDS
+#                              within 1e-12 relative of seq at every iteration
+#   make test-airfoil-ref      when $(AF_SHARED)/new_grid.dat.gz exists: 1000 iterations on
+#                              OP2's 720K mesh with seq (and threads if in TEST_BACKENDS): the
+#                              published rms lines and the final rms 1.0601146375780783e-04
+#                              (1e-12 relative); AF_REF_PLAIN=1 runs airfoil-plain too
+#   make bench                 bench/run.sh: 720K generated mesh, STREAM triad, airfoil-plain
+#                              and airfoil on each backend; markdown table + bench/results.json
+#
+# Uses BUILD, BIN, CC, TEST_BACKENDS from the top Makefile and the programs of mk/examples.mk.
+
+AF_DIR := $(BUILD)/test-airfoil
+AF_SHARED ?= ../shared/meshes
+AF_CELLS ?= 20000
+AF_ITERS ?= 200
+AF_REF_PLAIN ?= 0
+AF_BACKENDS := $(filter-out seq,$(TEST_BACKENDS))
+AF_REF_BACKENDS := seq $(filter threads,$(TEST_BACKENDS))
+AF_TOOL_CFLAGS := -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Wall
+
+$(AF_DIR)/check_mesh: tests/airfoil/check_mesh.c examples-c/airfoil/airfoil_mesh.h
+	@mkdir -p $(@D)
+	$(CC) $(AF_TOOL_CFLAGS) -Iexamples-c/airfoil -o $@ $< -lm
+
+$(AF_DIR)/cmp_rms: tests/airfoil/cmp_rms.c
+	@mkdir -p $(@D)
+	$(CC) $(AF_TOOL_CFLAGS) -o $@ $< -lm
+
+$(AF_DIR)/mesh-$(AF_CELLS).dat: $(BIN)/op2-meshgen
+	@mkdir -p $(@D)
+	$(BIN)/op2-meshgen --cells $(AF_CELLS) -o $@
+
+TESTS += test-airfoil
+.PHONY: test-airfoil test-airfoil-mesh test-airfoil-badmesh test-airfoil-rms test-airfoil-ref bench
+
+test-airfoil: test-airfoil-mesh test-airfoil-badmesh test-airfoil-rms test-airfoil-ref
+	@echo "test-airfoil: passed"
+
+test-airfoil-mesh: $(BIN)/op2-meshgen $(AF_DIR)/check_mesh
+	tests/airfoil/mesh.sh $(BIN)/op2-meshgen $(AF_DIR)/check_mesh $(AF_DIR)/mesh $(AF_SHARED)
+
+test-airfoil-badmesh: $(BIN)/airfoil $(BIN)/airfoil-plain $(AF_DIR)/mesh-$(AF_CELLS).dat
+	tests/airfoil/bad_mesh.sh $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat $(AF_DIR)/badmesh-op2
+	tests/airfoil/bad_mesh.sh $(BIN)/airfoil-plain $(AF_DIR)/mesh-$(AF_CELLS).dat $(AF_DIR)/badmesh-plain
+
+test-airfoil-rms: $(BIN)/airfoil $(BIN)/airfoil-plain $(AF_DIR)/cmp_rms $(AF_DIR)/mesh-$(AF_CELLS).dat
+	tests/airfoil/rms.sh $(BIN) $(AF_DIR)/cmp_rms $(AF_DIR)/rms $(AF_DIR)/mesh-$(AF_CELLS).dat \
+	  $(AF_ITERS) '$(AF_BACKENDS)'
+
+ifneq ($(wildcard $(AF_SHARED)/new_grid.dat.gz),)
+$(AF_DIR)/new_grid.dat: $(AF_SHARED)/new_grid.dat.gz
+	@mkdir -p $(@D)
+	gunzip -c $< > $@.tmp && mv $@.tmp $@
+
+test-airfoil-ref: $(BIN)/airfoil $(BIN)/airfoil-plain $(AF_DIR)/cmp_rms $(AF_DIR)/check_mesh $(AF_DIR)/new_grid.dat
+	$(AF_DIR)/check_mesh $(AF_DIR)/new_grid.dat
+	tests/airfoil/reference.sh $(BIN) $(AF_DIR)/cmp_rms $(AF_DIR)/ref $(AF_DIR)/new_grid.dat \
+	  '$(AF_REF_BACKENDS)' $(AF_REF_PLAIN)
+else
+test-airfoil-ref:
+	@echo "test-airfoil-ref: $(AF_SHARED)/new_grid.dat.gz not found: skipped"
+endif
+
+$(BUILD)/bench/stream: bench/stream.c
+	@mkdir -p $(@D)
+	$(CC) -O3 -march=native -std=c99 -D_POSIX_C_SOURCE=200809L -fopenmp -o $@ $< -lm
+
+bench: $(BIN)/airfoil $(BIN)/airfoil-plain $(BIN)/op2-meshgen $(BUILD)/bench/stream
+	BIN=$(BIN) BUILD=$(BUILD) TEST_BACKENDS='$(TEST_BACKENDS)' bench/run.sh

@@ -1,0 +1,50 @@
+#!/bin/sh
+# rms.sh BIN CMP_RMS WORKDIR MESH ITERS "BACKENDS"
+#
+# Runs airfoil-plain and airfoil on every backend for ITERS iterations with --rms-log and
+# requires: op2's seq backend bit-identical to plain C at every iteration; every other backend
+# within 1e-12 relative of seq at every iteration.
+set -u
+bin=$1
+cmp=$2
+dir=$3
+mesh=$4
+iters=$5
+backends=$6
+mkdir -p "$dir"
+fails=0
+
+if ! "$bin/airfoil-plain" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-plain.log" \
+     > "$dir/plain.out" 2>&1; then
+  echo "rms: FAIL: airfoil-plain:"; cat "$dir/plain.out"; exit 1
+fi
+echo "rms: airfoil-plain: $(tail -n 1 "$dir/plain.out")"
+
+for b in seq $(echo " $backends " | sed 's/ seq / /g'); do
+  rm -f "$dir/rms-$b.log"
+  if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-$b.log" \
+       "OP2_BACKEND=$b" > "$dir/$b.out" 2>&1; then
+    echo "rms: FAIL: airfoil on $b:"; tail -n 20 "$dir/$b.out"; fails=$((fails + 1)); continue
+  fi
+  echo "rms: airfoil $b: $(tail -n 1 "$dir/$b.out")"
+  if [ "$b" = seq ]; then
+    "$cmp" --exact "$dir/rms-plain.log" "$dir/rms-seq.log" || fails=$((fails + 1))
+  else
+    "$cmp" --rel 1e-12 "$dir/rms-$b.log" "$dir/rms-seq.log" || fails=$((fails + 1))
+  fi
+done
+# the rms lines printed every 100 iterations agree with the log
+if [ "$iters" -ge 100 ] && [ -f "$dir/rms-seq.log" ]; then
+  awk '$1 % 100 == 0 { printf " %d  %10.5e\n", $1, $2 }' "$dir/rms-seq.log" > "$dir/printed-expected.txt"
+  grep -E '^ [0-9]+  ' "$dir/seq.out" > "$dir/printed-seq.txt"
+  if cmp -s "$dir/printed-expected.txt" "$dir/printed-seq.txt"; then
+    echo "rms: ok: printed rms lines of seq match its --rms-log"
+  else
+    echo "rms: FAIL: printed rms lines of seq do not match its --rms-log"; fails=$((fails + 1))
+  fi
+fi
+if [ $fails -ne 0 ]; then
+  echo "rms: $fails check(s) failed"
+  exit 1
+fi
+echo "rms: all backends agree (seq bit-identical to plain C)"
