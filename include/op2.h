@@ -49,6 +49,7 @@
 #define OP2_ERR_LOAD 502
 #define OP2_ERR_BAD_RANGE 601
 #define OP2_ERR_IO 602
+#define OP2_ERR_CHECK 701
 #define OP2_ERR_INTERNAL 901
 
 /* The identity map: direct access (idx must be -1). */

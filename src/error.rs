@@ -1,7 +1,8 @@
 //! Errors: one type for the whole library, with numbered codes in bands that are never reused.
 //!
 //! Bands: 1xx lifecycle and configuration, 2xx declarations, 3xx loop arguments, 4xx loops,
-//! 5xx code generation and JIT, 6xx data access and I/O, 9xx internal. The numbers are part of
+//! 5xx code generation and JIT, 6xx data access and I/O, 7xx findings of the `check` backend,
+//! 9xx internal. The numbers are part of
 //! the C ABI (`OP2_ERR_*` in `op2.h`): never renumber, only add.
 
 use std::fmt;
@@ -65,6 +66,9 @@ codes! {
     BadRange = 601,
     /// A file that cannot be written or read.
     Io = 602,
+    /// The `check` backend found a broken access promise (an indirect WRITE/RW conflict, or a
+    /// kernel that modified OP_READ data).
+    Check = 701,
     /// A bug in op2 (a caught panic); please report it.
     Internal = 901,
 }

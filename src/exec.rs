@@ -165,14 +165,19 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             _ => None,
         })
         .collect();
-    let mut call = LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, reductions, indirect };
+    let dat_names: Vec<&str> = bound
+        .iter()
+        .map(|b| match b {
+            BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
+            _ => "",
+        })
+        .collect();
+    let mut call = LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, reductions, indirect, dat_names };
 
     let t = Instant::now();
     let exchange = comm.halo_exchange_begin(halo_reads);
     backend.compute(&mut call, 0, core_end)?;
-    for d in comm.halo_exchange_end(exchange) {
-        dats[d.0 as usize].halo_dirty = false;
-    }
+    let refreshed = comm.halo_exchange_end(exchange);
     backend.compute(&mut call, core_end, owned_end)?;
     comm.reduce_begin();
     if needs_exec_halo {
@@ -180,7 +185,12 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     }
     comm.reduce_end();
     let elapsed = t.elapsed();
+    let reductions = std::mem::take(&mut call.reductions);
+    drop(call);
 
+    for d in refreshed {
+        dats[d.0 as usize].halo_dirty = false;
+    }
     // Halos of written dats are out of date now (the MPI layer exchanges them on next read).
     for (d, b) in descs.iter().zip(&bound) {
         if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
@@ -190,7 +200,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         }
     }
     // No matrices: nothing to assemble. Hand results to the caller.
-    for r in &call.reductions {
+    for r in &reductions {
         if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
             // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract) and
             // the scratch holds at least as many.

@@ -1,6 +1,7 @@
 //! Backends behind one trait. A backend runs an already compiled loop over a range of the
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
+pub mod check;
 pub mod reduce;
 pub mod seq;
 pub mod threads;
@@ -62,6 +63,8 @@ pub struct LoopCall<'a> {
     pub slots: Vec<*mut c_void>,
     pub reductions: Vec<Reduction>,
     pub indirect: Vec<IndirectArg<'a>>,
+    /// Per argument: the dat's name, or "" (for messages).
+    pub dat_names: Vec<&'a str>,
 }
 
 impl LoopCall<'_> {
@@ -93,7 +96,7 @@ pub trait Backend: Send {
 
 /// Whether a backend can run in this build on this machine.
 pub fn available(kind: BackendKind) -> bool {
-    matches!(kind, BackendKind::Seq | BackendKind::Threads)
+    matches!(kind, BackendKind::Seq | BackendKind::Threads | BackendKind::Check)
 }
 
 /// Creates the backend selected by the configuration.
@@ -101,9 +104,10 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
     match config.backend {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
         BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
+        BackendKind::Check => Ok(Box::new(check::Check)),
         other => op2_bail!(
             BackendUnavailable,
-            "op_init: backend '{}' is not available in this build of op2 (available: seq, threads)",
+            "op_init: backend '{}' is not available in this build of op2 (available: seq, threads, check)",
             other.name()
         ),
     }

@@ -20,6 +20,12 @@ use std::time::{Duration, Instant};
 /// definition.
 pub const REQUIRED_FLAGS: &[&str] = &["-fPIC", "-shared", "-fvisibility=hidden", "-fgnu89-inline"];
 /// Default optimisation flags; no FP contraction so results are reproducible across backends.
+/// On x86-64 also `-mno-fma`: GCC 12's vectorizer emits fused multiply-adds (e.g.
+/// `vfmsubadd231pd`) even under `-ffp-contract=off`, which changes the last bits of results;
+/// without contraction no legitimate FMA is lost.
+#[cfg(target_arch = "x86_64")]
+pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma"];
+#[cfg(not(target_arch = "x86_64"))]
 pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off"];
 
 /// `void op2_loop(int start, int end, void *const *slots)`
