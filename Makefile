@@ -61,5 +61,5 @@ help:
 bench-overhead: lib
 	@mkdir -p $(BUILD)/bench
 	$(CC) -O2 -std=c99 -I$(INC) bench/loop_overhead.c -L$(LIBDIR) -lop2 -Wl,-rpath,$(abspath $(LIBDIR)) -o $(BUILD)/bench/loop_overhead
-	rm -rf $(BUILD)/bench/cache
+	rm -rf $(BUILD)/bench/cache-*
 	for b in $(TEST_BACKENDS); do OP2_CACHE_DIR=$(abspath $(BUILD)/bench/cache-$$b) $(BUILD)/bench/loop_overhead $$b; done

@@ -76,7 +76,12 @@ impl Backend for Threads {
         let ps = self.part_size;
         let nblocks = (end - start).div_ceil(ps);
         let partials = Partials::new(&call.reductions, nblocks);
-        if !call.needs_colouring() {
+        if nblocks == 1 {
+            // One block: waking the pool (~10 µs) would cost more than the work; the result
+            // is the same as on any thread.
+            let sh = Shared { call, partials: &partials };
+            run_block(&sh, 0, start, end);
+        } else if !call.needs_colouring() {
             let sh = Shared { call, partials: &partials };
             self.pool.install(|| {
                 (0..nblocks).into_par_iter().for_each(|b| {
