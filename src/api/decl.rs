@@ -52,6 +52,19 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
     })
 }
 
+/// The `_char` forms give the element size in bytes: it must agree with the type.
+fn check_elem_size(call: &str, name: &str, ty: ElemType, size: Option<c_int>) -> crate::error::Result<()> {
+    match size {
+        Some(size) if size as i64 != ty.size() as i64 => op2_bail!(
+            BadSize,
+            "{call} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
+            ty.api_name(),
+            ty.size()
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn decl_dat(
     call: &str,
     set: op_set,
@@ -66,16 +79,7 @@ fn decl_dat(
         let name = c_str(name, call, "name")?;
         let set = st.set(set, &format!("{call} '{name}'"), &"set")?;
         let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
-        if let Some(size) = size {
-            if size as i64 != ty.size() as i64 {
-                op2_bail!(
-                    BadSize,
-                    "{call} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
-                    ty.api_name(),
-                    ty.size()
-                );
-            }
-        }
+        check_elem_size(call, name, ty, size)?;
         let ctx = st.ctx(call)?;
         let bytes = ctx.sets[set.0 as usize].size.saturating_mul(dim.max(0) as usize).saturating_mul(ty.size());
         let slice = if data.is_null() || bytes == 0 || bytes == usize::MAX {
@@ -130,16 +134,7 @@ fn decl_const(
         st.ctx(call)?;
         let name = c_str(name, call, "name")?;
         let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
-        if let Some(size) = size {
-            if size as i64 != ty.size() as i64 {
-                op2_bail!(
-                    BadSize,
-                    "{call} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
-                    ty.api_name(),
-                    ty.size()
-                );
-            }
-        }
+        check_elem_size(call, name, ty, size)?;
         if dim < 1 {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }

@@ -55,19 +55,6 @@ impl Access {
         !matches!(self, Access::Read)
     }
 
-    /// The same access, as the plan module names it.
-    pub fn to_plan(self) -> crate::plan::Access {
-        use crate::plan::Access as P;
-        match self {
-            Access::Read => P::Read,
-            Access::Write => P::Write,
-            Access::Rw => P::Rw,
-            Access::Inc => P::Inc,
-            Access::Min => P::Min,
-            Access::Max => P::Max,
-        }
-    }
-
     pub fn is_reduction(self) -> bool {
         matches!(self, Access::Inc | Access::Min | Access::Max)
     }
@@ -117,7 +104,7 @@ impl ArgDesc {
     /// `plan::needs_colouring`).
     pub fn needs_colouring(&self) -> bool {
         match *self {
-            ArgDesc::Dat { acc, how, .. } => crate::plan::needs_colouring(acc.to_plan(), how != DatAccess::Direct),
+            ArgDesc::Dat { acc, how, .. } => crate::plan::needs_colouring(acc, how != DatAccess::Direct),
             _ => false,
         }
     }

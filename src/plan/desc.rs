@@ -8,16 +8,9 @@
 //! The one rule deciding which arguments take part in colouring lives here:
 //! [`needs_colouring`].
 
-/// How a loop argument touches its data (OP2's `OP_READ` ... `OP_MAX`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Access {
-    Read,
-    Write,
-    Rw,
-    Inc,
-    Min,
-    Max,
-}
+/// How a loop argument touches its data (OP2's `OP_READ` ... `OP_MAX`): the crate's one
+/// access type, re-exported so plan users need no other import.
+pub use crate::arg::Access;
 
 /// Whether an argument must be coloured: the one place this rule is written.
 ///
