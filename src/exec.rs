@@ -102,7 +102,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let mut indirect: Vec<IndirectArg> = Vec::new();
     for (i, (d, b)) in descs.iter().zip(&bound).enumerate() {
         match (*d, *b) {
-            (ArgDesc::Dat { dim, ty, acc, how, .. }, BoundArg::Dat { dat, map, enabled }) => {
+            (ArgDesc::Dat { dim, ty, how, .. }, BoundArg::Dat { dat, map, enabled }) => {
                 if !enabled {
                     continue;
                 }
@@ -124,7 +124,6 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                         elem_bytes: dim * ty.size(),
                         needs_colouring: d.needs_colouring(),
                     });
-                    let _ = acc;
                 }
             }
             (ArgDesc::Gbl { acc: Access::Read, .. }, BoundArg::Gbl { ptr, .. }) => slots[2 * i] = ptr as *mut c_void,
