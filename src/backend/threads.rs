@@ -16,13 +16,23 @@ use crate::plan::{IndirectArg, IndirectDesc, MapIdx, PlanCache, PlanRequest};
 use rayon::prelude::*;
 use std::ffi::c_void;
 
-/// Default block size: large enough that a block's work dwarfs scheduling (~tens of µs on
-/// Airfoil's loops), small enough for hundreds of blocks per colour on meshes of 10^5+ elements.
-pub const DEFAULT_PART_SIZE: usize = 1024;
+/// Default block size for a set of `n` elements: about `n / 64` (a power of two, so there are
+/// 64 to 128 blocks: enough to balance 16 threads across a few colours), between 256 and 8192.
+/// Large blocks matter for coloured loops: neighbouring blocks get different colours and run in
+/// different passes, so the indirect data on their common boundary is fetched once per pass;
+/// on Airfoil's 720K mesh res_calc with 2 threads takes 10.9 ms at 1024 and 9.6 ms at 8192
+/// (seq: 16.7 ms). It depends on the set size only, never on the thread count, so results
+/// stay independent of the number of threads.
+pub fn default_part_size(n: usize) -> usize {
+    let target = (n / 64).max(1);
+    let pow2 = 1usize << (usize::BITS - 1 - target.leading_zeros());
+    pow2.clamp(256, 8192)
+}
 
 pub struct Threads {
     pool: rayon::ThreadPool,
-    part_size: usize,
+    /// `OP_PART_SIZE`, or None for `default_part_size`.
+    part_size: Option<usize>,
     plans: PlanCache,
 }
 
@@ -45,7 +55,7 @@ impl Threads {
             .map_err(|e| {
                 op2_err!(BackendUnavailable, "op_init: cannot start {num_threads} threads for the threads backend: {e}")
             })?;
-        Ok(Threads { pool, part_size: part_size.unwrap_or(DEFAULT_PART_SIZE), plans: PlanCache::new() })
+        Ok(Threads { pool, part_size, plans: PlanCache::new() })
     }
 
     pub fn num_threads(&self) -> usize {
@@ -73,7 +83,7 @@ impl Backend for Threads {
         if start >= end {
             return Ok(());
         }
-        let ps = self.part_size;
+        let ps = self.part_size.unwrap_or_else(|| default_part_size(call.set_size));
         let nblocks = (end - start).div_ceil(ps);
         let partials = Partials::new(&call.reductions, nblocks);
         if nblocks == 1 {
@@ -132,5 +142,20 @@ impl Backend for Threads {
         }
         partials.combine_into(&mut call.reductions, nblocks);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_part_size;
+
+    #[test]
+    fn default_part_size_follows_the_set_not_the_threads() {
+        assert_eq!(default_part_size(0), 256);
+        assert_eq!(default_part_size(10_000), 256);
+        assert_eq!(default_part_size(45_000), 512);
+        assert_eq!(default_part_size(89_650), 1024);
+        assert_eq!(default_part_size(720_000), 8192);
+        assert_eq!(default_part_size(1_438_600), 8192);
     }
 }
