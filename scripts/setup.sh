@@ -23,7 +23,11 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   # Debian's rustup package gives a current stable toolchain from the Rust registry.
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq rustup >/dev/null
-  rustup default stable
+  if apt-get install -y -qq rustup >/dev/null 2>&1; then
+    rustup default stable
+  else
+    echo "setup: no cargo on PATH and no Debian rustup package; install Rust >= 1.77 (rustup) first" >&2
+    exit 1
+  fi
 fi
 cargo --version >/dev/null
