@@ -19,11 +19,12 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A compiled loop and the constants it loads.
+/// A compiled loop, the constants it loads, and what the driver needs to know about its shape.
 pub struct CompiledLoop {
     pub lib: Arc<HostLibrary>,
     pub consts: Vec<String>,
-    pub source: String,
+    /// Whether some indirect dat is written, so the exec halo must be computed (MPI).
+    pub needs_exec_halo: bool,
 }
 
 /// One compiled shape of a kernel: descriptors, constant-shape epoch, code.
@@ -74,7 +75,9 @@ fn compiled(
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
     let lib = ctx.jit.host_library(&source, &what, name)?;
-    let c = Arc::new(CompiledLoop { lib, consts, source });
+    let needs_exec_halo =
+        descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
+    let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
     Ok((c, t.elapsed()))
 }
@@ -150,8 +153,6 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     for r in reductions.iter_mut() {
         slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
     }
-    let needs_exec_halo =
-        descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let halo_reads: Vec<DatId> = descs
         .iter()
         .zip(&bound)
@@ -179,7 +180,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let refreshed = comm.halo_exchange_end(exchange);
     backend.compute(&mut call, core_end, owned_end)?;
     comm.reduce_begin();
-    if needs_exec_halo {
+    if compiled.needs_exec_halo {
         backend.compute(&mut call, owned_end, exec_end)?;
     }
     comm.reduce_end();
