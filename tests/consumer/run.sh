@@ -26,19 +26,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/op2-consumer.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then echo "consumer: keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 log=$tmp/log.txt
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
-fail() {
-  failed=$((failed + 1))
-  printf 'FAIL  %s\n' "$1"
-  [ $# -lt 2 ] || [ ! -s "$2" ] || sed 's/^/      /' "$2" | tail -n 40
-}
-finish() {
-  printf '%d passed, %d failed\n' "$passed" "$failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
+. "$root/tests/lib/report.sh"
 
 # 1. Install, then move the tree.
 stage=$tmp/stage

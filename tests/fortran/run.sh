@@ -25,19 +25,7 @@ work=$build/fortran
 jobs=$(nproc 2>/dev/null || echo 2)
 to=${TEST_TIMEOUT:-120}
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
-fail() {
-  failed=$((failed + 1))
-  printf 'FAIL  %s\n' "$1"
-  [ $# -lt 2 ] || [ ! -s "$2" ] || sed 's/^/      /' "$2" | tail -n 40
-}
-finish() {
-  printf '%d passed, %d failed\n' "$passed" "$failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
+. "$root/tests/lib/report.sh"
 
 # The CMake builds must not inherit the calling make (MAKE, MAKEFLAGS with its variables).
 unset MAKE MAKEFLAGS MFLAGS MAKELEVEL
