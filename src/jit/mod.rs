@@ -20,11 +20,14 @@ use std::time::{Duration, Instant};
 /// definition.
 pub const REQUIRED_FLAGS: &[&str] = &["-fPIC", "-shared", "-fvisibility=hidden", "-fgnu89-inline"];
 /// Default optimisation flags; no FP contraction so results are reproducible across backends.
-/// On x86-64 also `-mno-fma`: GCC 12's vectorizer emits fused multiply-adds (e.g.
-/// `vfmsubadd231pd`) even under `-ffp-contract=off`, which changes the last bits of results;
-/// without contraction no legitimate FMA is lost.
+/// On x86-64 also `-mno-fma -mno-avx512f`: GCC 12's SLP vectorizer emits fused multiply-adds
+/// (`vfmsubadd231pd`) even under `-ffp-contract=off`, which changes the last bits of results.
+/// AVX-512F carries its own (EVEX) FMA instructions that `-mno-fma` does not remove, so on an
+/// AVX-512 CPU the same pattern comes back unless AVX-512 is off too (measured on a Xeon with
+/// AVX-512: plain C differed from seq in the 16th digit of Airfoil's rms at iteration 145).
+/// Without contraction no legitimate FMA is lost.
 #[cfg(target_arch = "x86_64")]
-pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma"];
+pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma", "-mno-avx512f"];
 #[cfg(not(target_arch = "x86_64"))]
 pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off"];
 
