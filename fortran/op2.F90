@@ -49,8 +49,9 @@ module op2
     OP2_ERR_BAD_NAME = 207, &
     OP2_ERR_ARG_MISMATCH = 301, OP2_ERR_ARG_SET = 302, OP2_ERR_ARG_IDX = 303, &
     OP2_ERR_ARG_ACCESS = 304, OP2_ERR_ARG_INFO = 305, OP2_ERR_ARG_INVALID = 306, &
-    OP2_ERR_BAD_LOOP = 401, OP2_ERR_COMPILE = 501, OP2_ERR_LOAD = 502, &
-    OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_INTERNAL = 901
+    OP2_ERR_BAD_LOOP = 401, OP2_ERR_REENTRANT = 402, OP2_ERR_COMPILE = 501, OP2_ERR_LOAD = 502, &
+    OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_OUT_OF_MEMORY = 802, &
+    OP2_ERR_INTERNAL = 901
 
   ! ---------------------------------------------------------------------------------------------
   ! Handles: the C pointer and nothing else (no mirrored struct layouts).

@@ -45,11 +45,13 @@
 #define OP2_ERR_ARG_INFO 305
 #define OP2_ERR_ARG_INVALID 306
 #define OP2_ERR_BAD_LOOP 401
+#define OP2_ERR_REENTRANT 402
 #define OP2_ERR_COMPILE 501
 #define OP2_ERR_LOAD 502
 #define OP2_ERR_BAD_RANGE 601
 #define OP2_ERR_IO 602
 #define OP2_ERR_CHECK 701
+#define OP2_ERR_OUT_OF_MEMORY 802
 #define OP2_ERR_INTERNAL 901
 
 /* The identity map: direct access (idx must be -1). */
@@ -251,9 +253,13 @@ void op_decl_const(int dim, const char *type, const void *data, const char *name
 void op_decl_const_char(int dim, const char *type, int size, const char *data, const char *name);
 
 /**
- * Declares a kernel: `source` is C99 defining a function called `name` (it may define helper
- * functions and types too), with one pointer parameter per loop argument, in order. Kernels
- * see `<math.h>`, `<stdbool.h>` and every declared constant by name. op2 copies the source.
+ * Declares a kernel: `source` is ISO C (C11) defining a function called `name` (it may define
+ * helper functions and types too), with one pointer parameter per loop argument, in order.
+ * Kernels see `<math.h>`, `<stdio.h>`, `<stdbool.h>`, `<stdint.h>`, `<string.h>`, `MIN`/`MAX`,
+ * `M_PI` and every declared constant by name; identifiers starting with `op2_` are reserved.
+ * The source may be in any 8-bit encoding (bytes that are not UTF-8 are kept in literals and
+ * ignored in comments). op2 copies the source; declaring the same name and source again
+ * returns the same kernel.
  * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_KERNEL (`name` is not a C identifier or is not
  * defined in `source`). Compile errors are reported by the first `op_par_loop` using it.
  */

@@ -68,14 +68,29 @@ const KEYS: &[&str] = &[
     "OP2_ERROR_HANDLER",
 ];
 
+/// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
+/// environment; empty values count as unset.
+fn lookup(env: &dyn Fn(&str) -> Option<String>, tokens: &[String], key: &str) -> Option<String> {
+    let from_argv = tokens.iter().rev().find_map(|t| t.strip_prefix(key).and_then(|r| r.strip_prefix('=')));
+    from_argv.map(str::to_string).or_else(|| env(key)).filter(|v| !v.is_empty())
+}
+
+/// `OP2_ERROR_HANDLER` alone: `op_init` applies it before anything else is resolved, so that
+/// `return` governs the errors of every other configuration value given with it.
+pub fn error_handler(env: &dyn Fn(&str) -> Option<String>, tokens: &[String]) -> Result<Option<bool>> {
+    match lookup(env, tokens, "OP2_ERROR_HANDLER").as_deref() {
+        None => Ok(None),
+        Some("return") => Ok(Some(true)),
+        Some("abort") => Ok(Some(false)),
+        Some(other) => op2_bail!(BadConfig, "op_init: OP2_ERROR_HANDLER={other} (expected abort or return)"),
+    }
+}
+
 impl Config {
     /// Resolves the configuration from a lookup of environment variables and argv tokens
     /// (`KEY=value`; tokens win over the environment; other tokens are the program's own).
     pub fn resolve(env: &dyn Fn(&str) -> Option<String>, tokens: &[String], diags: i32) -> Result<Config> {
-        let get = |k: &str| -> Option<String> {
-            let from_argv = tokens.iter().rev().find_map(|t| t.strip_prefix(k).and_then(|r| r.strip_prefix('=')));
-            from_argv.map(str::to_string).or_else(|| env(k)).filter(|v| !v.is_empty())
-        };
+        let get = |k: &str| lookup(env, tokens, k);
         debug_assert!(KEYS.iter().all(|k| k.chars().all(|c| c.is_ascii_uppercase() || c == '_')));
 
         let backend = match get("OP2_BACKEND") {
@@ -116,12 +131,7 @@ impl Config {
                 (None, None) => std::env::temp_dir().join(format!("op2-cache-{}", unsafe { libc::geteuid() })),
             },
         };
-        let errors_return = match get("OP2_ERROR_HANDLER").as_deref() {
-            None => None,
-            Some("return") => Some(true),
-            Some("abort") => Some(false),
-            Some(other) => op2_bail!(BadConfig, "op_init: OP2_ERROR_HANDLER={other} (expected abort or return)"),
-        };
+        let errors_return = error_handler(env, tokens)?;
         Ok(Config {
             backend,
             num_threads,

@@ -15,7 +15,46 @@ use crate::jit::{Compiler, Jit};
 use crate::mpi::Comm;
 use crate::op2_bail;
 use crate::timing::Timings;
-use std::collections::BTreeMap;
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+
+/// Looks up a `(String, String)` key with two `&str` (no allocation per lookup).
+trait KernelKey {
+    fn key(&self) -> (&str, &str);
+}
+
+impl KernelKey for (String, String) {
+    fn key(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl KernelKey for (&str, &str) {
+    fn key(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> Borrow<dyn KernelKey + 'a> for (String, String) {
+    fn borrow(&self) -> &(dyn KernelKey + 'a) {
+        self
+    }
+}
+
+impl Hash for dyn KernelKey + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
+impl PartialEq for dyn KernelKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn KernelKey + '_ {}
 
 pub struct Context {
     pub config: Config,
@@ -23,6 +62,8 @@ pub struct Context {
     pub maps: Vec<Map>,
     pub dats: Vec<Dat>,
     pub kernels: Vec<Kernel>,
+    /// Kernels by (name, source), so a repeated declaration finds its kernel.
+    kernel_ids: HashMap<(String, String), KernelId>,
     pub consts: BTreeMap<String, Const>,
     /// Bumped whenever a constant's value changes (libraries reload values lazily).
     pub const_epoch: u64,
@@ -47,6 +88,7 @@ impl Context {
             maps: Vec::new(),
             dats: Vec::new(),
             kernels: Vec::new(),
+            kernel_ids: HashMap::new(),
             consts: BTreeMap::new(),
             const_epoch: 0,
             const_shape_epoch: 0,
@@ -132,9 +174,17 @@ impl Context {
         Ok(())
     }
 
+    /// Declares a kernel. The same name and source again (a declaration inside a time loop)
+    /// gives the same kernel: nothing grows per call.
     pub fn decl_kernel(&mut self, source: &str, name: &str) -> Result<KernelId> {
-        self.kernels.push(Kernel::new(source, name)?);
-        Ok(KernelId(self.kernels.len() as u32 - 1))
+        if let Some(&id) = self.kernel_ids.get(&(name, source) as &dyn KernelKey) {
+            return Ok(id);
+        }
+        let k = Kernel::new(source, name)?;
+        let id = KernelId(self.kernels.len() as u32);
+        self.kernel_ids.insert((k.name.clone(), k.source.clone()), id);
+        self.kernels.push(k);
+        Ok(id)
     }
 
     /// The constants a kernel uses (its identifiers that name constants), in name order.

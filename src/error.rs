@@ -58,6 +58,8 @@ codes! {
     ArgInvalid = 306,
     /// A malformed loop call (negative nargs, NULL args with nargs > 0, ...).
     BadLoop = 401,
+    /// An op2 function called from inside a kernel (kernels may not call op2).
+    Reentrant = 402,
     /// A kernel that does not compile; the message carries the compiler's diagnostics.
     Compile = 501,
     /// A compiled loop that cannot be loaded.
@@ -69,6 +71,8 @@ codes! {
     /// The `check` backend found a broken access promise (an indirect WRITE/RW conflict, or a
     /// kernel that modified OP_READ data).
     Check = 701,
+    /// A host or device allocation failed; the dat and its data are unchanged.
+    OutOfMemory = 802,
     /// A bug in op2 (a caught panic); please report it.
     Internal = 901,
 }

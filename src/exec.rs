@@ -13,6 +13,7 @@ use crate::codegen::{host, LoopSignature};
 use crate::context::Context;
 use crate::core::{DatId, KernelId, SetId};
 use crate::error::Result;
+use crate::op2_bail;
 use crate::jit::HostLibrary;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -66,11 +67,23 @@ fn compiled(
     kernel: KernelId,
     name: &str,
     descs: &[ArgDesc],
+    bound: &[BoundArg],
 ) -> Result<(Arc<CompiledLoop>, Duration)> {
     if let Some(c) = ctx.loops.get(kernel, descs, ctx.const_shape_epoch) {
         return Ok((c.clone(), Duration::ZERO));
     }
     let t = Instant::now();
+    let k = &ctx.kernels[kernel.0 as usize];
+    if let Err(m) = crate::codegen::check_params(&k.definition, &k.name, descs) {
+        let arg = match (descs.get(m.arg), bound.get(m.arg)) {
+            (Some(d), Some(BoundArg::Dat { dat, .. })) => {
+                format!(", arg {} (dat '{}', {})", m.arg, ctx.dats[dat.0 as usize].name, host::describe(d))
+            }
+            (Some(d), _) => format!(", arg {} ({})", m.arg, host::describe(d)),
+            _ => String::new(),
+        };
+        op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
+    }
     let (source, consts) = generate(ctx, kernel, name, descs);
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
@@ -85,7 +98,7 @@ fn compiled(
 /// Runs one parallel loop.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     let (descs, bound) = arg::bind(ctx, name, set, raw)?;
-    let (compiled, jit_time) = compiled(ctx, kernel, name, &descs)?;
+    let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
         let ptrs: Vec<*const c_void> =
@@ -99,7 +112,8 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
 
     // Bind pointers. Reductions get scratch buffers seeded with the caller's values.
-    let mut slots: Vec<*mut c_void> = vec![std::ptr::null_mut(); 2 * descs.len()];
+    // Two slots per argument, then the scratch slot the backend fills (codegen::host's ABI).
+    let mut slots: Vec<*mut c_void> = vec![std::ptr::null_mut(); 2 * descs.len() + 1];
     let mut reductions: Vec<Reduction> = Vec::new();
     let mut reduction_of_arg: Vec<Option<usize>> = vec![None; descs.len()];
     let mut indirect: Vec<IndirectArg> = Vec::new();
@@ -132,11 +146,11 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             (ArgDesc::Gbl { acc: Access::Read, .. }, BoundArg::Gbl { ptr, .. }) => slots[2 * i] = ptr as *mut c_void,
             (ArgDesc::Gbl { ty, dim, acc }, BoundArg::Gbl { ptr, bytes }) => {
                 reduction_of_arg[i] = Some(reductions.len());
-                reductions.push(seeded(i, ty, dim, acc, None, ptr, bytes));
+                reductions.push(seeded(name, i, ty, dim, acc, None, ptr, bytes)?);
             }
             (ArgDesc::Info { ty, dim, reference }, BoundArg::Gbl { ptr, bytes }) => {
                 reduction_of_arg[i] = Some(reductions.len());
-                reductions.push(seeded(i, ty, dim, Access::Read, Some(reference), ptr, bytes));
+                reductions.push(seeded(name, i, ty, dim, Access::Read, Some(reference), ptr, bytes)?);
             }
             (ArgDesc::Idx { .. }, BoundArg::Idx { map: Some(m) }) => {
                 slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
@@ -172,7 +186,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             _ => "",
         })
         .collect();
-    let mut call = LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, reductions, indirect, dat_names };
+    let scratch_entries = host::scratch_entries(&descs);
+    let mut call =
+        LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, scratch_entries, reductions, indirect, dat_names };
 
     let t = Instant::now();
     let exchange = comm.halo_exchange_begin(halo_reads);
@@ -215,7 +231,11 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     Ok(())
 }
 
+/// A reduction's scratch, seeded with the caller's values; a scratch that cannot be allocated
+/// is `OP2_ERR_OUT_OF_MEMORY`.
+#[allow(clippy::too_many_arguments)]
 fn seeded(
+    name: &str,
     arg: usize,
     ty: crate::core::ElemType,
     dim: usize,
@@ -223,11 +243,16 @@ fn seeded(
     follows: Option<usize>,
     ptr: *mut u8,
     bytes: usize,
-) -> Reduction {
-    let mut buf = vec![0u64; bytes.div_ceil(8).max(1)];
+) -> Result<Reduction> {
+    let words = bytes.div_ceil(8).max(1);
+    let mut buf: Vec<u64> = Vec::new();
+    if buf.try_reserve_exact(words).is_err() {
+        op2_bail!(OutOfMemory, "op_par_loop '{name}', arg {arg}: cannot allocate {bytes} bytes for the global's scratch");
+    }
+    buf.resize(words, 0);
     // SAFETY: the caller's global holds `bytes` bytes (op_arg_gbl's contract); buf holds more.
     unsafe { std::ptr::copy_nonoverlapping(ptr as *const u8, buf.as_mut_ptr() as *mut u8, bytes) };
-    Reduction { arg, ty, dim, acc, follows, buf }
+    Ok(Reduction { arg, ty, dim, acc, follows, buf })
 }
 
 /// Bytes a call moves: direct data per element; indirect data once per distinct target

@@ -6,8 +6,10 @@
 use super::handle::{op_dat, op_map};
 use super::{boundary, c_str, ApiState};
 use crate::arg::{Access, RawArg};
-use crate::core::ElemType;
-use crate::error::Result;
+use crate::context::Context;
+use crate::core::{DatId, ElemType, MapId};
+use crate::error::{Op2Error, Result};
+use std::fmt::Display;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -84,10 +86,44 @@ fn arg_dat(
     let d = st.dat(dat, &call, &"dat")?;
     let m = if map.is_null() { None } else { Some(st.map(map, &call, &"map")?) };
     let ctx = st.ctx(call)?;
-    let datv = &ctx.dats[d.0 as usize];
-    let name = datv.name.as_str();
+    let name = ctx.dats[d.0 as usize].name.clone();
     let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
     let acc = access(acc, call, &format!(" '{name}'"))?;
+    check_dat(ctx, &call, d, m, idx, dim, ty, acc)?;
+    Ok(op_arg {
+        dat,
+        map,
+        data: null_mut(),
+        idx,
+        dim,
+        type_code: ty.code(),
+        acc: acc.to_c(),
+        kind: KIND_DAT,
+        opt: match opt {
+            None => -1,
+            Some(o) => o as c_int,
+        },
+        reference: -1,
+        magic: MAGIC,
+    })
+}
+
+/// The rules of a dat argument, shared by `op_arg_dat` and by `op_par_loop`, which checks every
+/// field of each `op_arg` again (the struct is the caller's memory: any field may have been
+/// changed since it was built). `call` starts each message.
+#[allow(clippy::too_many_arguments)]
+fn check_dat(
+    ctx: &Context,
+    call: &dyn Display,
+    d: DatId,
+    m: Option<MapId>,
+    idx: c_int,
+    dim: c_int,
+    ty: ElemType,
+    acc: Access,
+) -> Result<()> {
+    let datv = &ctx.dats[d.0 as usize];
+    let name = datv.name.as_str();
     if dim as i64 != datv.dim as i64 {
         op2_bail!(ArgMismatch, "{call} '{name}': dim {dim} disagrees with the dat's dim {}", datv.dim);
     }
@@ -131,22 +167,68 @@ fn arg_dat(
             }
         }
     }
-    Ok(op_arg {
-        dat,
-        map,
-        data: null_mut(),
-        idx,
-        dim,
-        type_code: ty.code(),
-        acc: acc.to_c(),
-        kind: KIND_DAT,
-        opt: match opt {
-            None => -1,
-            Some(o) => o as c_int,
-        },
-        reference: -1,
-        magic: MAGIC,
-    })
+    Ok(())
+}
+
+/// The rules of a global argument (`op_arg_gbl`), shared with `op_par_loop`'s re-check.
+fn check_gbl(call: &dyn Display, data: *mut c_void, dim: c_int, ty: ElemType, acc: Access) -> Result<()> {
+    if data.is_null() {
+        op2_bail!(NullArgument, "{call}: data is NULL");
+    }
+    if dim < 1 {
+        op2_bail!(BadSize, "{call}: dim {dim} is less than 1");
+    }
+    match acc {
+        Access::Write | Access::Rw => {
+            op2_bail!(
+                ArgAccess,
+                "{call}: access {} is not allowed on a global (use OP_READ, OP_INC, OP_MIN or OP_MAX)",
+                acc.c_name()
+            )
+        }
+        Access::Inc | Access::Min | Access::Max if !ty.is_numeric() => {
+            op2_bail!(ArgAccess, "{call}: access {} needs a numeric type, got '{}'", acc.c_name(), ty.api_name())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The rule of an index argument (`op_arg_idx`), shared with `op_par_loop`'s re-check.
+fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) -> Result<()> {
+    match m {
+        None if idx != -1 => op2_bail!(ArgIdx, "{call}: idx must be -1 with OP_ID, got {idx}"),
+        None => Ok(()),
+        Some(m) => {
+            let mp = &ctx.maps[m.0 as usize];
+            if idx < 0 || idx as usize >= mp.dim {
+                op2_bail!(
+                    ArgIdx,
+                    "{call}: idx {idx} is out of range for map '{}' of dim {} (use 0..{})",
+                    mp.name,
+                    mp.dim,
+                    mp.dim - 1
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs an `op_arg_*` body; a failure is remembered (`ApiState::remember_arg_failure`) and its
+/// number kept in the invalid `op_arg` returned, so that `op_par_loop` can report the real
+/// cause when it is given that argument.
+fn arg_boundary(call: &str, body: impl FnOnce(&mut ApiState) -> Result<op_arg>) -> op_arg {
+    let mut failure = 0;
+    let mut a = boundary(call, op_arg::invalid(), |st| {
+        body(st).map_err(|e| {
+            failure = st.remember_arg_failure(&e);
+            e
+        })
+    });
+    if a.kind == KIND_INVALID {
+        a.reference = failure as c_int;
+    }
+    a
 }
 
 /// A dat argument. `map == OP_ID` with `idx == -1`: direct, the kernel gets `T*` to the
@@ -167,7 +249,7 @@ pub extern "C" fn op_arg_dat(
     r#type: *const c_char,
     acc: op_access,
 ) -> op_arg {
-    boundary("op_arg_dat", op_arg::invalid(), |st| arg_dat("op_arg_dat", st, None, dat, idx, map, dim, r#type, acc))
+    arg_boundary("op_arg_dat", |st| arg_dat("op_arg_dat", st, None, dat, idx, map, dim, r#type, acc))
 }
 
 /// An optional dat argument: as `op_arg_dat` when `opt` is non-zero; when `opt` is 0 the
@@ -182,9 +264,7 @@ pub extern "C" fn op_opt_arg_dat(
     r#type: *const c_char,
     acc: op_access,
 ) -> op_arg {
-    boundary("op_opt_arg_dat", op_arg::invalid(), |st| {
-        arg_dat("op_opt_arg_dat", st, Some(opt != 0), dat, idx, map, dim, r#type, acc)
-    })
+    arg_boundary("op_opt_arg_dat", |st| arg_dat("op_opt_arg_dat", st, Some(opt != 0), dat, idx, map, dim, r#type, acc))
 }
 
 fn arg_gbl(
@@ -208,26 +288,8 @@ fn arg_gbl(
             );
         }
     }
-    if data.is_null() {
-        op2_bail!(NullArgument, "{call}: data is NULL");
-    }
-    if dim < 1 {
-        op2_bail!(BadSize, "{call}: dim {dim} is less than 1");
-    }
     let acc = access(acc, call, "")?;
-    match acc {
-        Access::Write | Access::Rw => {
-            op2_bail!(
-                ArgAccess,
-                "{call}: access {} is not allowed on a global (use OP_READ, OP_INC, OP_MIN or OP_MAX)",
-                acc.c_name()
-            )
-        }
-        Access::Inc | Access::Min | Access::Max if !ty.is_numeric() => {
-            op2_bail!(ArgAccess, "{call}: access {} needs a numeric type, got '{}'", acc.c_name(), ty.api_name())
-        }
-        _ => {}
-    }
+    check_gbl(&call, data, dim, ty, acc)?;
     Ok(op_arg {
         dat: null_mut(),
         map: null_mut(),
@@ -251,7 +313,7 @@ fn arg_gbl(
 /// OP2_ERR_BAD_TYPE, OP2_ERR_ARG_ACCESS (WRITE/RW, or INC/MIN/MAX on a non-numeric type).
 #[no_mangle]
 pub extern "C" fn op_arg_gbl(data: *mut c_void, dim: c_int, r#type: *const c_char, acc: op_access) -> op_arg {
-    boundary("op_arg_gbl", op_arg::invalid(), |st| arg_gbl("op_arg_gbl", st, data, dim, r#type, None, acc))
+    arg_boundary("op_arg_gbl", |st| arg_gbl("op_arg_gbl", st, data, dim, r#type, None, acc))
 }
 
 /// As `op_arg_gbl`, with the element size in bytes, which must agree with `type`.
@@ -263,9 +325,7 @@ pub extern "C" fn op_arg_gbl_char(
     size: c_int,
     acc: op_access,
 ) -> op_arg {
-    boundary("op_arg_gbl_char", op_arg::invalid(), |st| {
-        arg_gbl("op_arg_gbl_char", st, data as *mut c_void, dim, r#type, Some(size), acc)
-    })
+    arg_boundary("op_arg_gbl_char", |st| arg_gbl("op_arg_gbl_char", st, data as *mut c_void, dim, r#type, Some(size), acc))
 }
 
 /// The kernel gets `int*` to the element's index (`OP_ID`, idx -1) or to `map[e][idx]`.
@@ -273,25 +333,10 @@ pub extern "C" fn op_arg_gbl_char(
 #[no_mangle]
 pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
     const CALL: &str = "op_arg_idx";
-    boundary(CALL, op_arg::invalid(), |st| {
+    arg_boundary(CALL, |st| {
         st.ctx(CALL)?;
-        if map.is_null() {
-            if idx != -1 {
-                op2_bail!(ArgIdx, "{CALL}: idx must be -1 with OP_ID, got {idx}");
-            }
-        } else {
-            let m = st.map(map, &CALL, &"map")?;
-            let mp = &st.ctx(CALL)?.maps[m.0 as usize];
-            if idx < 0 || idx as usize >= mp.dim {
-                op2_bail!(
-                    ArgIdx,
-                    "{CALL}: idx {idx} is out of range for map '{}' of dim {} (use 0..{})",
-                    mp.name,
-                    mp.dim,
-                    mp.dim - 1
-                );
-            }
-        }
+        let m = if map.is_null() { None } else { Some(st.map(map, &CALL, &"map")?) };
+        check_idx(st.ctx(CALL)?, &CALL, m, idx)?;
         Ok(op_arg {
             dat: null_mut(),
             map,
@@ -315,7 +360,7 @@ pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
 #[no_mangle]
 pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_char, reference: c_int) -> op_arg {
     const CALL: &str = "op_arg_info";
-    boundary(CALL, op_arg::invalid(), |st| {
+    arg_boundary(CALL, |st| {
         st.ctx(CALL)?;
         let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, "")?;
         if data.is_null() {
@@ -340,43 +385,80 @@ pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_ch
     })
 }
 
-/// Decodes an `op_arg` for `op_par_loop`: refuses invalid ones and re-checks handles (they may
-/// be stale if the session ended since the argument was built).
+/// Decodes an `op_arg` for `op_par_loop`, checking every field again: the handles (they may be
+/// stale if the session ended since the argument was built) and every rule of the `op_arg_*`
+/// call that built it, since the struct lives in the caller's memory and may have been changed.
+/// An argument whose `op_arg_*` call failed reports that call's error.
 pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -> Result<RawArg> {
-    const CALL: &str = "op_par_loop";
-    let bad = || {
+    let bad = |why: &str| {
         crate::op2_err!(
             ArgInvalid,
-            "{CALL} '{loop_name}', arg {i}: this op_arg was not built by a successful op_arg_* call"
+            "op_par_loop '{loop_name}', arg {i}: this op_arg was not built by a successful op_arg_* call ({why})"
         )
     };
     if a.magic != MAGIC {
-        return Err(bad());
+        return Err(bad("it does not carry op2's mark"));
     }
-    let ty = ElemType::from_code(a.type_code);
-    let acc = Access::from_c(a.acc);
+    if a.kind == KIND_INVALID {
+        return Err(match st.arg_failure(a.reference) {
+            Some(e) => Op2Error::new(e.code, format!("op_par_loop '{loop_name}', arg {i}: {}", e.message)),
+            None => bad("its op_arg_* call failed"),
+        });
+    }
+    let Some(ty) = ElemType::from_code(a.type_code) else {
+        return Err(bad(&format!("type code {} is unknown", a.type_code)));
+    };
+    let Some(acc) = Access::from_c(a.acc) else {
+        return Err(crate::op2_err!(
+            ArgAccess,
+            "op_par_loop '{loop_name}', arg {i}: access {} is not one of OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN, OP_MAX",
+            a.acc
+        ));
+    };
     let call = super::LoopName(loop_name);
     let what = super::ArgHandle(i);
-    Ok(match (a.kind, ty, acc) {
-        (KIND_DAT, Some(_), Some(acc)) => {
+    Ok(match a.kind {
+        KIND_DAT => {
             let dat = st.dat(a.dat, &call, &what)?;
             let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
             let opt = match a.opt {
                 -1 => None,
-                o => Some(o != 0),
+                0 => Some(false),
+                1 => Some(true),
+                o => return Err(bad(&format!("opt field {o}"))),
             };
+            let label = ArgLabel(loop_name, i, "op_arg_dat");
+            check_dat(st.ctx("op_par_loop")?, &label, dat, map, a.idx, a.dim, ty, acc)?;
             RawArg::Dat { dat, map, idx: a.idx, acc, opt }
         }
-        (KIND_GBL, Some(ty), Some(acc)) if !a.data.is_null() && a.dim > 0 => {
+        KIND_GBL => {
+            check_gbl(&ArgLabel(loop_name, i, "op_arg_gbl"), a.data, a.dim, ty, acc)?;
             RawArg::Gbl { ptr: a.data as *mut u8, dim: a.dim as usize, ty, acc }
         }
-        (KIND_IDX, _, _) => {
+        KIND_IDX => {
             let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
+            check_idx(st.ctx("op_par_loop")?, &ArgLabel(loop_name, i, "op_arg_idx"), map, a.idx)?;
             RawArg::Idx { map, idx: a.idx }
         }
-        (KIND_INFO, Some(ty), _) if !a.data.is_null() && a.dim > 0 => {
+        KIND_INFO => {
+            let label = ArgLabel(loop_name, i, "op_arg_info");
+            if a.data.is_null() {
+                op2_bail!(NullArgument, "{label}: data is NULL");
+            }
+            if a.dim < 1 {
+                op2_bail!(BadSize, "{label}: dim {} is less than 1", a.dim);
+            }
             RawArg::Info { ptr: a.data as *mut u8, dim: a.dim as usize, ty, reference: a.reference }
         }
-        _ => return Err(bad()),
+        k => return Err(bad(&format!("kind {k}"))),
     })
+}
+
+/// `op_par_loop 'name', arg i (op_arg_dat)`, formatted only when a message needs it.
+struct ArgLabel<'a>(&'a str, usize, &'a str);
+
+impl Display for ArgLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "op_par_loop '{}', arg {} ({})", self.0, self.1, self.2)
+    }
 }

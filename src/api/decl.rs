@@ -168,9 +168,13 @@ pub extern "C" fn op_decl_const_char(
     decl_const("op_decl_const_char", dim, r#type, Some(size), data as *const c_void, name)
 }
 
-/// Declares a kernel: `source` is C99 defining a function called `name` (it may define helper
-/// functions and types too), with one pointer parameter per loop argument, in order. Kernels
-/// see `<math.h>`, `<stdbool.h>` and every declared constant by name. op2 copies the source.
+/// Declares a kernel: `source` is ISO C (C11) defining a function called `name` (it may define
+/// helper functions and types too), with one pointer parameter per loop argument, in order.
+/// Kernels see `<math.h>`, `<stdio.h>`, `<stdbool.h>`, `<stdint.h>`, `<string.h>`, `MIN`/`MAX`,
+/// `M_PI` and every declared constant by name; identifiers starting with `op2_` are reserved.
+/// The source may be in any 8-bit encoding (bytes that are not UTF-8 are kept in literals and
+/// ignored in comments). op2 copies the source; declaring the same name and source again
+/// returns the same kernel.
 /// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_KERNEL (`name` is not a C identifier or is not
 /// defined in `source`). Compile errors are reported by the first `op_par_loop` using it.
 #[no_mangle]
@@ -179,8 +183,16 @@ pub extern "C" fn op_decl_kernel(source: *const c_char, name: *const c_char) -> 
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
         let name = c_str(name, CALL, "name")?;
-        let source = c_str(source, CALL, "source")?;
-        let id = st.ctx(CALL)?.decl_kernel(source, name)?;
+        if source.is_null() {
+            op2_bail!(NullArgument, "{CALL} '{name}': source is NULL");
+        }
+        // SAFETY: non-NULL, and the C API requires a NUL-terminated string.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(source) }.to_bytes();
+        let source = match crate::core::clex::source_from_bytes(bytes) {
+            Ok(s) => s,
+            Err(e) => op2_bail!(BadKernel, "{CALL} '{name}': the source cannot be a C program: {e}"),
+        };
+        let id = st.ctx(CALL)?.decl_kernel(&source, name)?;
         Ok(encode(Kind::Kernel, st.serial, id.0))
     })
 }

@@ -26,8 +26,8 @@ pub extern "C" fn op_last_error_message() -> *const c_char {
 pub extern "C" fn op_set_error_handler(mode: c_int) {
     boundary("op_set_error_handler", (), |st| {
         match mode {
-            0 => st.errors_return = false,
-            1 => st.errors_return = true,
+            0 => st.set_errors_return(false),
+            1 => st.set_errors_return(true),
             _ => crate::op2_bail!(
                 BadConfig,
                 "op_set_error_handler: mode {mode} is neither OP_ERRORS_ABORT (0) nor OP_ERRORS_RETURN (1)"

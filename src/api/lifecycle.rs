@@ -32,10 +32,13 @@ pub extern "C" fn op_init(argc: c_int, argv: *mut *mut c_char, diags: c_int) {
                 }
             }
         }
-        let config = Config::from_env(&tokens, diags)?;
-        if let Some(r) = config.errors_return {
-            st.errors_return = r;
+        // The handler first: `OP2_ERROR_HANDLER=return` covers every other bad value given
+        // in the same op_init.
+        let env = |k: &str| std::env::var(k).ok();
+        if let Some(r) = crate::config::error_handler(&env, &tokens)? {
+            st.set_errors_return(r);
         }
+        let config = Config::from_env(&tokens, diags)?;
         let ctx = Context::new(config)?;
         st.serial = st.serial.wrapping_add(1);
         st.ctx = Some(ctx);

@@ -41,6 +41,10 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         for (i, a) in args.iter().enumerate() {
             raw.push(super::arg::decode(st, a, name, i)?);
         }
-        exec::par_loop(st.ctx(CALL)?, k, name, s, &raw)
+        let ctx = st.ctx(CALL)?;
+        super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
+        let r = exec::par_loop(ctx, k, name, s, &raw);
+        super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
+        r
     })
 }

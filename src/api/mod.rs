@@ -18,24 +18,49 @@ use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_bail;
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-/// The process-wide state behind the C API: the one `Context` (while initialised) and the
-/// error handler mode, which the C API lets callers set before `op_init`.
+/// The process-wide state behind the C API: the one `Context` (while initialised). The error
+/// handler mode, which the C API lets callers set before `op_init`, is `ERRORS_RETURN`.
 pub(crate) struct ApiState {
     pub ctx: Option<Context>,
     /// Incremented by every `op_init`; handles carry it, so stale handles are detected.
     pub serial: u32,
-    pub errors_return: bool,
+    /// The most recent failed `op_arg_*` calls, by number (at most `ARG_FAILURES_KEPT`).
+    arg_failures: VecDeque<(u32, Op2Error)>,
+    next_arg_failure: u32,
 }
 
-static STATE: Mutex<ApiState> = Mutex::new(ApiState { ctx: None, serial: 0, errors_return: false });
+/// How many failed `op_arg_*` calls are remembered for `op_par_loop`'s messages.
+const ARG_FAILURES_KEPT: usize = 64;
+
+static STATE: Mutex<ApiState> = Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0 });
+
+/// Whether failing calls return (`OP_ERRORS_RETURN`) instead of exiting; an atomic, so that
+/// errors found without the lock (a call from inside a kernel) follow it too.
+static ERRORS_RETURN: AtomicBool = AtomicBool::new(false);
+/// The thread (see `thread_id`) that holds `STATE`'s lock, or 0.
+static LOCK_OWNER: AtomicU64 = AtomicU64::new(0);
+/// Whether a parallel loop is running its kernel (set by `op_par_loop` around the compute).
+pub(crate) static IN_LOOP: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// Outcome of the most recent op2 call on this thread.
     static LAST_ERROR: RefCell<(i32, CString)> = RefCell::new((0, CString::default()));
+    static THREAD_ID: u64 = {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    };
+}
+
+/// A small number naming the calling thread (never 0); `u64::MAX` once its thread-locals are
+/// gone (during `exit()`), which no lock owner ever has.
+fn thread_id() -> u64 {
+    THREAD_ID.try_with(|id| *id).unwrap_or(u64::MAX)
 }
 
 fn lock() -> MutexGuard<'static, ApiState> {
@@ -60,30 +85,75 @@ impl ApiState {
             None => op2_bail!(NotInitialised, "{call}: op2 is not initialised (call op_init first)"),
         }
     }
+
+    /// Remembers a failed `op_arg_*` call; returns its number (never 0).
+    pub(crate) fn remember_arg_failure(&mut self, e: &Op2Error) -> u32 {
+        self.next_arg_failure = self.next_arg_failure.wrapping_add(1).max(1);
+        if self.arg_failures.len() == ARG_FAILURES_KEPT {
+            self.arg_failures.pop_front();
+        }
+        self.arg_failures.push_back((self.next_arg_failure, e.clone()));
+        self.next_arg_failure
+    }
+
+    /// The failure numbered `id`, if still remembered.
+    pub(crate) fn arg_failure(&self, id: i32) -> Option<&Op2Error> {
+        let id = u32::try_from(id).ok().filter(|&v| v != 0)?;
+        self.arg_failures.iter().find(|(n, _)| *n == id).map(|(_, e)| e)
+    }
+
+    /// Sets the error handler mode.
+    pub fn set_errors_return(&mut self, on: bool) {
+        ERRORS_RETURN.store(on, Ordering::Relaxed);
+    }
 }
 
+/// Records the outcome of a call for `op_last_error_*`. During `exit()` (thread-locals already
+/// destroyed) there is nowhere to record it, and nothing is done.
 fn set_last_error(code: i32, msg: &str) {
     let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = (code, c));
-}
-
-fn clear_last_error() {
-    LAST_ERROR.with(|e| {
-        let mut e = e.borrow_mut();
-        if e.0 != 0 {
-            *e = (0, CString::default());
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            *e = (code, c);
         }
     });
 }
 
+fn clear_last_error() {
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            if e.0 != 0 {
+                *e = (0, CString::default());
+            }
+        }
+    });
+}
+
+/// Whether the calling thread is inside a kernel: it holds op2's lock already (a kernel of a
+/// loop on this thread), or it is one of the `threads` backend's workers while a loop runs.
+fn called_from_kernel() -> bool {
+    if LOCK_OWNER.load(Ordering::Acquire) == thread_id() {
+        return true;
+    }
+    IN_LOOP.load(Ordering::Acquire)
+        && std::thread::current().name().is_some_and(|n| n.starts_with(crate::backend::threads::WORKER_PREFIX))
+}
+
 /// Runs the body of a C entry point named `call`: catches panics, records the outcome, and on
-/// error applies the handler (print and exit by default, or return `default`).
+/// error applies the handler (print and exit by default, or return `default`). Nothing in here
+/// can panic, also not during `exit()` when thread-locals are gone.
 pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiState) -> Result<T>) -> T {
-    let mut errors_return = false;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if called_from_kernel() {
+            op2_bail!(
+                Reentrant,
+                "{call}: called from inside a kernel while a loop runs (kernels may not call op2 functions)"
+            );
+        }
         let mut st = lock();
+        LOCK_OWNER.store(thread_id(), Ordering::Release);
         let r = body(&mut st);
-        errors_return = st.errors_return;
+        LOCK_OWNER.store(0, Ordering::Release);
         r
     }));
     let err = match outcome {
@@ -93,7 +163,7 @@ pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiStat
         }
         Ok(Err(e)) => e,
         Err(panic) => {
-            errors_return = lock().errors_return;
+            LOCK_OWNER.store(0, Ordering::Release);
             let what = panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
@@ -103,8 +173,9 @@ pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiStat
         }
     };
     set_last_error(err.code.as_i32(), &err.message);
-    if !errors_return {
-        eprintln!("{err}");
+    if !ERRORS_RETURN.load(Ordering::Relaxed) {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{err}");
         std::process::exit(1);
     }
     default
@@ -122,17 +193,17 @@ pub(crate) fn c_str<'a>(p: *const c_char, call: &str, what: &str) -> Result<&'a 
     }
 }
 
-/// The recorded message as a C string owned by this thread's error slot.
+/// The recorded message as a C string owned by this thread's error slot ("" once the slot is
+/// gone, during `exit()`).
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().1.as_ptr())
+    LAST_ERROR.try_with(|e| e.try_borrow().map(|e| e.1.as_ptr()).unwrap_or(c"".as_ptr())).unwrap_or(c"".as_ptr())
 }
 
-/// The error code after a call, for Rust tests of the boundary.
+/// The error code and message after a call (0 and "" once the slot is gone, during `exit()`).
 pub fn last_error() -> (i32, String) {
-    LAST_ERROR.with(|e| {
-        let e = e.borrow();
-        (e.0, e.1.to_string_lossy().into_owned())
-    })
+    LAST_ERROR
+        .try_with(|e| e.try_borrow().map(|e| (e.0, e.1.to_string_lossy().into_owned())).unwrap_or_default())
+        .unwrap_or_default()
 }
 
 /// `op_par_loop 'name'`, formatted only when an error message needs it.

@@ -109,8 +109,11 @@ impl Backend for Check {
         }
         Check::check_exclusive_writes(call, start, end)?;
         let snaps = Check::snapshot_reads(call);
+        let mut slots = std::mem::take(&mut call.slots);
         // SAFETY: the driver built `slots` for this loop and the range lies in the set.
-        unsafe { call.run_range(start, end, &call.slots) };
+        let r = unsafe { call.run_range(start, end, &mut slots) };
+        call.slots = slots;
+        r?;
         for s in snaps {
             // SAFETY: same pointer and length as when the snapshot was taken.
             let after = unsafe { std::slice::from_raw_parts(s.ptr, s.before.len()) };

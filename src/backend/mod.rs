@@ -59,8 +59,10 @@ pub struct LoopCall<'a> {
     pub set_size: usize,
     pub lib: &'a HostLibrary,
     pub descs: &'a [ArgDesc],
-    /// Two per argument: data, map (see `codegen::host`).
+    /// Two per argument: data, map; then one for the scratch array (see `codegen::host`).
     pub slots: Vec<*mut c_void>,
+    /// Pointer entries of scratch each range needs (`codegen::host::scratch_entries`).
+    pub scratch_entries: usize,
     pub reductions: Vec<Reduction>,
     pub indirect: Vec<IndirectArg<'a>>,
     /// Per argument: the dat's name, or "" (for messages).
@@ -73,15 +75,34 @@ impl LoopCall<'_> {
         self.indirect.iter().any(|a| a.needs_colouring)
     }
 
-    /// Runs the compiled wrapper over `[start, end)` with `slots`.
+    /// Runs the compiled wrapper over `[start, end)` with `slots`, giving it the scratch array
+    /// it needs (only loops with vector arguments over very wide maps need one); a scratch that
+    /// cannot be allocated is `OP2_ERR_OUT_OF_MEMORY`, never an abort.
     ///
     /// # Safety
-    /// `slots` must hold valid pointers for every argument (as built by the driver) and the
-    /// range must lie inside the iteration set.
-    pub unsafe fn run_range(&self, start: usize, end: usize, slots: &[*mut c_void]) {
-        if start < end {
-            (self.lib.loop_fn)(start as i32, end as i32, slots.as_ptr());
+    /// `slots` must hold valid pointers for every argument (as built by the driver, including
+    /// the scratch slot) and the range must lie inside the iteration set.
+    pub unsafe fn run_range(&self, start: usize, end: usize, slots: &mut [*mut c_void]) -> Result<()> {
+        if start >= end {
+            return Ok(());
         }
+        let mut scratch: Vec<*mut c_void> = Vec::new();
+        if self.scratch_entries > 0 {
+            if scratch.try_reserve_exact(self.scratch_entries).is_err() {
+                op2_bail!(
+                    OutOfMemory,
+                    "op_par_loop '{}': cannot allocate {} pointers of scratch for its vector arguments",
+                    self.name,
+                    self.scratch_entries
+                );
+            }
+            scratch.resize(self.scratch_entries, std::ptr::null_mut());
+            if let Some(last) = slots.last_mut() {
+                *last = scratch.as_mut_ptr() as *mut c_void;
+            }
+        }
+        (self.lib.loop_fn)(start as i32, end as i32, slots.as_ptr());
+        Ok(())
     }
 }
 

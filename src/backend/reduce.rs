@@ -26,14 +26,18 @@ unsafe impl Sync for Partials {}
 unsafe impl Send for Partials {}
 
 impl Partials {
-    pub fn new(reductions: &[Reduction], nblocks: usize) -> Partials {
+    /// Partials for `nblocks` blocks; None when their memory cannot be allocated.
+    pub fn new(reductions: &[Reduction], nblocks: usize) -> Option<Partials> {
         let mut offsets = Vec::with_capacity(reductions.len());
         let mut stride = 0;
         for r in reductions {
             offsets.push(stride);
             stride += r.buf.len();
         }
-        let mut data = vec![0u64; stride * nblocks];
+        let words = stride.checked_mul(nblocks)?;
+        let mut data: Vec<u64> = Vec::new();
+        data.try_reserve_exact(words).ok()?;
+        data.resize(words, 0);
         for b in 0..nblocks {
             for (r, &off) in reductions.iter().zip(&offsets) {
                 if r.acc != Access::Inc {
@@ -43,7 +47,7 @@ impl Partials {
             }
         }
         let base = data.as_mut_ptr();
-        Partials { stride, offsets, data, base }
+        Some(Partials { stride, offsets, data, base })
     }
 
     /// Pointer to block `b`'s buffer of reduction `r`.
@@ -223,7 +227,7 @@ mod tests {
             red(ElemType::Double, Access::Max, &[1.0], None),
             red(ElemType::Int, Access::Read, &[-1.0], Some(1)),
         ];
-        let p = Partials::new(&rs, 3);
+        let p = Partials::new(&rs, 3).unwrap();
         // INC partials start at 0; MAX and payload at the caller's values.
         assert_eq!(unsafe { *p.ptr(0, 0) }, 0);
         assert_eq!(f64::from_bits(unsafe { *p.ptr(2, 1) }), 1.0);
@@ -245,7 +249,7 @@ mod tests {
     fn integer_min_and_sum() {
         let mut rs =
             vec![red(ElemType::Int, Access::Min, &[5.0, 5.0], None), red(ElemType::Int, Access::Inc, &[1.0], None)];
-        let p = Partials::new(&rs, 2);
+        let p = Partials::new(&rs, 2).unwrap();
         unsafe {
             *(p.ptr(0, 0) as *mut [i32; 2]) = [3, 9];
             *(p.ptr(1, 0) as *mut [i32; 2]) = [4, -2];

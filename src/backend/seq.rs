@@ -14,8 +14,10 @@ impl Backend for Seq {
     }
 
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
+        let mut slots = std::mem::take(&mut call.slots);
         // SAFETY: the driver built `slots` for this loop and the range lies in the set.
-        unsafe { call.run_range(start, end, &call.slots) };
-        Ok(())
+        let r = unsafe { call.run_range(start, end, &mut slots) };
+        call.slots = slots;
+        r
     }
 }

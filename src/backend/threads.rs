@@ -15,6 +15,7 @@ use crate::op2_err;
 use crate::plan::{IndirectArg, IndirectDesc, MapIdx, PlanCache, PlanRequest};
 use rayon::prelude::*;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Default block size for a set of `n` elements: about `n / 64` (a power of two, so there are
 /// 64 to 128 blocks: enough to balance 16 threads across a few colours), between 256 and 8192.
@@ -29,8 +30,34 @@ pub fn default_part_size(n: usize) -> usize {
     pow2.clamp(256, 8192)
 }
 
+/// Worker threads are named `op2-worker-N` (the C layer recognises kernels calling op2 by it).
+pub const WORKER_PREFIX: &str = "op2-worker-";
+
+/// Counts `fork()`s of this process (a `pthread_atfork` child handler bumps it): a pool made
+/// before the current count has no threads in this process.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+fn build_pool(num_threads: usize) -> Result<rayon::ThreadPool> {
+    static ATFORK: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a handler that only touches an atomic (async-signal-safe).
+    ATFORK.call_once(|| unsafe {
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
+    });
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(num_threads)
+        .thread_name(|i| format!("{WORKER_PREFIX}{i}"))
+        .build()
+        .map_err(|e| op2_err!(BackendUnavailable, "cannot start {num_threads} threads for the threads backend: {e}"))
+}
+
 pub struct Threads {
     pool: rayon::ThreadPool,
+    /// `FORK_GENERATION` when the pool was made.
+    pool_generation: u64,
     /// `OP_PART_SIZE`, or None for `default_part_size`.
     part_size: Option<usize>,
     plans: PlanCache,
@@ -40,6 +67,8 @@ pub struct Threads {
 struct Shared<'a> {
     call: &'a LoopCall<'a>,
     partials: &'a Partials,
+    /// The first error of a block (the others still run: blocks are independent).
+    error: &'a std::sync::Mutex<Option<crate::error::Op2Error>>,
 }
 // SAFETY: tasks only read `call` (its slot pointers are copied per task) and write disjoint
 // regions of the partials and of the dats (the plan guarantees no two blocks of one colour
@@ -48,14 +77,23 @@ unsafe impl Sync for Shared<'_> {}
 
 impl Threads {
     pub fn new(num_threads: usize, part_size: Option<usize>) -> Result<Threads> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(num_threads)
-            .thread_name(|i| format!("op2-worker-{i}"))
-            .build()
-            .map_err(|e| {
-                op2_err!(BackendUnavailable, "op_init: cannot start {num_threads} threads for the threads backend: {e}")
-            })?;
-        Ok(Threads { pool, part_size, plans: PlanCache::new() })
+        let pool_generation = FORK_GENERATION.load(Ordering::Relaxed);
+        let pool = build_pool(num_threads).map_err(|e| op2_err!(BackendUnavailable, "op_init: {}", e.message))?;
+        Ok(Threads { pool, pool_generation, part_size, plans: PlanCache::new() })
+    }
+
+    /// After `fork()` the child has none of the pool's threads: a loop would wait for them for
+    /// ever. Start a new pool of the same size; the old one is forgotten, not dropped (its
+    /// threads and their locks exist only in the parent).
+    fn ensure_pool_after_fork(&mut self, loop_name: &str) -> Result<()> {
+        let now = FORK_GENERATION.load(Ordering::Relaxed);
+        if now != self.pool_generation {
+            let n = self.pool.current_num_threads();
+            let pool = build_pool(n).map_err(|e| op2_err!(BackendUnavailable, "op_par_loop '{loop_name}' after fork(): {}", e.message))?;
+            std::mem::forget(std::mem::replace(&mut self.pool, pool));
+            self.pool_generation = now;
+        }
+        Ok(())
     }
 
     pub fn num_threads(&self) -> usize {
@@ -71,7 +109,10 @@ fn run_block(sh: &Shared, b: usize, lo: usize, hi: usize) {
         slots[2 * red.arg] = sh.partials.ptr(b, r) as *mut c_void;
     }
     // SAFETY: slots are the driver's, with reductions redirected to this block's partials.
-    unsafe { call.run_range(lo, hi, &slots) };
+    if let Err(e) = unsafe { call.run_range(lo, hi, &mut slots) } {
+        let mut first = sh.error.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(e);
+    }
 }
 
 impl Backend for Threads {
@@ -83,16 +124,24 @@ impl Backend for Threads {
         if start >= end {
             return Ok(());
         }
+        self.ensure_pool_after_fork(call.name)?;
         let ps = self.part_size.unwrap_or_else(|| default_part_size(call.set_size));
         let nblocks = (end - start).div_ceil(ps);
-        let partials = Partials::new(&call.reductions, nblocks);
+        let Some(partials) = Partials::new(&call.reductions, nblocks) else {
+            return Err(op2_err!(
+                OutOfMemory,
+                "op_par_loop '{}': cannot allocate the reduction partials of {nblocks} blocks",
+                call.name
+            ));
+        };
+        let error = std::sync::Mutex::new(None);
         if nblocks == 1 {
             // One block: waking the pool (~10 µs) would cost more than the work; the result
             // is the same as on any thread.
-            let sh = Shared { call, partials: &partials };
+            let sh = Shared { call, partials: &partials, error: &error };
             run_block(&sh, 0, start, end);
         } else if !call.needs_colouring() {
-            let sh = Shared { call, partials: &partials };
+            let sh = Shared { call, partials: &partials, error: &error };
             self.pool.install(|| {
                 (0..nblocks).into_par_iter().for_each(|b| {
                     let lo = start + b * ps;
@@ -129,7 +178,7 @@ impl Backend for Threads {
                 .plans
                 .get_or_build(&req)
                 .map_err(|e| op2_err!(Internal, "op_par_loop '{}': execution plan: {e}", call.name))?;
-            let sh = Shared { call, partials: &partials };
+            let sh = Shared { call, partials: &partials, error: &error };
             self.pool.install(|| {
                 for c in 0..plan.ncolours {
                     plan.colour_blocks(c).par_iter().for_each(|&b| {
@@ -139,6 +188,9 @@ impl Backend for Threads {
                     });
                 }
             });
+        }
+        if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
         }
         partials.combine_into(&mut call.reductions, nblocks);
         Ok(())

@@ -4,11 +4,16 @@
 //! backend" of PyOP2's backend notes).
 //!
 //! ABI of the generated library:
-//! - `void op2_loop(int start, int end, void *const *slots)`: `slots[2*i]` is argument `i`'s
-//!   data (dat base, global or info buffer; NULL for a disabled optional dat) and
-//!   `slots[2*i+1]` its map (`const int *`, row-major) or NULL.
-//! - `void op2_set_constants(void *const *src)`: copies each used constant, in name order, from
-//!   `src[k]`. Present only when the kernel uses constants.
+//! - `void op2_loop(int op2_start, int op2_end, void *const *op2_slots)`: `op2_slots[2*i]` is
+//!   argument `i`'s data (dat base, global or info buffer; NULL for a disabled optional dat) and
+//!   `op2_slots[2*i+1]` its map (`const int *`, row-major) or NULL; `op2_slots[2*nargs]` is a
+//!   private scratch array of `scratch_entries(args)` pointers when that is non-zero.
+//! - `void op2_set_constants(void *const *op2_src)`: copies each used constant, in name order,
+//!   from `op2_src[k]`. Present only when the kernel uses constants.
+//!
+//! Every identifier the generated code introduces starts with `op2_` (the prefix is reserved for
+//! it), so any other name (`n`, `src`, `gamma`, `index`, ...) is free for the user's constants,
+//! kernels and helpers; the code is ISO C (compiled with `-std=c11`).
 
 use super::writer::CodeWriter;
 use super::LoopSignature;
@@ -19,24 +24,82 @@ pub const LOOP_SYMBOL: &str = "op2_loop";
 /// Name of the constant loader symbol.
 pub const CONSTS_SYMBOL: &str = "op2_set_constants";
 
+/// Globals (and info payloads) up to this many bytes live in a wrapper-local copy, which the
+/// inlined kernel keeps in registers; larger ones are used in place (the driver already gives
+/// reductions a private buffer), so no global of any size goes on the stack.
+pub const GBL_LOCAL_MAX_BYTES: usize = 256;
+/// Vector arguments over maps of up to this arity fill their pointer array with one statement
+/// per entry; larger arities use a loop.
+pub const VEC_UNROLL_MAX: usize = 8;
+/// Vector arguments over maps of up to this arity keep their pointer array on the stack;
+/// larger ones use the scratch array the driver passes in the last slot (see `scratch_entries`).
+pub const VEC_STACK_MAX: usize = 256;
+
+/// The prelude every kernel sees (the contract's "Kernel environment"): ISO C headers, OP2's
+/// MIN/MAX and the common math constants that strict ISO C's `<math.h>` leaves out.
+const PRELUDE: &str = "#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+
+#define OP2_EXPORT __attribute__((visibility(\"default\")))
+";
+
+/// Text that is safe inside a C block comment on one line: no `*/`, no control characters.
+pub fn comment_text(s: &str) -> String {
+    s.replace("*/", "* /").chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
+/// Pointer entries of the scratch array a loop's wrapper expects in `slots[2 * nargs]`: the
+/// sum of the arities of vector arguments too large for the stack (0: no scratch slot used).
+pub fn scratch_entries(args: &[ArgDesc]) -> usize {
+    args.iter()
+        .map(|a| match *a {
+            ArgDesc::Dat { how: DatAccess::Vector { map_dim }, .. } if map_dim > VEC_STACK_MAX => map_dim,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Whether a global or info argument of `dim` values of `ty` is copied into a wrapper local.
+fn gbl_is_local(ty: crate::core::ElemType, dim: usize) -> bool {
+    dim.saturating_mul(ty.size()) <= GBL_LOCAL_MAX_BYTES
+}
+
 /// Generates the translation unit for one loop.
 pub fn generate(sig: &LoopSignature) -> String {
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target host C (seq, threads), signature {} */",
-        sig.loop_name,
+        comment_text(sig.loop_name),
         sig.kernel_name,
         sig.hash()
     ));
     for (i, a) in sig.args.iter().enumerate() {
         w.line(format!("/*   arg {i}: {} */", describe(a)));
     }
-    w.line("#include <math.h>");
-    w.line("#include <stdbool.h>");
-    w.line("#include <stddef.h>");
-    w.line("#include <string.h>");
-    w.line("");
-    w.line("#define OP2_EXPORT __attribute__((visibility(\"default\")))");
+    w.raw(PRELUDE);
     w.line("");
     if !sig.consts.is_empty() {
         w.line("/* Constants the kernel uses; values are loaded by op2_set_constants. */");
@@ -56,12 +119,12 @@ pub fn generate(sig: &LoopSignature) -> String {
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.line("");
     if !sig.consts.is_empty() {
-        w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *src)"));
+        w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
         for (k, c) in sig.consts.iter().enumerate() {
             if c.dim == 1 {
-                w.line(format!("memcpy(&{0}, src[{k}], sizeof({0}));", c.name));
+                w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
             } else {
-                w.line(format!("memcpy({0}, src[{k}], sizeof({0}));", c.name));
+                w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
             }
         }
         w.close();
@@ -71,7 +134,8 @@ pub fn generate(sig: &LoopSignature) -> String {
     w.finish()
 }
 
-fn describe(a: &ArgDesc) -> String {
+/// One line describing an argument descriptor (`dat double[4] OP_READ direct`).
+pub fn describe(a: &ArgDesc) -> String {
     match *a {
         ArgDesc::Dat { ty, dim, acc, how, optional } => {
             let via = match how {
@@ -92,71 +156,101 @@ fn describe(a: &ArgDesc) -> String {
 }
 
 fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
-    w.line("/* Runs the kernel for elements [start, end); see the ABI note in op2's codegen/host.rs. */");
-    w.open(format!("OP2_EXPORT void {LOOP_SYMBOL}(int start, int end, void *const *slots)"));
+    let nargs = sig.args.len();
+    w.line("/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */");
+    w.open(format!("OP2_EXPORT void {LOOP_SYMBOL}(int op2_start, int op2_end, void *const *op2_slots)"));
+    let mut scratch_at = 0usize;
+    if scratch_entries(sig.args) > 0 {
+        w.line(format!("void **op2_scratch = (void **)op2_slots[{}];", 2 * nargs));
+    }
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
             ArgDesc::Dat { ty, how, .. } => {
-                w.line(format!("{0} *a{i} = ({0} *)slots[{1}];", ty.c_name(), 2 * i));
+                w.line(format!("{0} *op2_a{i} = ({0} *)op2_slots[{1}];", ty.c_name(), 2 * i));
                 if how != DatAccess::Direct {
-                    w.line(format!("const int *m{i} = (const int *)slots[{}];", 2 * i + 1));
+                    w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
+                }
+                if let DatAccess::Vector { map_dim } = how {
+                    if map_dim > VEC_STACK_MAX {
+                        w.line(format!("{} **op2_v{i} = ({0} **)(op2_scratch + {scratch_at});", ty.c_name()));
+                        scratch_at += map_dim;
+                    }
                 }
             }
             ArgDesc::Gbl { ty, dim, .. } | ArgDesc::Info { ty, dim, .. } => {
-                // Globals live in a local copy for the whole range: the kernel, once inlined,
-                // keeps them in registers instead of reloading them after every store through a
-                // pointer that might alias them (what a hand-written loop over a local does).
-                w.line(format!("{0} *a{i} = ({0} *)slots[{1}];", ty.c_name(), 2 * i));
-                w.line(format!("{} g{i}[{dim}];", ty.c_name()));
-                w.line(format!("for (int k = 0; k < {dim}; k++) g{i}[k] = a{i}[k];"));
+                w.line(format!("{0} *op2_a{i} = ({0} *)op2_slots[{1}];", ty.c_name(), 2 * i));
+                if gbl_is_local(ty, dim) {
+                    // Small globals live in a local copy for the whole range: the kernel, once
+                    // inlined, keeps them in registers instead of reloading them after every
+                    // store through a pointer that might alias them (what a hand-written loop
+                    // over a local does).
+                    w.line(format!("{} op2_g{i}[{dim}];", ty.c_name()));
+                    w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_a{i}[op2_k];"));
+                }
             }
             ArgDesc::Idx { map_dim: Some(_), .. } => {
-                w.line(format!("const int *m{i} = (const int *)slots[{}];", 2 * i + 1));
+                w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
             }
             ArgDesc::Idx { map_dim: None, .. } => {}
         }
     }
-    w.open("for (ptrdiff_t n = start; n < end; n++)");
-    let mut call = Vec::with_capacity(sig.args.len());
+    w.open("for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++)");
+    let mut call = Vec::with_capacity(nargs);
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
             ArgDesc::Dat { ty, dim, how, optional, .. } => {
                 let expr = match how {
-                    DatAccess::Direct => format!("a{i} + n * {dim}"),
+                    DatAccess::Direct => format!("op2_a{i} + op2_n * {dim}"),
                     DatAccess::Indirect { map_dim, idx } => {
-                        format!("a{i} + (ptrdiff_t)m{i}[n * {map_dim} + {idx}] * {dim}")
+                        format!("op2_a{i} + (ptrdiff_t)op2_m{i}[op2_n * {map_dim} + {idx}] * {dim}")
                     }
                     DatAccess::Vector { map_dim } => {
-                        w.line(format!("{} *v{i}[{map_dim}];", ty.c_name()));
+                        if map_dim <= VEC_STACK_MAX {
+                            w.line(format!("{} *op2_v{i}[{map_dim}];", ty.c_name()));
+                        }
                         let fill = |w: &mut CodeWriter| {
-                            for j in 0..map_dim {
-                                w.line(format!("v{i}[{j}] = a{i} + (ptrdiff_t)m{i}[n * {map_dim} + {j}] * {dim};"));
+                            if map_dim <= VEC_UNROLL_MAX {
+                                for j in 0..map_dim {
+                                    w.line(format!(
+                                        "op2_v{i}[{j}] = op2_a{i} + (ptrdiff_t)op2_m{i}[op2_n * {map_dim} + {j}] * {dim};"
+                                    ));
+                                }
+                            } else {
+                                w.line(format!(
+                                    "for (ptrdiff_t op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_a{i} + (ptrdiff_t)op2_m{i}[op2_n * {map_dim} + op2_j] * {dim};"
+                                ));
                             }
                         };
                         if optional {
-                            w.open(format!("if (a{i})"));
+                            w.open(format!("if (op2_a{i})"));
                             fill(w);
                             w.close();
                         } else {
                             fill(w);
                         }
-                        format!("v{i}")
+                        format!("op2_v{i}")
                     }
                 };
                 if optional && !matches!(how, DatAccess::Vector { .. }) {
-                    call.push(format!("a{i} ? (void *)({expr}) : NULL"));
+                    call.push(format!("op2_a{i} ? (void *)({expr}) : NULL"));
                 } else {
                     call.push(format!("(void *)({expr})"));
                 }
             }
-            ArgDesc::Gbl { .. } | ArgDesc::Info { .. } => call.push(format!("(void *)g{i}")),
+            ArgDesc::Gbl { ty, dim, .. } | ArgDesc::Info { ty, dim, .. } => {
+                if gbl_is_local(ty, dim) {
+                    call.push(format!("(void *)op2_g{i}"))
+                } else {
+                    call.push(format!("(void *)op2_a{i}"))
+                }
+            }
             ArgDesc::Idx { map_dim: None, .. } => {
-                w.line(format!("int x{i} = (int)n;"));
-                call.push(format!("&x{i}"));
+                w.line(format!("int op2_x{i} = (int)op2_n;"));
+                call.push(format!("&op2_x{i}"));
             }
             ArgDesc::Idx { map_dim: Some(d), idx } => {
-                w.line(format!("int x{i} = m{i}[n * {d} + {idx}];"));
-                call.push(format!("&x{i}"));
+                w.line(format!("int op2_x{i} = op2_m{i}[op2_n * {d} + {idx}];"));
+                call.push(format!("&op2_x{i}"));
             }
         }
     }
@@ -172,12 +266,14 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
     w.close();
     // Reduction results and info payloads go back to the (scratch) buffers op2 combines.
     for (i, a) in sig.args.iter().enumerate() {
-        let dim = match *a {
-            ArgDesc::Gbl { acc, dim, .. } if acc.is_reduction() => dim,
-            ArgDesc::Info { dim, .. } => dim,
+        let (ty, dim) = match *a {
+            ArgDesc::Gbl { ty, acc, dim } if acc.is_reduction() => (ty, dim),
+            ArgDesc::Info { ty, dim, .. } => (ty, dim),
             _ => continue,
         };
-        w.line(format!("for (int k = 0; k < {dim}; k++) a{i}[k] = g{i}[k];"));
+        if gbl_is_local(ty, dim) {
+            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_a{i}[op2_k] = op2_g{i}[op2_k];"));
+        }
     }
     w.close();
 }
@@ -234,13 +330,7 @@ mod tests {
 /*   arg 3: global double[1] OP_MAX */
 /*   arg 4: info int[1] following arg 3 */
 /*   arg 5: element index */
-#include <math.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <string.h>
-
-#define OP2_EXPORT __attribute__((visibility("default")))
-
+{PRELUDE}
 /* Constants the kernel uses; values are loaded by op2_set_constants. */
 static double gam;
 static double qinf[4];
@@ -249,41 +339,41 @@ static double qinf[4];
 void k(const double *x, double **r, float *o, double *m, int *l, int *i) {{
   *m = gam;
 }}
-#line 24 "op2-wrapper:k"
+#line 45 "op2-wrapper:k"
 
-OP2_EXPORT void op2_set_constants(void *const *src) {{
-  memcpy(&gam, src[0], sizeof(gam));
-  memcpy(qinf, src[1], sizeof(qinf));
+OP2_EXPORT void op2_set_constants(void *const *op2_src) {{
+  memcpy(&gam, op2_src[0], sizeof(gam));
+  memcpy(qinf, op2_src[1], sizeof(qinf));
 }}
 
-/* Runs the kernel for elements [start, end); see the ABI note in op2's codegen/host.rs. */
-OP2_EXPORT void op2_loop(int start, int end, void *const *slots) {{
-  double *a0 = (double *)slots[0];
-  const int *m0 = (const int *)slots[1];
-  double *a1 = (double *)slots[2];
-  const int *m1 = (const int *)slots[3];
-  float *a2 = (float *)slots[4];
-  double *a3 = (double *)slots[6];
-  double g3[1];
-  for (int k = 0; k < 1; k++) g3[k] = a3[k];
-  int *a4 = (int *)slots[8];
-  int g4[1];
-  for (int k = 0; k < 1; k++) g4[k] = a4[k];
-  for (ptrdiff_t n = start; n < end; n++) {{
-    double *v1[2];
-    v1[0] = a1 + (ptrdiff_t)m1[n * 2 + 0] * 4;
-    v1[1] = a1 + (ptrdiff_t)m1[n * 2 + 1] * 4;
-    int x5 = (int)n;
+/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */
+OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
+  double *op2_a0 = (double *)op2_slots[0];
+  const int *op2_m0 = (const int *)op2_slots[1];
+  double *op2_a1 = (double *)op2_slots[2];
+  const int *op2_m1 = (const int *)op2_slots[3];
+  float *op2_a2 = (float *)op2_slots[4];
+  double *op2_a3 = (double *)op2_slots[6];
+  double op2_g3[1];
+  for (int op2_k = 0; op2_k < 1; op2_k++) op2_g3[op2_k] = op2_a3[op2_k];
+  int *op2_a4 = (int *)op2_slots[8];
+  int op2_g4[1];
+  for (int op2_k = 0; op2_k < 1; op2_k++) op2_g4[op2_k] = op2_a4[op2_k];
+  for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++) {{
+    double *op2_v1[2];
+    op2_v1[0] = op2_a1 + (ptrdiff_t)op2_m1[op2_n * 2 + 0] * 4;
+    op2_v1[1] = op2_a1 + (ptrdiff_t)op2_m1[op2_n * 2 + 1] * 4;
+    int op2_x5 = (int)op2_n;
     k(
-        (void *)(a0 + (ptrdiff_t)m0[n * 2 + 1] * 2),
-        (void *)(v1),
-        a2 ? (void *)(a2 + n * 1) : NULL,
-        (void *)g3,
-        (void *)g4,
-        &x5);
+        (void *)(op2_a0 + (ptrdiff_t)op2_m0[op2_n * 2 + 1] * 2),
+        (void *)(op2_v1),
+        op2_a2 ? (void *)(op2_a2 + op2_n * 1) : NULL,
+        (void *)op2_g3,
+        (void *)op2_g4,
+        &op2_x5);
   }}
-  for (int k = 0; k < 1; k++) a3[k] = g3[k];
-  for (int k = 0; k < 1; k++) a4[k] = g4[k];
+  for (int op2_k = 0; op2_k < 1; op2_k++) op2_a3[op2_k] = op2_g3[op2_k];
+  for (int op2_k = 0; op2_k < 1; op2_k++) op2_a4[op2_k] = op2_g4[op2_k];
 }}
 "#,
             sig.hash()
@@ -310,5 +400,45 @@ OP2_EXPORT void op2_loop(int start, int end, void *const *slots) {{
         // The directive names the number of the line that follows it.
         assert_eq!(lines[pos], format!("#line {} \"op2-wrapper:k\"", pos + 2));
         assert!(got.contains("  k();"));
+    }
+
+    /// Globals too large for the stack are used in place; vector arguments over wide maps fill
+    /// their pointers in a loop, and the widest use the driver's scratch slot.
+    #[test]
+    fn large_globals_and_wide_maps() {
+        let args = vec![
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 524_288, acc: Access::Inc },
+            ArgDesc::Dat {
+                ty: ElemType::Double,
+                dim: 1,
+                acc: Access::Read,
+                how: DatAccess::Vector { map_dim: 12 },
+                optional: false,
+            },
+            ArgDesc::Dat {
+                ty: ElemType::Float,
+                dim: 1,
+                acc: Access::Read,
+                how: DatAccess::Vector { map_dim: i32::MAX as usize },
+                optional: false,
+            },
+        ];
+        let sig = LoopSignature {
+            loop_name: "evil */ name\n",
+            kernel_name: "k",
+            kernel_source: "void k(double *g, double **v, float **w) {}",
+            args: &args,
+            consts: &[],
+        };
+        let got = generate(&sig);
+        assert!(got.starts_with("/* op2 loop 'evil * / name?' (kernel 'k')"), "{got}");
+        assert!(!got.contains("op2_g0"), "a 4 MB global must not be copied to the stack");
+        assert!(got.contains("        (void *)op2_a0,"));
+        assert!(got.contains("    double *op2_v1[12];\n    for (ptrdiff_t op2_j = 0; op2_j < 12; op2_j++) op2_v1[op2_j] = "));
+        assert!(got.contains("void **op2_scratch = (void **)op2_slots[6];"));
+        assert!(got.contains("float **op2_v2 = (float **)(op2_scratch + 0);"));
+        assert!(!got.contains("op2_v2[2147483647]"));
+        assert_eq!(scratch_entries(&args), i32::MAX as usize);
+        assert!(got.lines().count() < 120);
     }
 }

@@ -52,3 +52,147 @@ pub fn hex(bytes: &[u8]) -> String {
     }
     s
 }
+
+/// The C element type a kernel parameter's type words name, as (class, bytes, signed):
+/// `double` is ('f', 8, true), `unsigned int` ('i', 4, false). None for types op2 cannot
+/// interpret (typedefs of the user's, structs, `void`), which are not checked.
+fn param_type(words: &[String]) -> Option<(char, usize, bool)> {
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    Some(match w.as_slice() {
+        ["double"] => ('f', 8, true),
+        ["float"] => ('f', 4, true),
+        ["long", "double"] => ('f', 16, true),
+        ["_Bool"] | ["bool"] => ('b', 1, false),
+        ["int8_t"] => ('i', 1, true),
+        ["uint8_t"] => ('i', 1, false),
+        ["int16_t"] => ('i', 2, true),
+        ["uint16_t"] => ('i', 2, false),
+        ["int32_t"] => ('i', 4, true),
+        ["uint32_t"] => ('i', 4, false),
+        ["int64_t"] | ["ptrdiff_t"] | ["intptr_t"] => ('i', 8, true),
+        ["uint64_t"] | ["size_t"] | ["uintptr_t"] => ('i', 8, false),
+        _ => {
+            let ints = ["signed", "unsigned", "int", "long", "short", "char"];
+            if w.is_empty() || !w.iter().all(|x| ints.contains(x)) {
+                return None;
+            }
+            let longs = w.iter().filter(|x| **x == "long").count();
+            let size = if w.contains(&"char") {
+                1
+            } else if w.contains(&"short") {
+                2
+            } else if longs > 0 {
+                8
+            } else {
+                4
+            };
+            ('i', size, !w.contains(&"unsigned"))
+        }
+    })
+}
+
+fn elem_type(ty: ElemType) -> (char, usize, bool) {
+    match ty {
+        ElemType::Double => ('f', 8, true),
+        ElemType::Float => ('f', 4, true),
+        ElemType::Int => ('i', 4, true),
+        ElemType::Uint => ('i', 4, false),
+        ElemType::Ll => ('i', 8, true),
+        ElemType::Ull => ('i', 8, false),
+        ElemType::Bool => ('b', 1, false),
+    }
+}
+
+/// A kernel parameter that disagrees with its loop argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamMismatch {
+    /// The argument (0-based); equal to the argument count when the counts differ.
+    pub arg: usize,
+    /// What is wrong, naming the parameter as written and its kernel line.
+    pub message: String,
+}
+
+/// Checks the kernel's parameters against the loop's arguments: their number, and for every
+/// parameter whose type op2 can read, the element type and the level of indirection (`T*` for
+/// a dat, global or index argument, `T**` for a vector argument over a whole map). `const` and
+/// other qualifiers do not matter; parameters of the user's own types are not checked.
+pub fn check_params(def: &crate::core::clex::Definition, kernel: &str, args: &[ArgDesc]) -> Result<(), ParamMismatch> {
+    if def.params.len() != args.len() {
+        return Err(ParamMismatch {
+            arg: args.len(),
+            message: format!(
+                "kernel '{kernel}' (kernel line {}) takes {} parameter(s) but the loop passes {} argument(s)",
+                def.line,
+                def.params.len(),
+                args.len()
+            ),
+        });
+    }
+    for (i, (p, a)) in def.params.iter().zip(args).enumerate() {
+        let (ty, depth) = match *a {
+            ArgDesc::Dat { ty, how: crate::arg::DatAccess::Vector { .. }, .. } => (ty, 2),
+            ArgDesc::Dat { ty, .. } | ArgDesc::Gbl { ty, .. } | ArgDesc::Info { ty, .. } => (ty, 1),
+            ArgDesc::Idx { .. } => (ElemType::Int, 1),
+        };
+        let Some(found) = param_type(&p.base) else { continue };
+        let stars = |n: usize| "*".repeat(n);
+        if found != elem_type(ty) || p.depth != depth {
+            let what = if depth == 2 { "a vector argument (idx -N) needs" } else { "the argument needs" };
+            return Err(ParamMismatch {
+                arg: i,
+                message: format!(
+                    "kernel '{kernel}' parameter {} '{}' (kernel line {}) is {}{}, but {what} {}{}",
+                    i + 1,
+                    p.text,
+                    p.line,
+                    p.base.join(" "),
+                    stars(p.depth),
+                    ty.c_name(),
+                    stars(depth)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod param_tests {
+    use super::*;
+    use crate::arg::{Access, DatAccess};
+    use crate::core::clex::find_definition;
+
+    fn dat(ty: ElemType, how: DatAccess) -> ArgDesc {
+        ArgDesc::Dat { ty, dim: 1, acc: Access::Read, how, optional: false }
+    }
+
+    #[test]
+    fn kernel_parameters_are_checked_against_arguments() {
+        let args = [
+            dat(ElemType::Double, DatAccess::Direct),
+            dat(ElemType::Float, DatAccess::Vector { map_dim: 2 }),
+            ArgDesc::Gbl { ty: ElemType::Uint, dim: 1, acc: Access::Inc },
+            ArgDesc::Idx { map_dim: None, idx: 0 },
+        ];
+        let ok = "void k(const double *restrict a, float **b, unsigned *c, const int *i) {}";
+        assert_eq!(check_params(&find_definition(ok, "k").unwrap(), "k", &args), Ok(()));
+        // const differences and user types are fine
+        let ok2 = "void k(double *a, const float **b, real *c, int i[1]) {}";
+        assert_eq!(check_params(&find_definition(ok2, "k").unwrap(), "k", &args), Ok(()));
+        let bad = "void k(const double *a,\n  float *b, unsigned *c, int *i) {}";
+        let e = check_params(&find_definition(bad, "k").unwrap(), "k", &args).unwrap_err();
+        assert_eq!(e.arg, 1);
+        assert_eq!(
+            e.message,
+            "kernel 'k' parameter 2 'float *b' (kernel line 2) is float*, but a vector argument (idx -N) needs float**"
+        );
+        let bad = "void k(float *a, float **b, unsigned *c, int *i) {}";
+        let e = check_params(&find_definition(bad, "k").unwrap(), "k", &args).unwrap_err();
+        assert_eq!((e.arg, e.message.contains("is float*, but the argument needs double*")), (0, true));
+        let bad = "void k(double *a, float **b, int *c, int *i) {}";
+        assert_eq!(check_params(&find_definition(bad, "k").unwrap(), "k", &args).unwrap_err().arg, 2);
+        let e = check_params(&find_definition("void k(double *a) {}", "k").unwrap(), "k", &args).unwrap_err();
+        assert_eq!(e.arg, 4);
+        assert!(e.message.contains("takes 1 parameter(s) but the loop passes 4"), "{}", e.message);
+    }
+}

@@ -2,6 +2,7 @@
 //! C layer (`api`) converts handles and pointers, this layer validates meaning and owns data.
 
 pub mod buffer;
+pub mod clex;
 pub mod types;
 
 use crate::error::Result;
@@ -151,13 +152,15 @@ pub struct Const {
     pub data: Vec<u8>,
 }
 
-/// A user kernel: C99 source defining a function called `name`.
+/// A user kernel: ISO C source defining a function called `name`.
 #[derive(Debug)]
 pub struct Kernel {
     pub name: String,
     pub source: String,
     /// Identifiers appearing in the source (to find which constants it uses).
     pub identifiers: std::collections::BTreeSet<String>,
+    /// The kernel function's parameters as written (for the type check against arguments).
+    pub definition: clex::Definition,
 }
 
 impl Kernel {
@@ -168,13 +171,14 @@ impl Kernel {
                 "op_decl_kernel '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)"
             );
         }
-        if !defines_function(source, name) {
+        let Some(definition) = clex::find_definition(source, name) else {
             op2_bail!(BadKernel, "op_decl_kernel '{name}': no function named '{name}' is defined in the source");
-        }
+        };
         Ok(Kernel {
             name: name.to_string(),
             source: source.to_string(),
             identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
+            definition,
         })
     }
 }
@@ -236,92 +240,7 @@ pub fn is_c_identifier(s: &str) -> bool {
 
 /// Identifier tokens of C source, skipping comments, string and character literals.
 pub fn identifiers(src: &str) -> Vec<&str> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-        } else if c == b'"' || c == b'\'' {
-            i += 1;
-            while i < b.len() && b[i] != c {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(&src[s..i]);
-        } else if c.is_ascii_digit() {
-            // Skip numeric literals whole so suffixes (1e5f, 0x1p3) are not identifiers.
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Whether the source defines (not just declares or calls) a function `name`: the identifier
-/// is followed by a parenthesised parameter list and then by `{`.
-fn defines_function(src: &str, name: &str) -> bool {
-    let b = src.as_bytes();
-    let mut from = 0;
-    while let Some(pos) = src[from..].find(name) {
-        let start = from + pos;
-        let end = start + name.len();
-        from = end;
-        let before_ok = start == 0 || !(b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
-        let after_ok = end == b.len() || !(b[end].is_ascii_alphanumeric() || b[end] == b'_');
-        if !before_ok || !after_ok {
-            continue;
-        }
-        let mut j = end;
-        while j < b.len() && b[j].is_ascii_whitespace() {
-            j += 1;
-        }
-        if j >= b.len() || b[j] != b'(' {
-            continue;
-        }
-        let mut depth = 0usize;
-        while j < b.len() {
-            match b[j] {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            j += 1;
-        }
-        j += 1;
-        while j < b.len() && b[j].is_ascii_whitespace() {
-            j += 1;
-        }
-        if j < b.len() && b[j] == b'{' {
-            return true;
-        }
-    }
-    false
+    clex::tokens(src).into_iter().filter(|t| t.kind == clex::TokKind::Ident).map(|t| t.text).collect()
 }
 
 #[cfg(test)]

@@ -14,11 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Flags every host JIT compile needs: position-independent shared object; hidden visibility so
-/// the kernel is not interposable and the compiler inlines it into the wrapper; GNU89 inline
-/// semantics so a kernel written `inline void k(...)` (as OP2 kernels often are) still gets a
-/// definition.
-pub const REQUIRED_FLAGS: &[&str] = &["-fPIC", "-shared", "-fvisibility=hidden", "-fgnu89-inline"];
+/// Flags every host JIT compile needs: ISO C11, not a GNU dialect (so `gamma`, `index`, `y1`,
+/// `j0` are the user's names, not libc's); position-independent shared object; hidden
+/// visibility so the kernel is not interposable and the compiler inlines it into the wrapper;
+/// GNU89 inline semantics so a kernel written `inline void k(...)` (as OP2 kernels often are)
+/// still gets a definition under ISO C's rules for `inline`.
+pub const REQUIRED_FLAGS: &[&str] = &["-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-fgnu89-inline"];
 /// Default optimisation flags; no FP contraction so results are reproducible across backends.
 /// On x86-64 also `-mno-fma -mno-avx512f`: GCC 12's SLP vectorizer emits fused multiply-adds
 /// (`vfmsubadd231pd`) even under `-ffp-contract=off`, which changes the last bits of results.
@@ -73,11 +74,12 @@ impl Compiler {
         Ok(self.identity.as_deref().unwrap_or(""))
     }
 
-    /// Compiles `src` to the shared object `out`; on failure returns the compiler's output.
-    fn compile(&self, src: &Path, out: &Path) -> std::result::Result<(), String> {
+    /// Compiles `src` to the shared object `out`; returns the compiler's warnings (empty when
+    /// there are none), or on failure its output.
+    fn compile(&self, src: &Path, out: &Path) -> std::result::Result<String, String> {
         let res = Command::new(&self.cc).args(&self.flags).arg("-o").arg(out).arg(src).arg("-lm").output();
         match res {
-            Ok(o) if o.status.success() => Ok(()),
+            Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stderr).trim_end().to_string()),
             Ok(o) => {
                 let mut msg = format!("{} exited with {}", self.cc, o.status);
                 let text = String::from_utf8_lossy(&o.stderr);
@@ -216,6 +218,14 @@ impl Jit {
                 "{what}: kernel does not compile (generated source: {}; kernel lines are numbered as in the kernel's own source)\n{diag}",
                 kept_src.display()
             );
+        }
+        if let Ok(warnings) = &compiled {
+            if !warnings.is_empty() {
+                // Once per loop shape (later runs load the entry and stay quiet); kernel lines
+                // are numbered as in the kernel's own source ("kernel:NAME:LINE").
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "op2: warnings compiling {what}:\n{warnings}");
+            }
         }
         let path = self.cache.commit(key, &so_tmp).map_err(|e| crate::op2_err!(Io, "{what}: {}", e.message))?;
         HostLibrary::load(&path)

@@ -126,7 +126,8 @@ int main(int argc, char **argv)
     CHECK(loc >= 0 && loc < 3);
   }
 
-  /* An op_arg from a failed op_arg_* call, and a zeroed one, used in a loop. */
+  /* An op_arg from a failed op_arg_* call (the loop reports that call's real cause), and a
+   * zeroed one, used in a loop. */
   g = 10.5;
   gr = 2.0;
   a[0] = op_arg_dat(ev, -1, OP_ID, 1, "double", OP_RW);
@@ -134,13 +135,13 @@ int main(int argc, char **argv)
   CHECK_ERR(OP2_ERR_ARG_MISMATCH, "op_arg_dat", "'x'");
   a[2] = op_arg_gbl(&g, 1, "double", OP_INC);
   op_par_loop(k2, "invalid_arg", edges, 3, a);
-  CHECK_ERR(OP2_ERR_ARG_INVALID, "op_par_loop", "'invalid_arg'");
+  CHECK_ERR(OP2_ERR_ARG_MISMATCH, "op_par_loop 'invalid_arg', arg 1: op_arg_dat 'x'", "dim 3 disagrees");
   memset(&a[1], 0, sizeof a[1]);
   op_par_loop(k2, "zero_arg", edges, 3, a);
   CHECK_ERR(OP2_ERR_ARG_INVALID, "op_par_loop", "'zero_arg'");
   a[1] = op_arg_gbl(&gr, 1, "dbl", OP_READ); /* unknown type */
   op_par_loop(k2, "invalid_gbl", edges, 3, a);
-  CHECK_ERR(OP2_ERR_ARG_INVALID, "op_par_loop", "'invalid_gbl'");
+  CHECK_ERR(OP2_ERR_BAD_TYPE, "op_par_loop 'invalid_gbl', arg 1: op_arg_gbl", "dbl");
   CHECK_DBL(g, 10.5);
   CHECK_UNCHANGED(ev, 3, 5.0);
   CHECK_UNCHANGED(x, 3, 5.0);
