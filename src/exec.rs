@@ -13,8 +13,8 @@ use crate::codegen::{host, LoopSignature};
 use crate::context::Context;
 use crate::core::{DatId, KernelId, SetId};
 use crate::error::Result;
-use crate::op2_bail;
 use crate::jit::HostLibrary;
+use crate::op2_bail;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -187,8 +187,18 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         })
         .collect();
     let scratch_entries = host::scratch_entries(&descs);
-    let mut call =
-        LoopCall { name, set, set_size: s.size, lib, descs: &descs, slots, scratch_entries, reductions, indirect, dat_names };
+    let mut call = LoopCall {
+        name,
+        set,
+        set_size: s.size,
+        lib,
+        descs: &descs,
+        slots,
+        scratch_entries,
+        reductions,
+        indirect,
+        dat_names,
+    };
 
     let t = Instant::now();
     let exchange = comm.halo_exchange_begin(halo_reads);
@@ -247,7 +257,10 @@ fn seeded(
     let words = bytes.div_ceil(8).max(1);
     let mut buf: Vec<u64> = Vec::new();
     if buf.try_reserve_exact(words).is_err() {
-        op2_bail!(OutOfMemory, "op_par_loop '{name}', arg {arg}: cannot allocate {bytes} bytes for the global's scratch");
+        op2_bail!(
+            OutOfMemory,
+            "op_par_loop '{name}', arg {arg}: cannot allocate {bytes} bytes for the global's scratch"
+        );
     }
     buf.resize(words, 0);
     // SAFETY: the caller's global holds `bytes` bytes (op_arg_gbl's contract); buf holds more.

@@ -9,9 +9,9 @@ use crate::arg::{Access, RawArg};
 use crate::context::Context;
 use crate::core::{DatId, ElemType, MapId};
 use crate::error::{Op2Error, Result};
-use std::fmt::Display;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int, c_void};
+use std::fmt::Display;
 use std::ptr::null_mut;
 
 /// An access descriptor: OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN or OP_MAX.
@@ -325,7 +325,9 @@ pub extern "C" fn op_arg_gbl_char(
     size: c_int,
     acc: op_access,
 ) -> op_arg {
-    arg_boundary("op_arg_gbl_char", |st| arg_gbl("op_arg_gbl_char", st, data as *mut c_void, dim, r#type, Some(size), acc))
+    arg_boundary("op_arg_gbl_char", |st| {
+        arg_gbl("op_arg_gbl_char", st, data as *mut c_void, dim, r#type, Some(size), acc)
+    })
 }
 
 /// The kernel gets `int*` to the element's index (`OP_ID`, idx -1) or to `map[e][idx]`.

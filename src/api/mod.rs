@@ -38,7 +38,8 @@ pub(crate) struct ApiState {
 /// How many failed `op_arg_*` calls are remembered for `op_par_loop`'s messages.
 const ARG_FAILURES_KEPT: usize = 64;
 
-static STATE: Mutex<ApiState> = Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0 });
+static STATE: Mutex<ApiState> =
+    Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0 });
 
 /// Whether failing calls return (`OP_ERRORS_RETURN`) instead of exiting; an atomic, so that
 /// errors found without the lock (a call from inside a kernel) follow it too.

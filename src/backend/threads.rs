@@ -89,7 +89,8 @@ impl Threads {
         let now = FORK_GENERATION.load(Ordering::Relaxed);
         if now != self.pool_generation {
             let n = self.pool.current_num_threads();
-            let pool = build_pool(n).map_err(|e| op2_err!(BackendUnavailable, "op_par_loop '{loop_name}' after fork(): {}", e.message))?;
+            let pool = build_pool(n)
+                .map_err(|e| op2_err!(BackendUnavailable, "op_par_loop '{loop_name}' after fork(): {}", e.message))?;
             std::mem::forget(std::mem::replace(&mut self.pool, pool));
             self.pool_generation = now;
         }

@@ -434,7 +434,8 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
         assert!(got.starts_with("/* op2 loop 'evil * / name?' (kernel 'k')"), "{got}");
         assert!(!got.contains("op2_g0"), "a 4 MB global must not be copied to the stack");
         assert!(got.contains("        (void *)op2_a0,"));
-        assert!(got.contains("    double *op2_v1[12];\n    for (ptrdiff_t op2_j = 0; op2_j < 12; op2_j++) op2_v1[op2_j] = "));
+        assert!(got
+            .contains("    double *op2_v1[12];\n    for (ptrdiff_t op2_j = 0; op2_j < 12; op2_j++) op2_v1[op2_j] = "));
         assert!(got.contains("void **op2_scratch = (void **)op2_slots[6];"));
         assert!(got.contains("float **op2_v2 = (float **)(op2_scratch + 0);"));
         assert!(!got.contains("op2_v2[2147483647]"));

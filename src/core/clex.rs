@@ -133,7 +133,9 @@ pub fn source_from_bytes(bytes: &[u8]) -> Result<String, String> {
                 St::Lit(_) => out.push_str(&format!("\\{b:03o}")),
                 St::LineComment | St::BlockComment => out.push('?'),
                 St::Code => {
-                    return Err(format!("byte 0x{b:02x} on line {line} is not UTF-8 and is outside a comment or literal"))
+                    return Err(format!(
+                        "byte 0x{b:02x} on line {line} is not UTF-8 and is outside a comment or literal"
+                    ))
                 }
             }
             i += 1;

@@ -1,0 +1,50 @@
+/* Issue 9, point 10: a kernel that calls an op2 function gets a named error (OP2_ERR_REENTRANT),
+ * not a deadlock on op2's lock, on the loop's own thread and on the threads backend's workers.
+ * With the default handler the process exits with the message instead of hanging. */
+#include "test.h"
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *src = "int op_last_error_code(void);\n"
+                         "void op_diagnostic_output(void);\n"
+                         "void call_op2(int *code) { op_diagnostic_output(); code[0] = op_last_error_code(); }\n";
+
+int main(int argc, char **argv)
+{
+  enum { N = 20000 };
+  int *codes = malloc(sizeof(int) * N), i;
+  pid_t pid;
+  int status;
+  CHECK(codes != NULL);
+  test_init(argc, argv);
+  {
+    op_set s = op_decl_set(N, "s");
+    op_dat c = op_decl_dat(s, 1, "int", NULL, "c");
+    op_kernel k = op_decl_kernel(src, "call_op2");
+    op_set_error_handler(OP_ERRORS_RETURN);
+    PAR_LOOP(k, "calls_op2", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
+    CHECK_OK(); /* the loop itself succeeded; each kernel call got the error */
+    op_set_error_handler(OP_ERRORS_ABORT);
+    op_fetch_data(c, codes);
+    for (i = 0; i < N; i++)
+      if (codes[i] != OP2_ERR_REENTRANT) CHECK_INT(codes[i], OP2_ERR_REENTRANT);
+
+    /* Abort mode: the process ends with exit status 1 (and the message), promptly. */
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      alarm(60);
+      freopen("/dev/null", "w", stderr);
+      PAR_LOOP(k, "calls_op2_abort", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
+      _exit(0); /* not reached: the default handler exits with 1 */
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK_INT(WEXITSTATUS(status), 1);
+  }
+  op_exit();
+  free(codes);
+  return 0;
+}
