@@ -40,8 +40,19 @@ lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
-# Everything: Rust tests (header check included), C tests, then the fragments' suites.
-test: test-rust test-c $(TESTS)
+# The C suite again with the test programs and the JIT'd loops built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (any finding fails the run), on the host backends under test.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_BACKENDS := $(filter seq threads,$(TEST_BACKENDS))
+.PHONY: test-c-sanitize
+test-c-sanitize: lib
+	TEST_OUT=$(BUILD)/tests/c-sanitize TEST_CFLAGS="$(SAN_FLAGS)" OP2_CFLAGS="$(SAN_FLAGS)" \
+	  ASAN_OPTIONS=exitcode=86 UBSAN_OPTIONS=print_stacktrace=1 \
+	  bash tests/c/run.sh $(SAN_BACKENDS)
+
+# Everything: Rust tests (header check included), C tests (also sanitized), then the fragments'
+# suites.
+test: test-rust test-c test-c-sanitize $(TESTS)
 
 clean:
 	rm -rf $(BUILD)

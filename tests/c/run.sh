@@ -4,7 +4,9 @@
 # if anything failed. Run from the repository root.
 #
 # Environment: CC (cc), LIBDIR (target/release), INC (include), OP2_CACHE_DIR (build/cache),
-# TEST_TIMEOUT (seconds per run, 120), TESTS (a space-separated subset of test names, optional).
+# TEST_TIMEOUT (seconds per run, 120), TESTS (a space-separated subset of test names, optional),
+# TEST_CFLAGS (extra flags for the test programs, e.g. sanitizers), TEST_OUT (build directory,
+# build/tests/c). The JIT'd code takes its extra flags from OP2_CFLAGS, as in any op2 program.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/../.." || exit 2
 CC=${CC:-cc}
 LIBDIR=${LIBDIR:-target/release}
 INC=${INC:-include}
-OUT=build/tests/c
+OUT=${TEST_OUT:-build/tests/c}
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 OP2_CACHE_DIR=${OP2_CACHE_DIR:-build/cache}
 mkdir -p "$OUT" "$OP2_CACHE_DIR" || exit 2
@@ -47,7 +49,8 @@ for src in "${sources[@]}"; do
   name=$(basename "$src" .c)
   exe="$OUT/$name"
   log="$OUT/$name.build.log"
-  if ! $CC -std=c99 -Wall -Wextra -Werror -g -I"$INC" -Itests/c "$src" -o "$exe" \
+  # shellcheck disable=SC2086 # TEST_CFLAGS is a list of flags
+  if ! $CC -std=c99 -Wall -Wextra -Werror -g ${TEST_CFLAGS:-} -I"$INC" -Itests/c "$src" -o "$exe" \
       -L"$LIBDIR" -lop2 -Wl,-rpath,"$LIBDIR_ABS" -lm >"$log" 2>&1; then
     for b in "${backends[@]}"; do
       fail "$name" "$b" "does not compile" "$(tail -n 5 "$log" | tr '\n' ' ')"

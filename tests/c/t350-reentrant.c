@@ -6,6 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* In the sanitized run (make test-c-sanitize): the abort-mode child exits from a worker thread
+ * while its siblings still run, which LeakSanitizer cannot suspend, so it reports false leaks.
+ * Leak checking is off for this program only; AddressSanitizer and UBSan stay on. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "detect_leaks=0"; }
+
 static const char *src = "int op_last_error_code(void);\n"
                          "void op_diagnostic_output(void);\n"
                          "void call_op2(int *code) { op_diagnostic_output(); code[0] = op_last_error_code(); }\n";
@@ -36,7 +42,7 @@ int main(int argc, char **argv)
     CHECK(pid >= 0);
     if (pid == 0) {
       alarm(60);
-      freopen("/dev/null", "w", stderr);
+      if (getenv("T350_SHOW") == NULL) (void)!freopen("/dev/null", "w", stderr);
       PAR_LOOP(k, "calls_op2_abort", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
       _exit(0); /* not reached: the default handler exits with 1 */
     }
