@@ -2,6 +2,7 @@
 //! backends. One emitter per target.
 
 pub mod host;
+pub mod opencl;
 pub mod writer;
 
 use crate::arg::ArgDesc;
