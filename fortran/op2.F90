@@ -51,6 +51,9 @@ module op2
     OP2_ERR_ARG_ACCESS = 304, OP2_ERR_ARG_INFO = 305, OP2_ERR_ARG_INVALID = 306, &
     OP2_ERR_BAD_LOOP = 401, OP2_ERR_COMPILE = 501, OP2_ERR_LOAD = 502, &
     OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_INTERNAL = 901
+  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
+  ! op_write_vtk flags
+  integer(c_int), parameter, public :: OP_VTK_BINARY = 0, OP_VTK_ASCII = 1, OP_VTK_BASE64 = 2
 
   ! ---------------------------------------------------------------------------------------------
   ! Handles: the C pointer and nothing else (no mirrored struct layouts).
@@ -91,6 +94,7 @@ module op2
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_par_loop
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile
+  public :: op_write_vtk
   public :: op_timing_output, op_diagnostic_output, op_is_root
   public :: op_backend_name, op_backend_available
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
@@ -265,6 +269,15 @@ module op2
       type(c_ptr), value :: dat
       character(kind=c_char), intent(in) :: file(*)
     end subroutine c_op_print_dat_to_txtfile
+
+    subroutine c_op_write_vtk(file, cells, coords, ndats, dats, flags) bind(C, name="op_write_vtk")
+      import :: c_ptr, c_char, c_int
+      character(kind=c_char), intent(in) :: file(*)
+      type(c_ptr), value :: cells, coords
+      integer(c_int), value :: ndats
+      type(c_ptr), intent(in) :: dats(*)
+      integer(c_int), value :: flags
+    end subroutine c_op_write_vtk
 
     subroutine c_op_timing_output() bind(C, name="op_timing_output")
     end subroutine c_op_timing_output
@@ -801,6 +814,26 @@ contains
     character(len=*), intent(in) :: file
     call c_op_print_dat_to_txtfile(dat%handle, cstr(file))
   end subroutine op_print_dat_to_txtfile
+
+  !> Writes a VTK unstructured grid (.vtu or .vtk by extension): cells from `cells`, points
+  !> from `coords`, each of `dats` as point or cell data; flags default OP_VTK_BINARY.
+  subroutine op_write_vtk(file, cells, coords, dats, flags)
+    character(len=*), intent(in) :: file
+    type(op_map), intent(in) :: cells
+    type(op_dat), intent(in) :: coords
+    type(op_dat), intent(in) :: dats(:)
+    integer, intent(in), optional :: flags
+    type(c_ptr) :: handles(max(1, size(dats)))
+    integer(c_int) :: f
+    integer :: i
+    f = OP_VTK_BINARY
+    if (present(flags)) f = int(flags, c_int)
+    handles = c_null_ptr
+    do i = 1, size(dats)
+      handles(i) = dats(i)%handle
+    end do
+    call c_op_write_vtk(cstr(file), cells%handle, coords%handle, int(size(dats), c_int), handles, f)
+  end subroutine op_write_vtk
 
   !> Per loop: calls, time, achieved bandwidth.
   subroutine op_timing_output()

@@ -49,8 +49,14 @@
 #define OP2_ERR_LOAD 502
 #define OP2_ERR_BAD_RANGE 601
 #define OP2_ERR_IO 602
+#define OP2_ERR_FILE_FORMAT 603
 #define OP2_ERR_CHECK 701
 #define OP2_ERR_INTERNAL 901
+
+/* op_write_vtk flags: .vtu appended raw (.vtk big-endian binary), ASCII, .vtu appended base64. */
+#define OP_VTK_BINARY 0
+#define OP_VTK_ASCII 1
+#define OP_VTK_BASE64 2
 
 /* The identity map: direct access (idx must be -1). */
 #define OP_ID ((op_map)0)
@@ -279,6 +285,21 @@ const char *op_last_error_message(void);
  * mode (reported with the handler unchanged).
  */
 void op_set_error_handler(int mode);
+
+/**
+ * Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
+ * on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
+ * (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8
+ * hexahedron), and each of the `ndats` dats as point data (dat on the node set) or cell data
+ * (dat on the cell set), named by the dat's name, its dim as vector components. The extension
+ * picks the format: `.vtu` XML or `.vtk` legacy. `flags`: OP_VTK_BINARY (`.vtu` appended raw,
+ * `.vtk` big-endian binary), OP_VTK_ASCII (full precision: 17 significant digits for double,
+ * 9 for float), OP_VTK_BASE64 (`.vtu` appended base64). Every mode round-trips exactly.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
+ * OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
+ * not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
+ */
+void op_write_vtk(const char *file, op_map cells, op_dat coords, int ndats, const op_dat *dats, int flags);
 
 /**
  * Starts an op2 session. `argv` tokens of the form `KEY=value` for the configuration keys
