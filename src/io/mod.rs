@@ -3,6 +3,7 @@
 //! Plain Rust over a `Context`; the C functions are in `api::io`. Every read of dat values goes
 //! through `host_dat`, the one place to route through device residency once devices exist.
 
+pub mod hdf5;
 pub mod vtk;
 
 use crate::context::Context;
