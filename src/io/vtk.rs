@@ -224,8 +224,10 @@ fn legacy_type(ty: ElemType) -> &'static str {
         ElemType::Float => "float",
         ElemType::Int => "int",
         ElemType::Uint => "unsigned_int",
-        ElemType::Ll => "vtktypeint64",
-        ElemType::Ull => "vtktypeuint64",
+        // "long" is 64-bit on the LP64 systems op2 runs on; meshio's legacy reader knows no
+        // "vtktypeint64"
+        ElemType::Ll => "long",
+        ElemType::Ull => "unsigned_long",
         ElemType::Bool => "unsigned_char",
     }
 }
@@ -357,13 +359,16 @@ fn base64_write(w: &mut dyn Write, parts: &[&[u8]]) -> std::io::Result<()> {
 pub fn write_vtu(w: &mut dyn Write, g: &Grid, enc: Encoding) -> std::io::Result<()> {
     let cells = cell_arrays(g);
     let byte_order = if cfg!(target_endian = "little") { "LittleEndian" } else { "BigEndian" };
-    // Offsets of the appended arrays, in file order: point data, cell data, points, cells.
+    // The arrays in header order: point data, cell data, points, cells. The appended section
+    // holds them in the reverse order (the last header array at offset 0): any order is valid
+    // VTK, and this one keeps meshio's raw reader (which rewrites offsets while it searches
+    // them, meshio issue #1135) from matching an already rewritten offset.
     let ordered: Vec<&Array> =
         g.point_data.iter().chain(g.cell_data.iter()).chain(std::iter::once(&g.points)).chain(cells.iter()).collect();
-    let mut offsets = Vec::with_capacity(ordered.len());
+    let mut offsets = vec![0usize; ordered.len()];
     let mut off = 0usize;
-    for a in &ordered {
-        offsets.push(off);
+    for (k, a) in ordered.iter().enumerate().rev() {
+        offsets[k] = off;
         off += match enc {
             Encoding::Binary => 8 + a.data.len(),
             Encoding::Base64 => base64_len(8 + a.data.len()),
@@ -416,7 +421,7 @@ pub fn write_vtu(w: &mut dyn Write, g: &Grid, enc: Encoding) -> std::io::Result<
         Encoding::Ascii => {}
         Encoding::Binary => {
             w.write_all(b"  <AppendedData encoding=\"raw\">\n   _")?;
-            for a in &ordered {
+            for a in ordered.iter().rev() {
                 w.write_all(&(a.data.len() as u64).to_ne_bytes())?;
                 w.write_all(&a.data)?;
             }
@@ -424,7 +429,7 @@ pub fn write_vtu(w: &mut dyn Write, g: &Grid, enc: Encoding) -> std::io::Result<
         }
         Encoding::Base64 => {
             w.write_all(b"  <AppendedData encoding=\"base64\">\n   _")?;
-            for a in &ordered {
+            for a in ordered.iter().rev() {
                 base64_write(w, &[&(a.data.len() as u64).to_ne_bytes(), &a.data])?;
             }
             w.write_all(b"\n  </AppendedData>\n")?;
