@@ -204,23 +204,29 @@ mod imp {
         Ok(())
     }
 
-    /// Reads a whole dat-shaped dataset as `ty` into native-order bytes.
-    fn read_as(ds: &Dataset, ty: ElemType, rows: usize, n: usize) -> hdf5::Result<Vec<u8>> {
-        fn go<T: H5Type + Copy + Default>(ds: &Dataset, rows: usize, n: usize) -> hdf5::Result<Vec<u8>> {
+    /// Reads a whole dat-shaped dataset as `ty` and hands its native-order bytes to `f` (no
+    /// copy beyond the read itself).
+    fn read_as<R>(ds: &Dataset, ty: ElemType, rows: usize, n: usize, f: impl FnOnce(&[u8]) -> R) -> hdf5::Result<R> {
+        fn go<T: H5Type + Copy + Default, R>(
+            ds: &Dataset,
+            rows: usize,
+            n: usize,
+            f: impl FnOnce(&[u8]) -> R,
+        ) -> hdf5::Result<R> {
             let mut v = vec![T::default(); n];
             read_rows(ds, 0, rows, rows, &mut v)?;
             // SAFETY: T is a plain numeric type (or bool); its bytes are its native representation.
             let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) };
-            Ok(bytes.to_vec())
+            Ok(f(bytes))
         }
         match ty {
-            ElemType::Double => go::<f64>(ds, rows, n),
-            ElemType::Float => go::<f32>(ds, rows, n),
-            ElemType::Int => go::<i32>(ds, rows, n),
-            ElemType::Uint => go::<u32>(ds, rows, n),
-            ElemType::Ll => go::<i64>(ds, rows, n),
-            ElemType::Ull => go::<u64>(ds, rows, n),
-            ElemType::Bool => go::<bool>(ds, rows, n),
+            ElemType::Double => go::<f64, R>(ds, rows, n, f),
+            ElemType::Float => go::<f32, R>(ds, rows, n, f),
+            ElemType::Int => go::<i32, R>(ds, rows, n, f),
+            ElemType::Uint => go::<u32, R>(ds, rows, n, f),
+            ElemType::Ll => go::<i64, R>(ds, rows, n, f),
+            ElemType::Ull => go::<u64, R>(ds, rows, n, f),
+            ElemType::Bool => go::<bool, R>(ds, rows, n, f),
         }
     }
 
@@ -358,8 +364,8 @@ mod imp {
         let Some(total) = n.checked_mul(dim) else {
             op2_bail!(BadSize, "{call} '{name}': {n} elements x dim {dim} overflows");
         };
-        let bytes = read_as(&ds, ty, n, total).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-        ctx.decl_dat(set, dim as i32, ty, Some(&bytes), name, call)
+        read_as(&ds, ty, n, total, |bytes| ctx.decl_dat(set, dim as i32, ty, Some(bytes), name, call))
+            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?
     }
 
     fn read_int_attr(loc: &Location, attr: &str) -> Option<i64> {
@@ -473,9 +479,8 @@ mod imp {
                 ty.api_name()
             );
         }
-        let bytes = read_as(&ds, ty, dim, dim).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-        out.copy_from_slice(&bytes);
-        Ok(())
+        read_as(&ds, ty, dim, dim, |bytes| out.copy_from_slice(bytes))
+            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))
     }
 
     /// The type name OP2 writes in `type` attributes.
