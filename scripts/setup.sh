@@ -32,7 +32,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   if apt-get install -y -qq rustup >/dev/null 2>&1; then
     rustup default stable
   else
-    echo "setup: no cargo on PATH and no Debian rustup package; install Rust >= 1.77 (rustup) first" >&2
+    echo "setup: no cargo on PATH and no Debian rustup package; install Rust >= 1.85.1 (rustup) first" >&2
     exit 1
   fi
 fi
