@@ -120,6 +120,26 @@ int main(int argc, char **argv)
   op_dump_to_hdf5(missing);
   CHECK_ERR(OP2_ERR_IO, "op_dump_to_hdf5", "no/such/dir.h5");
 
+  /* a truncated copy of the file (its superblock promises more than is there) */
+  char cut[256];
+  snprintf(cut, sizeof cut, "%s/cut.h5", dir);
+  {
+    char *whole = NULL;
+    long n;
+    FILE *in = fopen(path, "rb"), *out = fopen(cut, "wb");
+    CHECK(in != NULL && out != NULL);
+    CHECK(fseek(in, 0, SEEK_END) == 0 && (n = ftell(in)) > 100 && fseek(in, 0, SEEK_SET) == 0);
+    whole = malloc((size_t)n);
+    CHECK(whole != NULL && fread(whole, 1, (size_t)n, in) == (size_t)n);
+    CHECK(fwrite(whole, 1, (size_t)n / 2, out) == (size_t)n / 2);
+    fclose(in);
+    fclose(out);
+    free(whole);
+  }
+  CHECK(op_decl_dat_hdf5(nodes, 2, "double", cut, "p_x") == NULL);
+  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "cut.h5");
+  CHECK(unlink(cut) == 0);
+
   /* still usable */
   op_dat ok = op_decl_dat_hdf5(nodes, 2, "double", path, "p_x");
   CHECK_OK();
