@@ -8,6 +8,9 @@
 #                           names, shapes, types and attributes
 #   make test-io-airfoil    Airfoil from new_grid.h5 (converted from a generated mesh) gives the
 #                           text run's rms history bit for bit; --vtk writes a file meshio reads
+#   make test-io-ref        (not in TESTS: 1000 seq iterations, minutes) OP2's 720K mesh from
+#                           $(AF_SHARED)/new_grid.dat.gz converted to HDF5: the published rms
+#                           lines (tests/airfoil/reference_720k.txt), final 1.0601146375780783e-04
 #   make airfoil-picture    tools/airfoil_mach.py renders the Mach number of a 720K Airfoil run
 #                           (generated mesh, IO_PIC_ITERS iterations) to doc/airfoil-mach.png
 #
@@ -37,7 +40,7 @@ $(IO_DIR)/vtk_dump: tests/io/vtk_dump.c $(LIB)
 	$(CC) -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -I$(INC) -o $@ $< $(EX_LDLIBS)
 
 TESTS += test-io
-.PHONY: test-io test-io-python test-io-airfoil airfoil-picture
+.PHONY: test-io test-io-python test-io-airfoil test-io-ref airfoil-picture
 
 test-io: test-io-python test-io-airfoil
 	@echo "test-io: passed"
@@ -55,3 +58,11 @@ airfoil-picture: $(BIN)/airfoil $(BIN)/op2-meshgen $(IO_PY)
 	test -f $(IO_DIR)/picture/mesh.dat || $(BIN)/op2-meshgen --cells 720000 -o $(IO_DIR)/picture/mesh.dat
 	$(BIN)/airfoil --mesh $(IO_DIR)/picture/mesh.dat --iters $(IO_PIC_ITERS) --vtk $(IO_DIR)/picture/airfoil.vtu OP2_BACKEND=threads
 	$(IO_PY) tools/airfoil_mach.py $(IO_DIR)/picture/airfoil.vtu doc/airfoil-mach.png
+
+test-io-ref: $(BIN)/airfoil $(BIN)/op2-h5convert
+	@mkdir -p $(IO_DIR)/ref
+	gunzip -c $(AF_SHARED)/new_grid.dat.gz > $(IO_DIR)/ref/new_grid.dat
+	$(BIN)/op2-h5convert $(IO_DIR)/ref/new_grid.dat $(IO_DIR)/ref/new_grid.h5
+	$(BIN)/airfoil --mesh $(IO_DIR)/ref/new_grid.h5 --iters 1000 OP2_BACKEND=seq > $(IO_DIR)/ref/run.log
+	grep -E '^ [0-9]+  ' $(IO_DIR)/ref/run.log | diff - tests/airfoil/reference_720k.txt
+	@echo "test-io-ref: OP2's 720K mesh from HDF5 gives the published rms history"
