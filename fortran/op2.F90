@@ -52,6 +52,9 @@ module op2
     OP2_ERR_BAD_LOOP = 401, OP2_ERR_REENTRANT = 402, OP2_ERR_COMPILE = 501, OP2_ERR_LOAD = 502, &
     OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_OUT_OF_MEMORY = 802, &
     OP2_ERR_INTERNAL = 901
+  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
+  ! op_write_vtk flags
+  integer(c_int), parameter, public :: OP_VTK_BINARY = 0, OP_VTK_ASCII = 1, OP_VTK_BASE64 = 2
 
   ! ---------------------------------------------------------------------------------------------
   ! Handles: the C pointer and nothing else (no mirrored struct layouts).
@@ -92,6 +95,19 @@ module op2
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_par_loop
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile
+  public :: op_write_vtk
+  public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
+            op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
+
+  interface op_get_const_hdf5
+    module procedure op_get_const_hdf5_r8, op_get_const_hdf5_r4, op_get_const_hdf5_i4, &
+                     op_get_const_hdf5_i8, op_get_const_hdf5_r8s, op_get_const_hdf5_i4s
+  end interface op_get_const_hdf5
+
+  interface op_write_const_hdf5
+    module procedure op_write_const_hdf5_r8, op_write_const_hdf5_r4, op_write_const_hdf5_i4, &
+                     op_write_const_hdf5_i8, op_write_const_hdf5_r8s, op_write_const_hdf5_i4s
+  end interface op_write_const_hdf5
   public :: op_timing_output, op_diagnostic_output, op_is_root
   public :: op_backend_name, op_backend_available
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
@@ -266,6 +282,62 @@ module op2
       type(c_ptr), value :: dat
       character(kind=c_char), intent(in) :: file(*)
     end subroutine c_op_print_dat_to_txtfile
+
+    subroutine c_op_write_vtk(file, cells, coords, ndats, dats, flags) bind(C, name="op_write_vtk")
+      import :: c_ptr, c_char, c_int
+      character(kind=c_char), intent(in) :: file(*)
+      type(c_ptr), value :: cells, coords
+      integer(c_int), value :: ndats
+      type(c_ptr), intent(in) :: dats(*)
+      integer(c_int), value :: flags
+    end subroutine c_op_write_vtk
+
+    function c_op_decl_set_hdf5(file, name) bind(C, name="op_decl_set_hdf5") result(h)
+      import :: c_ptr, c_char
+      character(kind=c_char), intent(in) :: file(*), name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_set_hdf5
+
+    function c_op_decl_map_hdf5(from, to, dim, file, name) bind(C, name="op_decl_map_hdf5") result(h)
+      import :: c_ptr, c_char, c_int
+      type(c_ptr), value :: from, to
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: file(*), name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_map_hdf5
+
+    function c_op_decl_dat_hdf5(set, dim, type, file, name) bind(C, name="op_decl_dat_hdf5") result(h)
+      import :: c_ptr, c_char, c_int
+      type(c_ptr), value :: set
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*), file(*), name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_dat_hdf5
+
+    subroutine c_op_get_const_hdf5(name, dim, type, data, file) bind(C, name="op_get_const_hdf5")
+      import :: c_ptr, c_char, c_int
+      character(kind=c_char), intent(in) :: name(*), type(*), file(*)
+      integer(c_int), value :: dim
+      type(c_ptr), value :: data
+    end subroutine c_op_get_const_hdf5
+
+    subroutine c_op_write_const_hdf5(name, dim, type, data, file) bind(C, name="op_write_const_hdf5")
+      import :: c_ptr, c_char, c_int
+      character(kind=c_char), intent(in) :: name(*), type(*), file(*)
+      integer(c_int), value :: dim
+      type(c_ptr), value :: data
+    end subroutine c_op_write_const_hdf5
+
+    subroutine c_op_fetch_data_hdf5_file(dat, file) bind(C, name="op_fetch_data_hdf5_file")
+      import :: c_ptr, c_char
+      type(c_ptr), value :: dat
+      character(kind=c_char), intent(in) :: file(*)
+    end subroutine c_op_fetch_data_hdf5_file
+
+    subroutine c_op_dump_to_hdf5(file) bind(C, name="op_dump_to_hdf5")
+      import :: c_char
+      character(kind=c_char), intent(in) :: file(*)
+    end subroutine c_op_dump_to_hdf5
 
     subroutine c_op_timing_output() bind(C, name="op_timing_output")
     end subroutine c_op_timing_output
@@ -802,6 +874,186 @@ contains
     character(len=*), intent(in) :: file
     call c_op_print_dat_to_txtfile(dat%handle, cstr(file))
   end subroutine op_print_dat_to_txtfile
+
+  !> Writes a VTK unstructured grid (.vtu or .vtk by extension): cells from `cells`, points
+  !> from `coords`, each of `dats` as point or cell data; flags default OP_VTK_BINARY.
+  subroutine op_write_vtk(file, cells, coords, dats, flags)
+    character(len=*), intent(in) :: file
+    type(op_map), intent(in) :: cells
+    type(op_dat), intent(in) :: coords
+    type(op_dat), intent(in) :: dats(:)
+    integer, intent(in), optional :: flags
+    type(c_ptr) :: handles(max(1, size(dats)))
+    integer(c_int) :: f
+    integer :: i
+    f = OP_VTK_BINARY
+    if (present(flags)) f = int(flags, c_int)
+    handles = c_null_ptr
+    do i = 1, size(dats)
+      handles(i) = dats(i)%handle
+    end do
+    call c_op_write_vtk(cstr(file), cells%handle, coords%handle, int(size(dats), c_int), handles, f)
+  end subroutine op_write_vtk
+
+  !> op_decl_set_hdf5: a set whose size is stored in dataset `name` of HDF5 file `file`.
+  function op_decl_set_hdf5(file, name) result(set)
+    character(len=*), intent(in) :: file, name
+    type(op_set) :: set
+    set%handle = c_op_decl_set_hdf5(cstr(file), cstr(name))
+  end function op_decl_set_hdf5
+
+  !> op_decl_map_hdf5: a map read from an HDF5 file (entries stored 0-based, as OP2 writes them).
+  function op_decl_map_hdf5(from, to, dim, file, name) result(map)
+    type(op_set), intent(in) :: from, to
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: file, name
+    type(op_map) :: map
+    map%handle = c_op_decl_map_hdf5(from%handle, to%handle, int(dim, c_int), cstr(file), cstr(name))
+  end function op_decl_map_hdf5
+
+  !> op_decl_dat_hdf5: a dat read from an HDF5 file; `type` as in op_decl_dat ('real(8)', 'double', ...).
+  function op_decl_dat_hdf5(set, dim, type, file, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: type, file, name
+    type(op_dat) :: dat
+    dat%handle = c_op_decl_dat_hdf5(set%handle, int(dim, c_int), cstr(c_type_name(type)), cstr(file), cstr(name))
+  end function op_decl_dat_hdf5
+
+  !> The type string given to op_get/write_const_hdf5 must name the Fortran type of `data`.
+  subroutine check_const_type(call, name, type, ctype)
+    character(len=*), intent(in) :: call, name, type, ctype
+    if (c_type_name(type) /= ctype) then
+      write(error_unit, '(a)') 'op2 error: ' // call // ' ''' // name // ''': type ''' // type // &
+        ''' does not match the Fortran data (' // ctype // ')'
+      error stop 2
+    end if
+  end subroutine check_const_type
+
+  subroutine op_get_const_hdf5_r8(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(8), intent(inout), target :: data(*)
+    call check_const_type('op_get_const_hdf5', name, type, 'double')
+    call c_op_get_const_hdf5(cstr(name), int(dim, c_int), cstr('double'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_r8
+
+  subroutine op_get_const_hdf5_r4(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(4), intent(inout), target :: data(*)
+    call check_const_type('op_get_const_hdf5', name, type, 'float')
+    call c_op_get_const_hdf5(cstr(name), int(dim, c_int), cstr('float'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_r4
+
+  subroutine op_get_const_hdf5_i4(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(4), intent(inout), target :: data(*)
+    call check_const_type('op_get_const_hdf5', name, type, 'int')
+    call c_op_get_const_hdf5(cstr(name), int(dim, c_int), cstr('int'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_i4
+
+  subroutine op_get_const_hdf5_i8(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(8), intent(inout), target :: data(*)
+    call check_const_type('op_get_const_hdf5', name, type, 'll')
+    call c_op_get_const_hdf5(cstr(name), int(dim, c_int), cstr('ll'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_i8
+
+  subroutine op_get_const_hdf5_r8s(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(8), intent(inout), target :: data
+    call check_const_type('op_get_const_hdf5', name, type, 'double')
+    if (dim /= 1) then
+      write(error_unit, '(a)') 'op2 error: op_get_const_hdf5 ''' // name // ''': a scalar needs dim 1'
+      error stop 2
+    end if
+    call c_op_get_const_hdf5(cstr(name), 1_c_int, cstr('double'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_r8s
+
+  subroutine op_get_const_hdf5_i4s(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(4), intent(inout), target :: data
+    call check_const_type('op_get_const_hdf5', name, type, 'int')
+    if (dim /= 1) then
+      write(error_unit, '(a)') 'op2 error: op_get_const_hdf5 ''' // name // ''': a scalar needs dim 1'
+      error stop 2
+    end if
+    call c_op_get_const_hdf5(cstr(name), 1_c_int, cstr('int'), c_loc(data), cstr(file))
+  end subroutine op_get_const_hdf5_i4s
+
+  subroutine op_write_const_hdf5_r8(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(8), intent(in), target :: data(*)
+    call check_const_type('op_write_const_hdf5', name, type, 'double')
+    call c_op_write_const_hdf5(cstr(name), int(dim, c_int), cstr('double'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_r8
+
+  subroutine op_write_const_hdf5_r4(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(4), intent(in), target :: data(*)
+    call check_const_type('op_write_const_hdf5', name, type, 'float')
+    call c_op_write_const_hdf5(cstr(name), int(dim, c_int), cstr('float'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_r4
+
+  subroutine op_write_const_hdf5_i4(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(4), intent(in), target :: data(*)
+    call check_const_type('op_write_const_hdf5', name, type, 'int')
+    call c_op_write_const_hdf5(cstr(name), int(dim, c_int), cstr('int'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_i4
+
+  subroutine op_write_const_hdf5_i8(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(8), intent(in), target :: data(*)
+    call check_const_type('op_write_const_hdf5', name, type, 'll')
+    call c_op_write_const_hdf5(cstr(name), int(dim, c_int), cstr('ll'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_i8
+
+  subroutine op_write_const_hdf5_r8s(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    real(8), intent(in), target :: data
+    call check_const_type('op_write_const_hdf5', name, type, 'double')
+    if (dim /= 1) then
+      write(error_unit, '(a)') 'op2 error: op_write_const_hdf5 ''' // name // ''': a scalar needs dim 1'
+      error stop 2
+    end if
+    call c_op_write_const_hdf5(cstr(name), 1_c_int, cstr('double'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_r8s
+
+  subroutine op_write_const_hdf5_i4s(name, dim, type, data, file)
+    character(len=*), intent(in) :: name, type, file
+    integer, intent(in) :: dim
+    integer(4), intent(in), target :: data
+    call check_const_type('op_write_const_hdf5', name, type, 'int')
+    if (dim /= 1) then
+      write(error_unit, '(a)') 'op2 error: op_write_const_hdf5 ''' // name // ''': a scalar needs dim 1'
+      error stop 2
+    end if
+    call c_op_write_const_hdf5(cstr(name), 1_c_int, cstr('int'), c_loc(data), cstr(file))
+  end subroutine op_write_const_hdf5_i4s
+
+  !> Writes a dat to an HDF5 file (OP2's layout; created if missing).
+  subroutine op_fetch_data_hdf5_file(dat, file)
+    type(op_dat), intent(in) :: dat
+    character(len=*), intent(in) :: file
+    call c_op_fetch_data_hdf5_file(dat%handle, cstr(file))
+  end subroutine op_fetch_data_hdf5_file
+
+  !> Writes every set, map and dat to a new HDF5 file.
+  subroutine op_dump_to_hdf5(file)
+    character(len=*), intent(in) :: file
+    call c_op_dump_to_hdf5(cstr(file))
+  end subroutine op_dump_to_hdf5
 
   !> Per loop: calls, time, achieved bandwidth.
   subroutine op_timing_output()

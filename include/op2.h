@@ -50,9 +50,15 @@
 #define OP2_ERR_LOAD 502
 #define OP2_ERR_BAD_RANGE 601
 #define OP2_ERR_IO 602
+#define OP2_ERR_FILE_FORMAT 603
 #define OP2_ERR_CHECK 701
 #define OP2_ERR_OUT_OF_MEMORY 802
 #define OP2_ERR_INTERNAL 901
+
+/* op_write_vtk flags: .vtu appended raw (.vtk big-endian binary), ASCII, .vtu appended base64. */
+#define OP_VTK_BINARY 0
+#define OP_VTK_ASCII 1
+#define OP_VTK_BASE64 2
 
 /* The identity map: direct access (idx must be -1). */
 #define OP_ID ((op_map)0)
@@ -285,6 +291,87 @@ const char *op_last_error_message(void);
  * mode (reported with the handler unchanged).
  */
 void op_set_error_handler(int mode);
+
+/**
+ * Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
+ * on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
+ * (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8
+ * hexahedron), and each of the `ndats` dats as point data (dat on the node set) or cell data
+ * (dat on the cell set), named by the dat's name, its dim as vector components. The extension
+ * picks the format: `.vtu` XML or `.vtk` legacy. `flags`: OP_VTK_BINARY (`.vtu` appended raw,
+ * `.vtk` big-endian binary), OP_VTK_ASCII (full precision: 17 significant digits for double,
+ * 9 for float), OP_VTK_BASE64 (`.vtu` appended base64). Every mode round-trips exactly.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
+ * OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
+ * not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
+ */
+void op_write_vtk(const char *file, op_map cells, op_dat coords, int ndats, const op_dat *dats, int flags);
+
+/**
+ * Declares a set whose size is the one integer stored in dataset `name` of HDF5 file `file`
+ * (OP2's layout). Returns NULL on error with `OP_ERRORS_RETURN`. Errors: OP2_ERR_IO (missing
+ * or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+ * negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
+ * without feature hdf5).
+ */
+op_set op_decl_set_hdf5(const char *file, const char *name);
+
+/**
+ * Declares a map from `from` to `to` with `dim` entries per element, read from the
+ * `[from.size][dim]` integer dataset `name` of HDF5 file `file` (a rank-1 dataset is dim 1;
+ * 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`.
+ * Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+ * from.size, non-integer type; the message names file, dataset, expected and found),
+ * OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+op_map op_decl_map_hdf5(op_set from, op_set to, int dim, const char *file, const char *name);
+
+/**
+ * Declares a dat on `set` with `dim` values of `type` per element, read from the
+ * `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
+ * without loss (float to double, int to ll, ...). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
+ * (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
+ * OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+op_dat op_decl_dat_hdf5(op_set set, int dim, const char *type, const char *file, const char *name);
+
+/**
+ * Reads constant `name` (`dim` values of `type`) from HDF5 file `file` into `const_data`,
+ * which the caller provides; the dataset must carry OP2's `dim` and `type` attributes and
+ * agree with them. Does not declare the constant (call `op_decl_const` after). Errors:
+ * OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
+ * type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+void op_get_const_hdf5(const char *name, int dim, const char *type, char *const_data, const char *file);
+
+/**
+ * Writes constant `name` (`dim` values of `type` from `const_data`) to HDF5 file `file` in
+ * OP2's layout (a `[dim]` dataset with attributes `dim` and `type`); the file is created if
+ * missing, an existing dataset of that name is replaced. Errors: OP2_ERR_IO,
+ * OP2_ERR_FILE_FORMAT (an existing file that is not HDF5), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+void op_write_const_hdf5(const char *name, int dim, const char *type, char *const_data, const char *file);
+
+/**
+ * Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
+ * OP2's layout (attributes size = bytes per element, dim, type). The file is created if
+ * missing; an existing dataset of that name must have the dat's shape and type and is
+ * overwritten. Collective under MPI. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
+ * dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+void op_fetch_data_hdf5_file(op_dat dat, const char *file);
+
+/**
+ * Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
+ * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Collective under MPI.
+ * Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
+ * OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+void op_dump_to_hdf5(const char *file);
 
 /**
  * Starts an op2 session. `argv` tokens of the form `KEY=value` for the configuration keys

@@ -7,6 +7,12 @@ need=()
 for pkg in build-essential gfortran cmake pkg-config ca-certificates; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+# HDF5 files (cargo feature hdf5, on by default: Debian's serial HDF5; parallel HDF5 for MPI is
+# libhdf5-openmpi-dev, pinned with HDF5_DIR=/usr/lib/<triplet>/hdf5/openmpi) and the Python venv
+# (meshio, h5py, matplotlib) that `make test-io` creates under build/venv.
+for pkg in libhdf5-dev python3-venv; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing packages ${need[*]}; run as root (or install them) first" >&2
@@ -26,7 +32,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   if apt-get install -y -qq rustup >/dev/null 2>&1; then
     rustup default stable
   else
-    echo "setup: no cargo on PATH and no Debian rustup package; install Rust >= 1.77 (rustup) first" >&2
+    echo "setup: no cargo on PATH and no Debian rustup package; install Rust >= 1.85.1 (rustup) first" >&2
     exit 1
   fi
 fi

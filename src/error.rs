@@ -68,6 +68,8 @@ codes! {
     BadRange = 601,
     /// A file that cannot be written or read.
     Io = 602,
+    /// A file (HDF5, VTK) whose layout, dim, type or size is not what the call expects.
+    FileFormat = 603,
     /// The `check` backend found a broken access promise (an indirect WRITE/RW conflict, or a
     /// kernel that modified OP_READ data).
     Check = 701,

@@ -14,6 +14,7 @@ pub mod context;
 pub mod core;
 pub mod error;
 pub mod exec;
+pub mod io;
 pub mod jit;
 pub mod mpi;
 pub mod plan;

@@ -2,10 +2,16 @@
  * airfoil.c: the Airfoil benchmark (2D inviscid Euler on an unstructured quad mesh around a
  * NACA0012 aerofoil) written against op2's C API.
  *
- * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [OP2 tokens such as OP2_BACKEND=threads]
- *   --mesh FILE     mesh in new_grid.dat format (default: new_grid.dat in the current directory)
+ * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
+ *                [OP2 tokens such as OP2_BACKEND=threads]
+ *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
+ *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
+ *                   (default: new_grid.dat in the current directory)
  *   --iters N       number of iterations (default 1000)
  *   --rms-log FILE  write "iter rms" for every iteration, rms with %.17e
+ *   --vtk FILE      write the solution (p_q as cell data on the mesh) for ParaView at the end:
+ *                   FILE ending in .vtu (XML, appended raw) or .vtk (legacy binary)
+ *   --vtk-every N   also every N iterations, as <stem>_<iteration>.vtu next to FILE
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
@@ -28,12 +34,30 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The solution for ParaView: p_q as cell data. iter >= 0 inserts _<iter> before the
+ * extension; -1 writes `path` itself. */
+static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_dat p_q) {
+  char name[4096];
+  const char *dot = strrchr(path, '.');
+  if (iter >= 0 && dot)
+    snprintf(name, sizeof name, "%.*s_%06ld%s", (int)(dot - path), path, iter, dot);
+  else
+    snprintf(name, sizeof name, "%s", path);
+  double t = now_s();
+  op_write_vtk(name, pcell, p_x, 1, &p_q, OP_VTK_BINARY);
+  printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
+}
+
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
-          "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [OP2_BACKEND=name ...]\n"
-          "  --mesh FILE     mesh in new_grid.dat format (default new_grid.dat)\n"
+          "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]\n"
+          "          [OP2_BACKEND=name ...]\n"
+          "  --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout if FILE ends in .h5\n"
+          "                  (default new_grid.dat)\n"
           "  --iters N       iterations (default 1000)\n"
           "  --rms-log FILE  write 'iter rms' for every iteration\n"
+          "  --vtk FILE      write the solution for ParaView at the end (.vtu or .vtk)\n"
+          "  --vtk-every N   also every N iterations, as <stem>_<iteration>.<ext>\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
 }
@@ -42,6 +66,8 @@ int main(int argc, char **argv) {
   const char *mesh_path = "new_grid.dat";
   const char *log_path = NULL;
   long niter = 1000;
+  const char *vtk_path = NULL;
+  long vtk_every = 0;
 
   /* our options are consumed here; NAME=VALUE tokens go to op_init */
   char **op_argv = calloc((size_t)argc + 1, sizeof(char *));
@@ -60,6 +86,15 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--rms-log") && i + 1 < argc) {
       log_path = argv[++i];
+    } else if (!strcmp(argv[i], "--vtk") && i + 1 < argc) {
+      vtk_path = argv[++i];
+    } else if (!strcmp(argv[i], "--vtk-every") && i + 1 < argc) {
+      char *e;
+      vtk_every = strtol(argv[++i], &e, 10);
+      if (*e || e == argv[i] || vtk_every < 1 || vtk_every > 1000000000L) {
+        fprintf(stderr, "airfoil: --vtk-every needs a positive integer, got '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout, argv[0]);
       return 0;
@@ -72,14 +107,23 @@ int main(int argc, char **argv) {
     }
   }
   op_argv[op_argc] = NULL;
+  if (vtk_every && !vtk_path) {
+    fprintf(stderr, "airfoil: --vtk-every needs --vtk FILE\n");
+    return 2;
+  }
+  size_t mlen = strlen(mesh_path);
+  int from_h5 = mlen > 3 && !strcmp(mesh_path + mlen - 3, ".h5");
 
-  /* read and validate the mesh before touching op2 */
+  /* read and validate a text mesh before touching op2 (op2 checks an HDF5 one itself) */
   airfoil_mesh m;
+  memset(&m, 0, sizeof m);
   char err[1024];
-  if (airfoil_mesh_read(mesh_path, &m, err, sizeof err)) {
+  double t_read = now_s();
+  if (!from_h5 && airfoil_mesh_read(mesh_path, &m, err, sizeof err)) {
     fprintf(stderr, "airfoil: %s\n", err);
     return 1;
   }
+  t_read = now_s() - t_read;
   FILE *log = NULL;
   if (log_path && !(log = fopen(log_path, "w"))) {
     fprintf(stderr, "airfoil: cannot write rms log '%s'\n", log_path);
@@ -87,8 +131,6 @@ int main(int argc, char **argv) {
   }
 
   op_init(op_argc, op_argv, 1);
-  printf("airfoil: mesh '%s': %d nodes, %d cells, %d edges, %d boundary edges; backend %s\n",
-         mesh_path, m.nnode, m.ncell, m.nedge, m.nbedge, op_backend_name());
 
   /* flow constants: single-precision literals widened to double */
   double gam = 1.4f;
@@ -101,43 +143,77 @@ int main(int argc, char **argv) {
   double e = p / (r * gm1) + 0.5 * u * u;
   double qinf[4] = {r, r * u, 0.0, r * e};
 
+  if (from_h5) {
+    /* OP2's airfoil_hdf5 reads the constants from the mesh file */
+    op_get_const_hdf5("gam", 1, "double", (char *)&gam, mesh_path);
+    op_get_const_hdf5("gm1", 1, "double", (char *)&gm1, mesh_path);
+    op_get_const_hdf5("cfl", 1, "double", (char *)&cfl, mesh_path);
+    op_get_const_hdf5("eps", 1, "double", (char *)&eps, mesh_path);
+    op_get_const_hdf5("qinf", 4, "double", (char *)qinf, mesh_path);
+  }
   op_decl_const(1, "double", &gam, "gam");
   op_decl_const(1, "double", &gm1, "gm1");
   op_decl_const(1, "double", &cfl, "cfl");
   op_decl_const(1, "double", &eps, "eps");
   op_decl_const(4, "double", qinf, "qinf");
 
-  /* initial state: q = qinf everywhere, res = 0, adt = 0 */
-  double *q = malloc(sizeof(double) * 4 * (size_t)m.ncell);
-  if (!q) {
-    fprintf(stderr, "airfoil: out of memory\n");
-    return 1;
+  op_set nodes, edges, bedges, cells;
+  op_map pedge, pecell, pbedge, pbecell, pcell;
+  op_dat p_bound, p_x, p_q;
+  if (from_h5) {
+    double t_h5 = now_s();
+    nodes = op_decl_set_hdf5(mesh_path, "nodes");
+    edges = op_decl_set_hdf5(mesh_path, "edges");
+    bedges = op_decl_set_hdf5(mesh_path, "bedges");
+    cells = op_decl_set_hdf5(mesh_path, "cells");
+    pedge = op_decl_map_hdf5(edges, nodes, 2, mesh_path, "pedge");
+    pecell = op_decl_map_hdf5(edges, cells, 2, mesh_path, "pecell");
+    pbedge = op_decl_map_hdf5(bedges, nodes, 2, mesh_path, "pbedge");
+    pbecell = op_decl_map_hdf5(bedges, cells, 1, mesh_path, "pbecell");
+    pcell = op_decl_map_hdf5(cells, nodes, 4, mesh_path, "pcell");
+    p_bound = op_decl_dat_hdf5(bedges, 1, "int", mesh_path, "p_bound");
+    p_x = op_decl_dat_hdf5(nodes, 2, "double", mesh_path, "p_x");
+    p_q = op_decl_dat_hdf5(cells, 4, "double", mesh_path, "p_q");
+    t_read = now_s() - t_h5;
+    m.nnode = (int)op_get_size(nodes);
+    m.ncell = (int)op_get_size(cells);
+    m.nedge = (int)op_get_size(edges);
+    m.nbedge = (int)op_get_size(bedges);
+  } else {
+    /* initial state: q = qinf everywhere */
+    double *q = malloc(sizeof(double) * 4 * (size_t)m.ncell);
+    if (!q) {
+      fprintf(stderr, "airfoil: out of memory\n");
+      return 1;
+    }
+    for (int c = 0; c < m.ncell; c++)
+      for (int n = 0; n < 4; n++) q[4 * c + n] = qinf[n];
+
+    nodes = op_decl_set(m.nnode, "nodes");
+    edges = op_decl_set(m.nedge, "edges");
+    bedges = op_decl_set(m.nbedge, "bedges");
+    cells = op_decl_set(m.ncell, "cells");
+
+    pedge = op_decl_map(edges, nodes, 2, m.edge, "pedge");
+    pecell = op_decl_map(edges, cells, 2, m.ecell, "pecell");
+    pbedge = op_decl_map(bedges, nodes, 2, m.bedge, "pbedge");
+    pbecell = op_decl_map(bedges, cells, 1, m.becell, "pbecell");
+    pcell = op_decl_map(cells, nodes, 4, m.cell, "pcell");
+
+    p_bound = op_decl_dat(bedges, 1, "int", m.bound, "p_bound");
+    p_x = op_decl_dat(nodes, 2, "double", m.x, "p_x");
+    p_q = op_decl_dat(cells, 4, "double", q, "p_q");
+    /* op2 copied everything: the host arrays can go */
+    free(q);
   }
-  for (int c = 0; c < m.ncell; c++)
-    for (int n = 0; n < 4; n++) q[4 * c + n] = qinf[n];
-
-  op_set nodes = op_decl_set(m.nnode, "nodes");
-  op_set edges = op_decl_set(m.nedge, "edges");
-  op_set bedges = op_decl_set(m.nbedge, "bedges");
-  op_set cells = op_decl_set(m.ncell, "cells");
-
-  op_map pedge = op_decl_map(edges, nodes, 2, m.edge, "pedge");
-  op_map pecell = op_decl_map(edges, cells, 2, m.ecell, "pecell");
-  op_map pbedge = op_decl_map(bedges, nodes, 2, m.bedge, "pbedge");
-  op_map pbecell = op_decl_map(bedges, cells, 1, m.becell, "pbecell");
-  op_map pcell = op_decl_map(cells, nodes, 4, m.cell, "pcell");
-
-  op_dat p_bound = op_decl_dat(bedges, 1, "int", m.bound, "p_bound");
-  op_dat p_x = op_decl_dat(nodes, 2, "double", m.x, "p_x");
-  op_dat p_q = op_decl_dat(cells, 4, "double", q, "p_q");
+  printf("airfoil: mesh '%s': %d nodes, %d cells, %d edges, %d boundary edges; backend %s\n",
+         mesh_path, m.nnode, m.ncell, m.nedge, m.nbedge, op_backend_name());
+  printf("airfoil: mesh read in %.3f s (%s)\n", t_read, from_h5 ? "HDF5" : "text");
   op_dat p_qold = op_decl_dat(cells, 4, "double", NULL, "p_qold");
   op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
   op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
-
-  /* op2 copied everything: the host arrays can go */
-  free(q);
   int ncell = m.ncell;
-  am_free(&m);
+  if (!from_h5) am_free(&m);
 
   op_kernel k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
   op_kernel k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
@@ -199,6 +275,7 @@ int main(int argc, char **argv) {
     if (log) fprintf(log, "%ld %.17e\n", iter, rms);
     if (iter % 100 == 0) printf(" %ld  %10.5e\n", iter, rms);
     if (iter == 1) t1 = now_s();
+    if (vtk_every && iter % vtk_every == 0) write_vtk(vtk_path, iter, pcell, p_x, p_q);
   }
   double t = now_s() - t0;
   if (log) fclose(log);
@@ -211,6 +288,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   op_timing_output();
   fflush(stdout);
+  if (vtk_path) write_vtk(vtk_path, -1, pcell, p_x, p_q);
   printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
          niter ? 1e3 * t / (double)niter : 0.0);
 

@@ -11,6 +11,7 @@ pub mod data;
 pub mod decl;
 pub mod error;
 pub mod handle;
+pub mod io;
 pub mod lifecycle;
 pub mod loops;
 

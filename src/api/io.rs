@@ -1,0 +1,225 @@
+//! Files: VTK output (`op_write_vtk`) and OP2's HDF5 functions (`op_*_hdf5`).
+
+use super::boundary;
+use super::c_str;
+use super::handle::{encode, op_dat, op_map, op_set, Kind};
+use crate::core::ElemType;
+use crate::op2_bail;
+use std::ffi::{c_char, c_int};
+use std::ptr::null_mut;
+
+/// Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
+/// on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
+/// (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8
+/// hexahedron), and each of the `ndats` dats as point data (dat on the node set) or cell data
+/// (dat on the cell set), named by the dat's name, its dim as vector components. The extension
+/// picks the format: `.vtu` XML or `.vtk` legacy. `flags`: OP_VTK_BINARY (`.vtu` appended raw,
+/// `.vtk` big-endian binary), OP_VTK_ASCII (full precision: 17 significant digits for double,
+/// 9 for float), OP_VTK_BASE64 (`.vtu` appended base64). Every mode round-trips exactly.
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
+/// OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
+/// not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
+#[no_mangle]
+pub extern "C" fn op_write_vtk(
+    file: *const c_char,
+    cells: op_map,
+    coords: op_dat,
+    ndats: c_int,
+    dats: *const op_dat,
+    flags: c_int,
+) {
+    const CALL: &str = "op_write_vtk";
+    boundary(CALL, (), |st| {
+        st.ctx(CALL)?;
+        let file = c_str(file, CALL, "file")?;
+        let label = format!("{CALL} '{file}'");
+        let m = st.map(cells, &label, &"cells map")?;
+        let c = st.dat(coords, &label, &"coords")?;
+        if ndats < 0 {
+            op2_bail!(BadSize, "{label}: ndats {ndats} is negative");
+        }
+        let handles: &[op_dat] = if ndats == 0 {
+            &[]
+        } else if dats.is_null() {
+            op2_bail!(NullArgument, "{label}: dats is NULL with ndats {ndats}");
+        } else {
+            // SAFETY: the caller provides ndats handles.
+            unsafe { std::slice::from_raw_parts(dats, ndats as usize) }
+        };
+        let mut ids = Vec::with_capacity(handles.len());
+        for (i, &h) in handles.iter().enumerate() {
+            ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
+        }
+        let ctx = st.ctx(CALL)?;
+        crate::io::vtk::write_vtk(ctx, file, m, c, &ids, flags, CALL)
+    })
+}
+
+// ---- HDF5 (OP2's op_*_hdf5 functions and file layout) --------------------------------------
+
+/// Declares a set whose size is the one integer stored in dataset `name` of HDF5 file `file`
+/// (OP2's layout). Returns NULL on error with `OP_ERRORS_RETURN`. Errors: OP2_ERR_IO (missing
+/// or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+/// negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
+/// without feature hdf5).
+#[no_mangle]
+pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
+    const CALL: &str = "op_decl_set_hdf5";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx(CALL)?;
+        let file = c_str(file, CALL, "file")?;
+        let name = c_str(name, CALL, "name")?;
+        let id = crate::io::hdf5::decl_set(st.ctx(CALL)?, file, name, CALL)?;
+        Ok(encode(Kind::Set, st.serial, id.0))
+    })
+}
+
+/// Declares a map from `from` to `to` with `dim` entries per element, read from the
+/// `[from.size][dim]` integer dataset `name` of HDF5 file `file` (a rank-1 dataset is dim 1;
+/// 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`.
+/// Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+/// from.size, non-integer type; the message names file, dataset, expected and found),
+/// OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_decl_map_hdf5(
+    from: op_set,
+    to: op_set,
+    dim: c_int,
+    file: *const c_char,
+    name: *const c_char,
+) -> op_map {
+    const CALL: &str = "op_decl_map_hdf5";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx(CALL)?;
+        let file = c_str(file, CALL, "file")?;
+        let name = c_str(name, CALL, "name")?;
+        let label = format!("{CALL} '{name}'");
+        let from = st.set(from, &label, &"from set")?;
+        let to = st.set(to, &label, &"to set")?;
+        let id = crate::io::hdf5::decl_map(st.ctx(CALL)?, from, to, dim, file, name, CALL)?;
+        Ok(encode(Kind::Map, st.serial, id.0))
+    })
+}
+
+/// Declares a dat on `set` with `dim` values of `type` per element, read from the
+/// `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
+/// without loss (float to double, int to ll, ...). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
+/// (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
+/// OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_decl_dat_hdf5(
+    set: op_set,
+    dim: c_int,
+    r#type: *const c_char,
+    file: *const c_char,
+    name: *const c_char,
+) -> op_dat {
+    const CALL: &str = "op_decl_dat_hdf5";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx(CALL)?;
+        let file = c_str(file, CALL, "file")?;
+        let name = c_str(name, CALL, "name")?;
+        let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
+        let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
+        let id = crate::io::hdf5::decl_dat(st.ctx(CALL)?, set, dim, ty, file, name, CALL)?;
+        Ok(encode(Kind::Dat, st.serial, id.0))
+    })
+}
+
+fn const_args<'a>(
+    call: &str,
+    name: *const c_char,
+    dim: c_int,
+    r#type: *const c_char,
+    data: *const c_char,
+    file: *const c_char,
+) -> crate::error::Result<(&'a str, usize, ElemType, &'a str)> {
+    let name = c_str(name, call, "name")?;
+    let file = c_str(file, call, "file")?;
+    let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+    if dim < 1 {
+        op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+    }
+    if data.is_null() {
+        op2_bail!(NullArgument, "{call} '{name}': const_data is NULL");
+    }
+    Ok((name, dim as usize, ty, file))
+}
+
+/// Reads constant `name` (`dim` values of `type`) from HDF5 file `file` into `const_data`,
+/// which the caller provides; the dataset must carry OP2's `dim` and `type` attributes and
+/// agree with them. Does not declare the constant (call `op_decl_const` after). Errors:
+/// OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
+/// type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_get_const_hdf5(
+    name: *const c_char,
+    dim: c_int,
+    r#type: *const c_char,
+    const_data: *mut c_char,
+    file: *const c_char,
+) {
+    const CALL: &str = "op_get_const_hdf5";
+    boundary(CALL, (), |_st| {
+        let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
+        let mut buf = vec![0u8; dim * ty.size()];
+        crate::io::hdf5::get_const(name, dim, ty, &mut buf, file, CALL)?;
+        // SAFETY: the caller provides room for dim values of `type`.
+        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), const_data as *mut u8, buf.len()) };
+        Ok(())
+    })
+}
+
+/// Writes constant `name` (`dim` values of `type` from `const_data`) to HDF5 file `file` in
+/// OP2's layout (a `[dim]` dataset with attributes `dim` and `type`); the file is created if
+/// missing, an existing dataset of that name is replaced. Errors: OP2_ERR_IO,
+/// OP2_ERR_FILE_FORMAT (an existing file that is not HDF5), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_write_const_hdf5(
+    name: *const c_char,
+    dim: c_int,
+    r#type: *const c_char,
+    const_data: *mut c_char,
+    file: *const c_char,
+) {
+    const CALL: &str = "op_write_const_hdf5";
+    boundary(CALL, (), |_st| {
+        let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
+        // SAFETY: the caller provides dim values of `type`.
+        let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };
+        crate::io::hdf5::write_const(name, dim, ty, data, file, CALL)
+    })
+}
+
+/// Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
+/// OP2's layout (attributes size = bytes per element, dim, type). The file is created if
+/// missing; an existing dataset of that name must have the dat's shape and type and is
+/// overwritten. Collective under MPI. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
+/// dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
+    const CALL: &str = "op_fetch_data_hdf5_file";
+    boundary(CALL, (), |st| {
+        let d = st.dat(dat, &CALL, &"dat")?;
+        let file = c_str(file, CALL, "file")?;
+        crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
+    })
+}
+
+/// Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
+/// layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Collective under MPI.
+/// Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
+/// OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
+    const CALL: &str = "op_dump_to_hdf5";
+    boundary(CALL, (), |st| {
+        st.ctx(CALL)?;
+        let file = c_str(file, CALL, "file")?;
+        crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)
+    })
+}
