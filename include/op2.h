@@ -52,6 +52,8 @@
 #define OP2_ERR_IO 602
 #define OP2_ERR_FILE_FORMAT 603
 #define OP2_ERR_CHECK 701
+#define OP2_ERR_VALIDATE 702
+#define OP2_ERR_DEVICE 801
 #define OP2_ERR_OUT_OF_MEMORY 802
 #define OP2_ERR_INTERNAL 901
 
@@ -215,6 +217,14 @@ long long op_get_size(op_set set);
  * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_IO.
  */
 void op_print_dat_to_txtfile(op_dat dat, const char *file);
+
+/**
+ * Bytes copied host to device (`*to_device`) and device to host (`*to_host`) for this dat
+ * since it was declared: dats stay on the device between loops and move only when a loop or a
+ * host access (fetch, print, file output, `op_download_dat`) needs them. Always 0 and 0 on
+ * host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
+ */
+void op_dat_transfers(op_dat dat, long long *to_device, long long *to_host);
 
 /**
  * Declares a set of `size` elements called `name`. Returns its handle (NULL on error with

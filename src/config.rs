@@ -53,6 +53,15 @@ pub struct Config {
     /// `OP2_ERROR_HANDLER=return` (None: leave the handler as it is).
     pub errors_return: Option<bool>,
     pub diags: i32,
+    /// `OP2_OPENCL_DEVICE`: `P:D` or a name substring.
+    pub opencl_device: Option<String>,
+    /// `OP2_INC`: how device backends keep indirect increments race-free.
+    pub inc: crate::backend::opencl::IncChoice,
+    /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
+    pub validate: bool,
+    /// `OP2_VALIDATE_RTOL`: relative tolerance for increments and reductions (None: 1e-12
+    /// for double, 1e-5 for float).
+    pub validate_rtol: Option<f64>,
 }
 
 const KEYS: &[&str] = &[
@@ -66,6 +75,10 @@ const KEYS: &[&str] = &[
     "OP2_CFLAGS",
     "OP2_DUMP_SOURCE",
     "OP2_ERROR_HANDLER",
+    "OP2_OPENCL_DEVICE",
+    "OP2_INC",
+    "OP2_VALIDATE",
+    "OP2_VALIDATE_RTOL",
 ];
 
 /// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
@@ -132,6 +145,25 @@ impl Config {
             },
         };
         let errors_return = error_handler(env, tokens)?;
+        let inc = match get("OP2_INC") {
+            None => crate::backend::opencl::IncChoice::Auto,
+            Some(v) => match crate::backend::opencl::IncChoice::parse(&v) {
+                Some(c) => c,
+                None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, colour, atomics or stage)"),
+            },
+        };
+        let validate = match get("OP2_VALIDATE").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_VALIDATE={v} (expected 0 or 1)"),
+        };
+        let validate_rtol = match get("OP2_VALIDATE_RTOL") {
+            None => None,
+            Some(v) => match v.trim().parse::<f64>() {
+                Ok(t) if t >= 0.0 && t.is_finite() => Some(t),
+                _ => op2_bail!(BadConfig, "op_init: OP2_VALIDATE_RTOL={v} is not a non-negative number"),
+            },
+        };
         Ok(Config {
             backend,
             num_threads,
@@ -143,6 +175,10 @@ impl Config {
             dump_source: get("OP2_DUMP_SOURCE").map(PathBuf::from),
             errors_return,
             diags,
+            opencl_device: get("OP2_OPENCL_DEVICE"),
+            inc,
+            validate,
+            validate_rtol,
         })
     }
 

@@ -7,6 +7,7 @@ use crate::backend::{self, Backend};
 use crate::codegen::ConstDecl;
 use crate::config::Config;
 use crate::core::buffer::AlignedBuf;
+use crate::core::residency::{self, Residency};
 use crate::core::{Const, Dat, DatId, ElemType, Kernel, KernelId, Map, MapId, Set, SetId};
 use crate::error::Result;
 use crate::exec::LoopCache;
@@ -143,7 +144,17 @@ impl Context {
                 ty.api_name()
             );
         };
-        self.dats.push(Dat { name: name.to_string(), set, dim: dim as usize, ty, data: buf, halo_dirty: false });
+        self.dats.push(Dat {
+            name: name.to_string(),
+            set,
+            dim: dim as usize,
+            ty,
+            data: buf,
+            halo_dirty: false,
+            residency: Residency::Host,
+            to_device: 0,
+            to_host: 0,
+        });
         Ok(DatId(self.dats.len() as u32 - 1))
     }
 
@@ -197,11 +208,41 @@ impl Context {
             .collect()
     }
 
+    /// The one way to the host bytes of a dat (fetch, print, file output, validation): on a
+    /// device backend, downloads them first if only the device copy is current (counted by
+    /// `op_dat_transfers`); `writes`: the caller changes them, so the device copy goes stale.
+    pub fn host_data(&mut self, d: DatId, writes: bool) -> Result<&mut [u8]> {
+        let dat = &mut self.dats[d.0 as usize];
+        if self.backend.is_device() {
+            let (download, after) = residency::host_access(dat.residency, writes);
+            if download {
+                self.backend.download(d, dat.data.as_mut_slice())?;
+                dat.to_host += dat.data.as_slice().len() as u64;
+            }
+            dat.residency = after;
+        }
+        Ok(dat.data.as_mut_slice())
+    }
+
+    /// Makes the host bytes of `d` current (see `host_data`), for readers that take `&Context`.
+    pub fn sync_to_host(&mut self, d: DatId) -> Result<()> {
+        self.host_data(d, false).map(|_| ())
+    }
+
+    /// `sync_to_host` for every dat (before whole-session output: HDF5 dumps, VTK).
+    pub fn sync_all_to_host(&mut self) -> Result<()> {
+        for i in 0..self.dats.len() {
+            self.sync_to_host(DatId(i as u32))?;
+        }
+        Ok(())
+    }
+
     /// Copies elements `[low, high]` of a dat into `out` (exactly the bytes of that range).
-    pub fn fetch(&self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) {
-        let dat = &self.dats[d.0 as usize];
-        let eb = dat.elem_bytes();
-        out.copy_from_slice(&dat.data.as_slice()[low * eb..(high_inclusive + 1) * eb]);
+    pub fn fetch(&mut self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) -> Result<()> {
+        let eb = self.dats[d.0 as usize].elem_bytes();
+        let host = self.host_data(d, false)?;
+        out.copy_from_slice(&host[low * eb..(high_inclusive + 1) * eb]);
+        Ok(())
     }
 
     /// The text `op_print_dat_to_txtfile` writes.

@@ -73,6 +73,10 @@ codes! {
     /// The `check` backend found a broken access promise (an indirect WRITE/RW conflict, or a
     /// kernel that modified OP_READ data).
     Check = 701,
+    /// A validated loop (`OP2_VALIDATE=1`) disagrees with the `seq` reference.
+    Validate = 702,
+    /// A device runtime call failed (names the call and the runtime's code and text).
+    Device = 801,
     /// A host or device allocation failed; the dat and its data are unchanged.
     OutOfMemory = 802,
     /// A bug in op2 (a caught panic); please report it.

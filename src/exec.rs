@@ -8,10 +8,11 @@
 //! fails before the end leaves the caller's globals untouched.
 
 use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
-use crate::backend::{IndirectArg, LoopCall, Reduction};
+use crate::backend::{Backend, IndirectArg, LoopCall, Reduction};
 use crate::codegen::{host, LoopSignature};
 use crate::context::Context;
-use crate::core::{DatId, KernelId, SetId};
+use crate::core::residency;
+use crate::core::{Dat, DatId, KernelId, MapId, SetId};
 use crate::error::Result;
 use crate::jit::HostLibrary;
 use crate::op2_bail;
@@ -106,9 +107,15 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         lib.ensure_constants(ctx.const_epoch, &ptrs);
     }
     let bytes = bytes_moved(ctx, &descs, &bound, set);
+    let device = ctx.backend.is_device();
+    // Device backends generate their own code from the signature, with the constants' values.
+    let const_decls = if device { ctx.consts_used_by(kernel) } else { Vec::new() };
 
-    let Context { sets, maps, dats, backend, comm, timings, .. } = ctx;
+    let Context { sets, maps, dats, backend, comm, timings, kernels, consts, .. } = ctx;
     let s = &sets[set.0 as usize];
+    if device {
+        move_to_device(backend.as_mut(), dats, &descs, &bound)?;
+    }
     let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
 
     // Bind pointers. Reductions get scratch buffers seeded with the caller's values.
@@ -187,7 +194,29 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         })
         .collect();
     let scratch_entries = host::scratch_entries(&descs);
+    let k = &kernels[kernel.0 as usize];
+    let sig = device.then(|| LoopSignature {
+        loop_name: name,
+        kernel_name: &k.name,
+        kernel_source: &k.source,
+        args: &descs,
+        consts: &const_decls,
+    });
+    let const_values: Vec<&[u8]> = const_decls.iter().map(|c| consts[&c.name].data.as_slice()).collect();
+    let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
+        .iter()
+        .map(|b| match *b {
+            BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
+                Some((m, maps[m.0 as usize].values.as_slice()))
+            }
+            _ => None,
+        })
+        .collect();
     let mut call = LoopCall {
+        sig,
+        const_values,
+        bound: &bound,
+        maps: arg_maps,
         name,
         set,
         set_size: s.size,
@@ -217,6 +246,14 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     for d in refreshed {
         dats[d.0 as usize].halo_dirty = false;
     }
+    if device {
+        for (d, b) in descs.iter().zip(&bound) {
+            if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
+                let dv = &mut dats[dat.0 as usize];
+                dv.residency = residency::after_loop(dv.residency, acc.writes());
+            }
+        }
+    }
     // Halos of written dats are out of date now (the MPI layer exchanges them on next read).
     for (d, b) in descs.iter().zip(&bound) {
         if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
@@ -244,6 +281,34 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
 /// A reduction's scratch, seeded with the caller's values; a scratch that cannot be allocated
 /// is `OP2_ERR_OUT_OF_MEMORY`.
 #[allow(clippy::too_many_arguments)]
+/// Before a loop on a device backend: every dat it uses gets a current device copy, uploaded
+/// unless the loop overwrites it whole (only direct OP_WRITE arguments on it; one process, so
+/// every section of the set is run).
+fn move_to_device(backend: &mut dyn Backend, dats: &mut [Dat], descs: &[ArgDesc], bound: &[BoundArg]) -> Result<()> {
+    for (i, b) in bound.iter().enumerate() {
+        let BoundArg::Dat { dat, enabled: true, .. } = *b else { continue };
+        if bound[..i].iter().any(|p| matches!(p, BoundArg::Dat { dat: q, enabled: true, .. } if *q == dat)) {
+            continue; // decided at its first argument
+        }
+        let overwrites_all = descs.iter().zip(bound).all(|(d, p)| match (d, p) {
+            (ArgDesc::Dat { acc, how, optional, .. }, BoundArg::Dat { dat: q, .. }) if *q == dat => {
+                *acc == Access::Write && *how == DatAccess::Direct && !optional
+            }
+            _ => true,
+        });
+        let dv = &mut dats[dat.0 as usize];
+        match residency::before_loop(dv.residency, overwrites_all) {
+            residency::Before::Nothing => {}
+            residency::Before::Allocate => backend.alloc(dat, dv.data.as_slice().len())?,
+            residency::Before::Upload => {
+                backend.upload(dat, dv.data.as_slice())?;
+                dv.to_device += dv.data.as_slice().len() as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn seeded(
     name: &str,
     arg: usize,

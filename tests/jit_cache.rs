@@ -38,7 +38,7 @@ fn run_axpy(ctx: &mut Context, a: f64) -> Vec<f64> {
     ];
     par_loop(ctx, k, "axpy", set, &args).unwrap();
     let mut out = vec![0u8; 24];
-    ctx.fetch(y, 0, 2, &mut out);
+    ctx.fetch(y, 0, 2, &mut out).unwrap();
     out.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect()
 }
 

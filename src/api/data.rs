@@ -23,7 +23,7 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
         }
         // SAFETY: the caller provides room for set.size * dim values.
         let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * dv.elem_bytes()) };
-        ctx.fetch(d, 0, n - 1, out);
+        ctx.fetch(d, 0, n - 1, out)?;
         Ok(())
     })
 }
@@ -53,7 +53,7 @@ pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, 
         let count = (high - low + 1) as usize;
         // SAFETY: the caller provides room for (high - low + 1) * dim values.
         let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * dv.elem_bytes()) };
-        ctx.fetch(d, low as usize, high as usize, out);
+        ctx.fetch(d, low as usize, high as usize, out)?;
         Ok(())
     })
 }
@@ -79,9 +79,33 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
+        ctx.sync_to_host(d)?;
         let text = ctx.dat_text(d);
         if let Err(e) = std::fs::write(file, text) {
             op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
+        }
+        Ok(())
+    })
+}
+
+/// Bytes copied host to device (`*to_device`) and device to host (`*to_host`) for this dat
+/// since it was declared: dats stay on the device between loops and move only when a loop or a
+/// host access (fetch, print, file output, `op_download_dat`) needs them. Always 0 and 0 on
+/// host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub extern "C" fn op_dat_transfers(dat: op_dat, to_device: *mut c_longlong, to_host: *mut c_longlong) {
+    const CALL: &str = "op_dat_transfers";
+    boundary(CALL, (), |st| {
+        let d = st.dat(dat, &CALL, &"dat")?;
+        let dv = &st.ctx(CALL)?.dats[d.0 as usize];
+        // SAFETY: non-NULL pointers are the caller's long long outputs.
+        unsafe {
+            if !to_device.is_null() {
+                *to_device = dv.to_device as c_longlong;
+            }
+            if !to_host.is_null() {
+                *to_host = dv.to_host as c_longlong;
+            }
         }
         Ok(())
     })

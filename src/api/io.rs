@@ -51,6 +51,7 @@ pub extern "C" fn op_write_vtk(
             ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
         }
         let ctx = st.ctx(CALL)?;
+        ctx.sync_all_to_host()?;
         crate::io::vtk::write_vtk(ctx, file, m, c, &ids, flags, CALL)
     })
 }
@@ -206,6 +207,7 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
+        st.ctx(CALL)?.sync_to_host(d)?;
         crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
     })
 }
@@ -220,6 +222,7 @@ pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     boundary(CALL, (), |st| {
         st.ctx(CALL)?;
         let file = c_str(file, CALL, "file")?;
+        st.ctx(CALL)?.sync_all_to_host()?;
         crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)
     })
 }

@@ -2,6 +2,7 @@
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
 pub mod check;
+pub mod opencl;
 pub mod reduce;
 pub mod seq;
 pub mod threads;
@@ -54,6 +55,14 @@ pub struct IndirectArg<'a> {
 
 /// One loop call, ready to run: the compiled code and every pointer it needs.
 pub struct LoopCall<'a> {
+    /// The loop's signature (device backends generate their own code from it).
+    pub sig: Option<crate::codegen::LoopSignature<'a>>,
+    /// Each used constant's value, in the order of `sig.consts`.
+    pub const_values: Vec<&'a [u8]>,
+    /// What each argument refers to.
+    pub bound: &'a [crate::arg::BoundArg],
+    /// Per argument: its map and values, when it has one and is enabled.
+    pub maps: Vec<Option<(MapId, &'a [i32])>>,
     pub name: &'a str,
     pub set: crate::core::SetId,
     pub set_size: usize,
@@ -110,6 +119,32 @@ impl LoopCall<'_> {
 pub trait Backend: Send {
     fn kind(&self) -> BackendKind;
 
+    /// Whether dats live in device memory, moved by the driver's residency rule through
+    /// `alloc`/`upload`/`download` (host backends: no, and those three do nothing).
+    fn is_device(&self) -> bool {
+        false
+    }
+
+    /// One line naming the backend and where it runs (diagnostics).
+    fn describe(&self) -> String {
+        self.kind().name().to_string()
+    }
+
+    /// Makes room on the device for a dat of `bytes` (its contents need not be valid).
+    fn alloc(&mut self, _dat: DatId, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
+
+    /// Copies a dat's host bytes to the device.
+    fn upload(&mut self, _dat: DatId, _host: &[u8]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Copies a dat's device bytes to the host.
+    fn download(&mut self, _dat: DatId, _host: &mut [u8]) -> Result<()> {
+        Ok(())
+    }
+
     /// Runs the loop over elements `[start, end)`, leaving reduction results combined into
     /// `call.reductions[..].buf`.
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;
@@ -117,7 +152,11 @@ pub trait Backend: Send {
 
 /// Whether a backend can run in this build on this machine.
 pub fn available(kind: BackendKind) -> bool {
-    matches!(kind, BackendKind::Seq | BackendKind::Threads | BackendKind::Check)
+    match kind {
+        BackendKind::Seq | BackendKind::Threads | BackendKind::Check => true,
+        BackendKind::OpenCl => opencl::probe(std::env::var("OP2_OPENCL_DEVICE").ok().as_deref()).is_ok(),
+        BackendKind::Cuda => false,
+    }
 }
 
 /// Creates the backend selected by the configuration.
@@ -126,10 +165,10 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
         BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
         BackendKind::Check => Ok(Box::new(check::Check)),
-        other => op2_bail!(
+        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config.opencl_device.as_deref(), config.inc)?)),
+        BackendKind::Cuda => op2_bail!(
             BackendUnavailable,
-            "op_init: backend '{}' is not available in this build of op2 (available: seq, threads, check)",
-            other.name()
+            "op_init: backend 'cuda' is not available in this build of op2 (available: seq, threads, check, and opencl where an OpenCL runtime is installed)"
         ),
     }
 }

@@ -50,6 +50,17 @@ impl Partials {
         Some(Partials { stride, offsets, data, base })
     }
 
+    /// Every block's partials, back to back (`stride` words a block), for device backends that
+    /// seed a device buffer from them.
+    pub fn words(&self) -> &[u64] {
+        &self.data
+    }
+
+    /// As `words`, to read a device buffer back into before `combine_into`.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.data
+    }
+
     /// Pointer to block `b`'s buffer of reduction `r`.
     pub fn ptr(&self, b: usize, r: usize) -> *mut u64 {
         debug_assert!(b * self.stride + self.offsets[r] < self.data.len());

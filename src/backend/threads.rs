@@ -41,12 +41,19 @@ extern "C" fn after_fork_in_child() {
     FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
-fn build_pool(num_threads: usize) -> Result<rayon::ThreadPool> {
+/// The number of `fork()`s so far in this process's history (0 in the original process);
+/// starts counting on first use.
+pub(crate) fn fork_generation() -> u64 {
     static ATFORK: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers a handler that only touches an atomic (async-signal-safe).
     ATFORK.call_once(|| unsafe {
         libc::pthread_atfork(None, None, Some(after_fork_in_child));
     });
+    FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+fn build_pool(num_threads: usize) -> Result<rayon::ThreadPool> {
+    fork_generation();
     rayon::ThreadPoolBuilder::new()
         .num_threads(num_threads)
         .thread_name(|i| format!("{WORKER_PREFIX}{i}"))
@@ -77,7 +84,7 @@ unsafe impl Sync for Shared<'_> {}
 
 impl Threads {
     pub fn new(num_threads: usize, part_size: Option<usize>) -> Result<Threads> {
-        let pool_generation = FORK_GENERATION.load(Ordering::Relaxed);
+        let pool_generation = fork_generation();
         let pool = build_pool(num_threads).map_err(|e| op2_err!(BackendUnavailable, "op_init: {}", e.message))?;
         Ok(Threads { pool, pool_generation, part_size, plans: PlanCache::new() })
     }

@@ -128,6 +128,42 @@ fn atomic_add(ty: ElemType, addr: &str, val: &str) -> String {
     }
 }
 
+/// The user's kernel as OpenCL C reads it: C's `long long` is OpenCL's `long` (64 bits);
+/// everything else, line breaks included, unchanged.
+pub fn opencl_source(src: &str) -> String {
+    use crate::core::clex::{tokens, TokKind};
+    let toks = tokens(src);
+    let offset = |t: &str| t.as_ptr() as usize - src.as_ptr() as usize;
+    let mut out = String::with_capacity(src.len());
+    let mut from = 0;
+    for pair in toks.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        if a.kind == TokKind::Ident && a.text == "long" && b.kind == TokKind::Ident && b.text == "long" {
+            let (s, e) = (offset(a.text), offset(b.text));
+            out.push_str(&src[from..s]);
+            // Drop the first `long`, keep any line breaks between the two.
+            out.extend(src[s..e].chars().filter(|&c| c == '\n'));
+            from = e;
+        }
+    }
+    out.push_str(&src[from..]);
+    // The C headers of the kernel environment: what OpenCL C lacks of them is in the prelude.
+    let std_headers = ["math.h", "stdint.h", "stdio.h", "stdbool.h", "string.h", "stddef.h", "stdlib.h"];
+    out.split_inclusive('\n')
+        .map(|l| {
+            let t = l.trim_start();
+            let is_std = t.starts_with('#')
+                && t[1..].trim_start().starts_with("include")
+                && std_headers.iter().any(|h| t.contains(&format!("<{h}>")));
+            if is_std {
+                if l.ends_with('\n') { "\n" } else { "" }
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
 const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL FP_CONTRACT OFF
@@ -138,6 +174,25 @@ const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
+typedef char int8_t;
+typedef uchar uint8_t;
+typedef short int16_t;
+typedef ushort uint16_t;
+typedef int int32_t;
+typedef uint uint32_t;
+typedef long int64_t;
+typedef ulong uint64_t;
+static void *memset(void *op2_d, int op2_c, size_t op2_n)
+{
+  for (size_t op2_i = 0; op2_i < op2_n; op2_i++) ((uchar *)op2_d)[op2_i] = (uchar)op2_c;
+  return op2_d;
+}
+static void *memcpy(void *op2_d, const void *op2_s, size_t op2_n)
+{
+  for (size_t op2_i = 0; op2_i < op2_n; op2_i++) ((uchar *)op2_d)[op2_i] = ((const uchar *)op2_s)[op2_i];
+  return op2_d;
+}
 /* C99 `inline` without `static` would leave no definition to call in OpenCL C. */
 #define inline
 
@@ -179,7 +234,7 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
     w.line("");
     emit_constants(&mut w, sig.consts, values);
     w.line(format!("#line 1 \"kernel:{}\"", sig.kernel_name));
-    w.raw(sig.kernel_source);
+    w.raw(&opencl_source(sig.kernel_source));
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.line("#undef inline");
@@ -371,6 +426,12 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_long_becomes_long() {
+        assert_eq!(opencl_source("long long *x; unsigned long\nlong y; /* long long */"), "long *x; unsigned \nlong y; /* long long */");
+        assert_eq!(opencl_source("#include <stdint.h>\n# include \"mine.h\"\nint x;"), "\n# include \"mine.h\"\nint x;");
+    }
 
     #[test]
     fn literals_are_exact() {

@@ -3,6 +3,7 @@
 
 pub mod buffer;
 pub mod clex;
+pub mod residency;
 pub mod types;
 
 use crate::error::Result;
@@ -134,6 +135,11 @@ pub struct Dat {
     pub data: AlignedBuf,
     /// Whether the halo copy is out of date (the MPI layer exchanges only dirty halos).
     pub halo_dirty: bool,
+    /// Which copies are current (device backends only; see `residency`).
+    pub residency: residency::Residency,
+    /// Bytes copied host to device and device to host since declaration (`op_dat_transfers`).
+    pub to_device: u64,
+    pub to_host: u64,
 }
 
 impl Dat {

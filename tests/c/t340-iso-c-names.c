@@ -38,9 +38,10 @@ int main(int argc, char **argv)
         "#include <stdint.h>\n"
         "inline void use_all(const double *x, double *y, const int *e, double *t) {\n"
         "  int32_t i32 = (int32_t)*e; bool yes = true; char buf[4]; memset(buf, 0, sizeof buf);\n"
-        "  (void)printf; (void)buf;\n"
+        "  (void)buf;\n"
         "  double s = src + n + start + end + slots + k + a0 + g1 + m0 + v1 + x2\n"
         "           + gamma + index + y1 + j0;\n"
+        "  if (s < 0) printf(\"never %d\\n\", i32);\n"
         "  y[0] = MAX(x[0], 2.0) * s + MIN(i32, 0) + (yes ? 0 : 1) + (M_PI > 3.14 ? 0 : 100);\n"
         "  *t += y[0];\n"
         "}\n",

@@ -1,5 +1,7 @@
 /* Issue 9, point 11: after fork(), the child's loops work on every backend (the threads
- * backend must not wait for a pool whose threads stayed in the parent), and the parent's too. */
+ * backend must not wait for a pool whose threads stayed in the parent), or fail with a named
+ * error (device runtimes do not survive fork(): OP2_ERR_DEVICE, never a hang); the parent's
+ * loops work too. */
 #include "test.h"
 #include <signal.h>
 #include <sys/wait.h>
@@ -38,6 +40,15 @@ int main(int argc, char **argv)
     CHECK(pid >= 0);
     if (pid == 0) {
       alarm(60); /* a hang fails the test instead of blocking it */
+      if (strcmp(argv[1], "opencl") == 0) {
+        double add = 2.0;
+        op_set_error_handler(OP_ERRORS_RETURN);
+        PAR_LOOP(k, "add", s, op_arg_dat(x, -1, OP_ID, 1, "double", OP_RW), op_arg_gbl(&add, 1, "double", OP_READ),
+                 op_arg_gbl(&add, 1, "double", OP_INC));
+        CHECK_ERR(OP2_ERR_DEVICE, "op_par_loop 'add'", "fork");
+        op_exit();
+        _exit(0);
+      }
       run(k, s, x, 2.0, N, 3.0);
       /* A new loop shape (a compile) in the child works too. */
       {

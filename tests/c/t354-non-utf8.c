@@ -9,8 +9,8 @@ int main(int argc, char **argv)
   /* The comment and the literal below are ISO-8859-1 (bytes 0xE9, 0xEF, 0xAB, 0xBB). */
   static const char src[] = "/* caf\xe9 au lait, na\xefve */\n"
                             "void latin(int *y) { // \xab commentaire \xbb\n"
-                            "  const char *e = \"\xe9t\xe9\";\n"
-                            "  y[0] = (unsigned char)e[0]; y[1] = (int)strlen(e);\n"
+                            "  const char e[] = \"\xe9t\xe9\";\n"
+                            "  y[0] = (unsigned char)e[0]; y[1] = (int)sizeof e - 1;\n"
                             "}\n";
   test_init(argc, argv);
   {

@@ -1,0 +1,566 @@
+//! The `opencl` backend (opencl3, the OpenCL ICD loaded at run time): dats live in device
+//! buffers between loops, moved by the driver's residency rule through `upload`/`download`;
+//! maps are uploaded once; each loop shape is built once per device into a program from
+//! `codegen::opencl` and cached by source text (PoCL keeps its own binary cache too).
+//!
+//! Execution: every section runs as one launch of a grid-stride kernel over
+//! `work_items(n)` work-items, or, for loops with indirect increments and `OP2_INC=colour`
+//! (the default here, see `IncChoice`), one launch per colour of an element colouring (the
+//! plan built with one element per block), so no two work-items of a launch increment the same
+//! target. `OP2_INC=atomics` uses compare-and-swap adds instead and one launch. Reductions:
+//! one partials row per work-item (seeded and combined on the host in work-item order, by the
+//! same code as the threads backend's blocks): deterministic for a given device and set size.
+
+use super::reduce::Partials;
+use super::{Backend, LoopCall};
+use crate::arg::ArgDesc;
+use crate::codegen::opencl::{self as emit, IncStrategy};
+use crate::config::BackendKind;
+use crate::core::{DatId, MapId};
+use crate::error::{ErrorCode, Op2Error, Result};
+use crate::op2_bail;
+use crate::plan::{IndirectArg, IndirectDesc, MapIdx, PlanCache, PlanRequest};
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context as ClContext;
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::kernel::Kernel;
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{cl_int, CL_BLOCKING};
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+/// How indirect increments avoid races (`OP2_INC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncChoice {
+    /// The measured rule: colouring on devices without native floating-point atomics (every
+    /// OpenCL 1.2 device, PoCL on CPUs included: CAS loops cost ~1.7x a coloured launch there),
+    /// atomics otherwise.
+    Auto,
+    Colour,
+    Atomics,
+}
+
+impl IncChoice {
+    pub fn parse(s: &str) -> Option<IncChoice> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => IncChoice::Auto,
+            "colour" | "color" | "stage" => IncChoice::Colour,
+            "atomics" | "atomic" => IncChoice::Atomics,
+            _ => return None,
+        })
+    }
+}
+
+/// An OpenCL failure as an op2 error naming the call.
+fn cl_err(what: &str, e: impl std::fmt::Display) -> Op2Error {
+    Op2Error::new(ErrorCode::Device, format!("opencl: {what} failed: {e}"))
+}
+
+/// Whether an OpenCL error code means the device ran out of memory or the allocation is too
+/// large for it.
+fn is_oom(code: i32) -> bool {
+    // CL_MEM_OBJECT_ALLOCATION_FAILURE -4, CL_OUT_OF_RESOURCES -5, CL_OUT_OF_HOST_MEMORY -6,
+    // CL_INVALID_BUFFER_SIZE -61.
+    matches!(code, -4 | -5 | -6 | -61)
+}
+
+/// The OpenCL device op2 runs on, or why there is none. `selector`: `P:D` indices (platform,
+/// device) or a substring of the device or platform name (`OP2_OPENCL_DEVICE`).
+pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
+    use opencl3::platform::get_platforms;
+    let platforms = get_platforms().map_err(|e| {
+        format!("no OpenCL runtime or platform ({e}); install an ICD such as pocl-opencl-icd")
+    })?;
+    let mut all: Vec<(usize, usize, Device, String)> = Vec::new();
+    for (p, plat) in platforms.iter().enumerate() {
+        let pname = plat.name().unwrap_or_default();
+        for (d, id) in plat.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default().into_iter().enumerate() {
+            let dev = Device::new(id);
+            let name = format!("{} / {}", pname, dev.name().unwrap_or_default());
+            all.push((p, d, dev, name));
+        }
+    }
+    if all.is_empty() {
+        return Err("the OpenCL runtime lists no devices".to_string());
+    }
+    let chosen = match selector.map(str::trim).filter(|s| !s.is_empty()) {
+        None => all.into_iter().next(),
+        Some(sel) => {
+            let idx = sel.split_once(':').and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)));
+            let names: Vec<String> = all.iter().map(|(p, d, _, n)| format!("{p}:{d} {n}")).collect();
+            let found = match idx {
+                Some((p, d)) => all.into_iter().find(|(q, e, _, _)| *q == p && *e == d),
+                None => all.into_iter().find(|(_, _, _, n)| n.to_lowercase().contains(&sel.to_lowercase())),
+            };
+            match found {
+                Some(f) => Some(f),
+                None => return Err(format!("OP2_OPENCL_DEVICE={sel} matches none of: {}", names.join("; "))),
+            }
+        }
+    };
+    let (_, _, dev, _) = chosen.ok_or("no OpenCL device")?;
+    let ext = dev.extensions().unwrap_or_default();
+    if !ext.contains("cl_khr_fp64") {
+        return Err(format!("the OpenCL device '{}' has no double precision (cl_khr_fp64)", dev.name().unwrap_or_default()));
+    }
+    Ok(dev)
+}
+
+/// A built loop program.
+struct Prog {
+    kernel: Kernel,
+    _program: Program,
+}
+
+pub struct OpenCl {
+    device: Device,
+    /// Dropped only in the process that made them (`Drop`): after fork() the runtime's threads
+    /// and locks are not in the child.
+    context: std::mem::ManuallyDrop<ClContext>,
+    queue: std::mem::ManuallyDrop<CommandQueue>,
+    /// `threads::fork_generation()` when the context was made.
+    generation: u64,
+    /// "platform device (version)", for diagnostics.
+    pub description: String,
+    inc: IncChoice,
+    programs: HashMap<String, Prog>,
+    dats: HashMap<DatId, Buffer<u8>>,
+    maps: HashMap<MapId, Buffer<cl_int>>,
+    /// Element colourings (one element per plan block) and their element lists on the device.
+    colourings: PlanCache,
+    colour_lists: HashMap<u64, (Buffer<cl_int>, Vec<(usize, usize)>)>,
+    /// Buffers of READ globals, by argument position, reused from call to call.
+    globals: Vec<Option<(Buffer<u8>, usize)>>,
+    partials: Option<(Buffer<u64>, usize)>,
+    dummy: std::mem::ManuallyDrop<Buffer<u8>>,
+    max_work_items: usize,
+}
+
+// SAFETY: the OpenCL objects are reference-counted handles usable from any thread; op2 uses
+// the backend from one thread at a time (under the API lock).
+unsafe impl Send for OpenCl {}
+
+impl OpenCl {
+    pub fn new(selector: Option<&str>, inc: IncChoice) -> Result<OpenCl> {
+        let device = probe(selector).map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
+        let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, 0).map_err(|e| cl_err("clCreateCommandQueue", e))?;
+        // SAFETY: a 16-byte device buffer with no host pointer.
+        let dummy = unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, 16, std::ptr::null_mut()) }
+            .map_err(|e| cl_err("clCreateBuffer", e))?;
+        let cu = device.max_compute_units().unwrap_or(1).max(1) as usize;
+        let description = format!(
+            "{} ({}, {} compute units)",
+            device.name().unwrap_or_default(),
+            device.version().unwrap_or_default(),
+            cu
+        );
+        Ok(OpenCl {
+            device,
+            context: std::mem::ManuallyDrop::new(context),
+            queue: std::mem::ManuallyDrop::new(queue),
+            generation: super::threads::fork_generation(),
+            description,
+            inc,
+            programs: HashMap::new(),
+            dats: HashMap::new(),
+            maps: HashMap::new(),
+            colourings: PlanCache::new(),
+            colour_lists: HashMap::new(),
+            globals: Vec::new(),
+            partials: None,
+            dummy: std::mem::ManuallyDrop::new(dummy),
+            max_work_items: 256 * cu,
+        })
+    }
+
+    /// After fork() the child has no OpenCL runtime threads: any call could hang.
+    fn check_process(&self, call: &str) -> Result<()> {
+        if super::threads::fork_generation() != self.generation {
+            op2_bail!(
+                Device,
+                "{call}: opencl: this process was forked after op_init, and the OpenCL runtime does not survive fork(); call op_exit() and op_init() in the child, or fork before op_init"
+            );
+        }
+        Ok(())
+    }
+
+    /// Work-items for `n` elements: enough to fill the device, never more than the elements.
+    fn work_items(&self, n: usize) -> usize {
+        n.min(self.max_work_items).max(1)
+    }
+
+    fn create_buffer<T>(&self, count: usize, what: &str) -> Result<Buffer<T>> {
+        // SAFETY: a device buffer of `count` elements, no host pointer.
+        unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, count.max(1), std::ptr::null_mut()) }.map_err(|e| {
+            if is_oom(e.0) {
+                Op2Error::new(
+                    ErrorCode::OutOfMemory,
+                    format!(
+                        "opencl: cannot allocate {} bytes on '{}' for {what} ({e})",
+                        count * std::mem::size_of::<T>(),
+                        self.device.name().unwrap_or_default()
+                    ),
+                )
+            } else {
+                cl_err(&format!("clCreateBuffer for {what}"), e)
+            }
+        })
+    }
+
+    fn write<T>(&self, buf: &mut Buffer<T>, data: &[T], what: &str) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking write of `data` into a buffer at least as large.
+        unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[]) }
+            .map_err(|e| cl_err(&format!("clEnqueueWriteBuffer ({what})"), e))?;
+        Ok(())
+    }
+
+    fn read<T>(&self, buf: &Buffer<T>, out: &mut [T], what: &str) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking read into `out` from a buffer at least as large.
+        unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[]) }
+            .map_err(|e| cl_err(&format!("clEnqueueReadBuffer ({what})"), e))?;
+        Ok(())
+    }
+
+    /// The program for this loop's source, built on first use.
+    fn program(&mut self, source: String, loop_name: &str, kernel: &str) -> Result<&Prog> {
+        if !self.programs.contains_key(&source) {
+            let program = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w").map_err(|log| {
+                Op2Error::new(
+                    ErrorCode::Compile,
+                    format!(
+                        "op_par_loop '{loop_name}' (kernel '{kernel}'): the OpenCL program does not build (kernel lines are numbered as in the kernel's own source)\n{}",
+                        log.trim_end()
+                    ),
+                )
+            })?;
+            let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e))?;
+            self.programs.insert(source.clone(), Prog { kernel: k, _program: program });
+        }
+        Ok(&self.programs[&source])
+    }
+
+    /// The element lists of a colouring of `[start, end)` by the loop's indirect increments,
+    /// with (offset, count) per colour.
+    fn colouring(&mut self, call: &LoopCall, start: usize, end: usize) -> Result<u64> {
+        let args: Vec<IndirectArg> = call
+            .indirect
+            .iter()
+            .map(|a| IndirectArg {
+                desc: IndirectDesc {
+                    dat: a.dat.0 as u64,
+                    elem_bytes: a.elem_bytes,
+                    map: a.map.0 as u64,
+                    map_dim: a.map_dim,
+                    idx: a.idx.map_or(MapIdx::All, |i| MapIdx::Col(i as u32)),
+                    target_size: a.to_size,
+                    colour: a.needs_colouring,
+                },
+                map_values: a.map_values,
+            })
+            .collect();
+        let req = PlanRequest {
+            set: call.set.0 as u64,
+            set_size: call.set_size,
+            start,
+            end,
+            part_size: 1,
+            staging: false,
+            args: &args,
+        };
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            req.key().hash(&mut h);
+            h.finish()
+        };
+        if !self.colour_lists.contains_key(&key) {
+            let plan = self
+                .colourings
+                .get_or_build(&req)
+                .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name)))?;
+            let mut elems: Vec<cl_int> = Vec::with_capacity(end - start);
+            let mut ranges = Vec::with_capacity(plan.ncolours);
+            for c in 0..plan.ncolours {
+                let from = elems.len();
+                elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as cl_int));
+                ranges.push((from, elems.len() - from));
+            }
+            let mut buf = self.create_buffer::<cl_int>(elems.len(), "an element colouring")?;
+            self.write(&mut buf, &elems, "element colouring")?;
+            self.colour_lists.insert(key, (buf, ranges));
+        }
+        Ok(key)
+    }
+
+    fn map_buffer(&mut self, m: MapId, values: &[i32]) -> Result<()> {
+        if !self.maps.contains_key(&m) {
+            let mut buf = self.create_buffer::<cl_int>(values.len(), "a map")?;
+            self.write(&mut buf, values, "map")?;
+            self.maps.insert(m, buf);
+        }
+        Ok(())
+    }
+}
+
+impl Backend for OpenCl {
+    fn kind(&self) -> BackendKind {
+        BackendKind::OpenCl
+    }
+
+    fn is_device(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        format!("opencl on {}", self.description)
+    }
+
+    fn alloc(&mut self, d: DatId, bytes: usize) -> Result<()> {
+        self.check_process("device allocation")?;
+        if !self.dats.contains_key(&d) {
+            let buf = self.create_buffer::<u8>(bytes, "a dat")?;
+            self.dats.insert(d, buf);
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, d: DatId, host: &[u8]) -> Result<()> {
+        self.alloc(d, host.len())?;
+        let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("upload", "no buffer"))?;
+        let r = self.write(&mut buf, host, "dat upload");
+        self.dats.insert(d, buf);
+        r
+    }
+
+    fn download(&mut self, d: DatId, host: &mut [u8]) -> Result<()> {
+        self.check_process("device download")?;
+        match self.dats.get(&d) {
+            Some(buf) => self.read(buf, host, "dat download"),
+            None => Ok(()),
+        }
+    }
+
+    fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        self.check_process(&format!("op_par_loop '{}'", call.name))?;
+        let Some(sig) = call.sig.as_ref() else {
+            op2_bail!(Internal, "op_par_loop '{}': no loop signature for the opencl backend", call.name);
+        };
+        if let Some(why) = emit::unsupported(call.descs) {
+            op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
+        }
+        let coloured_loop = call.needs_colouring();
+        let atomics = coloured_loop && self.inc == IncChoice::Atomics;
+        let coloured = coloured_loop && !atomics;
+        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
+        let source = emit::generate(sig, &call.const_values, coloured, inc);
+        let name = call.name;
+        let kname = sig.kernel_name;
+        // Inputs: maps, READ globals, partials.
+        for a in &call.maps {
+            if let Some((m, values)) = a {
+                self.map_buffer(*m, values)?;
+            }
+        }
+        if self.globals.len() < call.descs.len() {
+            self.globals.resize_with(call.descs.len(), || None);
+        }
+        for (i, d) in call.descs.iter().enumerate() {
+            if let ArgDesc::Gbl { ty, dim, acc: crate::arg::Access::Read } = *d {
+                let bytes = dim * ty.size();
+                let fits = matches!(&self.globals[i], Some((_, n)) if *n >= bytes);
+                if !fits {
+                    let b = self.create_buffer::<u8>(bytes, "a global")?;
+                    self.globals[i] = Some((b, bytes));
+                }
+                // SAFETY: the slot holds the caller's global of `bytes` bytes (op_arg_gbl).
+                let host = unsafe { std::slice::from_raw_parts(call.slots[2 * i] as *const u8, bytes) };
+                let mut slot = self.globals[i].take();
+                if let Some((buf, _)) = slot.as_mut() {
+                    self.write(buf, host, "global")?;
+                }
+                self.globals[i] = slot;
+            }
+        }
+        let nwork = self.work_items(end - start);
+        let rows = self.max_work_items;
+        let stride = emit::partial_words(call.descs);
+        let mut partials = if stride > 0 {
+            let Some(p) = Partials::new(&call.reductions, rows) else {
+                op2_bail!(OutOfMemory, "op_par_loop '{name}': cannot allocate reduction partials");
+            };
+            let need = stride * rows;
+            if !matches!(&self.partials, Some((_, n)) if *n >= need) {
+                let b = self.create_buffer::<u64>(need, "reduction partials")?;
+                self.partials = Some((b, need));
+            }
+            let mut slot = self.partials.take();
+            if let Some((buf, _)) = slot.as_mut() {
+                self.write(buf, p.words(), "reduction partials")?;
+            }
+            self.partials = slot;
+            Some(p)
+        } else {
+            None
+        };
+        let launches: Vec<(usize, usize)>;
+        let colour_key = if coloured {
+            let key = self.colouring(call, start, end)?;
+            launches = self.colour_lists[&key].1.clone();
+            Some(key)
+        } else {
+            launches = vec![(start, end - start)];
+            None
+        };
+        self.program(source.clone(), name, kname)?;
+        let prog = &self.programs[&source];
+        let k = &prog.kernel;
+        // Fixed arguments: elems and part; per-argument buffers.
+        let mut idx = 2u32;
+        // SAFETY (every argument set): the argument order and types are those of the generated
+        // kernel's parameter list (codegen::opencl's ABI).
+        macro_rules! arg {
+            ($v:expr) => {{
+                unsafe { k.set_arg(idx, $v) }.map_err(|e| cl_err(&format!("clSetKernelArg {idx}"), e))?;
+                idx += 1;
+            }};
+        }
+        let elems = match colour_key {
+            Some(key) => &self.colour_lists[&key].0,
+            None => &self.dummy_i32(),
+        };
+        let part: &Buffer<u64> = match &self.partials {
+            Some((b, _)) if stride > 0 => b,
+            _ => self.dummy_u64(),
+        };
+        arg!(elems);
+        arg!(part);
+        for (i, d) in call.descs.iter().enumerate() {
+            match *d {
+                ArgDesc::Dat { how, optional, .. } => {
+                    let crate::arg::BoundArg::Dat { dat, enabled, .. } = call.bound[i] else {
+                        op2_bail!(Internal, "op_par_loop '{name}': arg {i} is not bound to a dat");
+                    };
+                    let buf: &Buffer<u8> = if enabled {
+                        match self.dats.get(&dat) {
+                            Some(b) => b,
+                            None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: dat not on the device"),
+                        }
+                    } else {
+                        &self.dummy
+                    };
+                    arg!(buf);
+                    if how != crate::arg::DatAccess::Direct {
+                        let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
+                            Some(b) => b,
+                            None => self.dummy_i32(),
+                        };
+                        arg!(mb);
+                    }
+                    if optional {
+                        let on: cl_int = enabled as cl_int;
+                        arg!(&on);
+                    }
+                }
+                ArgDesc::Gbl { acc: crate::arg::Access::Read, .. } => {
+                    let b = match &self.globals[i] {
+                        Some((b, _)) => b,
+                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
+                    };
+                    arg!(b);
+                }
+                ArgDesc::Idx { map_dim: Some(_), .. } => {
+                    let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
+                        Some(b) => b,
+                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no map buffer"),
+                    };
+                    arg!(mb);
+                }
+                _ => {}
+            }
+        }
+        for &(first, count) in &launches {
+            if count == 0 {
+                continue;
+            }
+            let (s, c) = (first as cl_int, count as cl_int);
+            let global = [self.work_items(count).min(nwork.max(self.work_items(count)))];
+            // SAFETY: the scalar arguments and a 1-D launch of `global` work-items.
+            unsafe {
+                k.set_arg(0, &s).map_err(|e| cl_err("clSetKernelArg 0", e))?;
+                k.set_arg(1, &c).map_err(|e| cl_err("clSetKernelArg 1", e))?;
+                self.queue
+                    .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
+                    .map_err(|e| cl_err(&format!("clEnqueueNDRangeKernel (op_par_loop '{name}')"), e))?;
+            }
+        }
+        self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
+        if let Some(mut p) = partials.take() {
+            if let Some((buf, _)) = &self.partials {
+                self.read(buf, p.words_mut(), "reduction partials")?;
+            }
+            p.combine_into(&mut call.reductions, rows);
+        }
+        Ok(())
+    }
+}
+
+impl OpenCl {
+    fn dummy_i32(&self) -> &Buffer<cl_int> {
+        // SAFETY: Buffer<T> is a typed wrapper of one cl_mem; the dummy is never read or written
+        // by a kernel (its argument is unused when it is passed).
+        unsafe { &*(&*self.dummy as *const Buffer<u8> as *const Buffer<cl_int>) }
+    }
+
+    fn dummy_u64(&self) -> &Buffer<u64> {
+        // SAFETY: as `dummy_i32`.
+        unsafe { &*(&*self.dummy as *const Buffer<u8> as *const Buffer<u64>) }
+    }
+}
+
+impl Drop for OpenCl {
+    fn drop(&mut self) {
+        if super::threads::fork_generation() != self.generation {
+            // A forked child: releasing would talk to runtime threads that are not here.
+            for (_, p) in self.programs.drain() {
+                std::mem::forget(p);
+            }
+            for (_, b) in self.dats.drain() {
+                std::mem::forget(b);
+            }
+            for (_, b) in self.maps.drain() {
+                std::mem::forget(b);
+            }
+            for (_, b) in self.colour_lists.drain() {
+                std::mem::forget(b);
+            }
+            for g in self.globals.drain(..) {
+                std::mem::forget(g);
+            }
+            std::mem::forget(self.partials.take());
+            return;
+        }
+        // SAFETY: dropped once, here, in the process that made them; the buffers and programs
+        // (fields dropped after this) hold their own references to the context.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.dummy);
+            std::mem::ManuallyDrop::drop(&mut self.queue);
+            std::mem::ManuallyDrop::drop(&mut self.context);
+        }
+    }
+}
+
+/// Keeps `c_void` in use for the slot pointers' type in docs and signatures.
+#[allow(dead_code)]
+type Slot = *mut c_void;
