@@ -183,3 +183,30 @@ fn the_cache_directory_is_pinned_at_open() {
     assert_eq!(std::fs::read_dir(base.join("a")).unwrap().count(), 2); // <key>.so and <key>.c
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn sessions_sharing_an_entry_never_get_another_library() {
+    // Two sessions load the same entry; the second ends; the first then loads other entries.
+    // The loader knows libraries by `/proc/self/fd/N`: a name left attached to a loaded library
+    // after its descriptor closed would make a later load of another file with that descriptor
+    // number return the old library.
+    let dir = cache_dir("shared");
+    let src = |k: i32| HEADER_SRC.replace("#include \"t_k.h\"", &format!("#define T_K {k}"));
+    let mut one =
+        op2::jit::Jit::new(op2::jit::Compiler::new("cc", ""), op2::jit::cache::DiskCache::open(&dir).unwrap(), None);
+    let a = one.host_library(&src(1), "t", "t").unwrap();
+    {
+        let mut two = op2::jit::Jit::new(
+            op2::jit::Compiler::new("cc", ""),
+            op2::jit::cache::DiskCache::open(&dir).unwrap(),
+            None,
+        );
+        assert_eq!(call(&two.host_library(&src(1), "t", "t").unwrap()), vec![1, 1, 1]);
+        assert_eq!(two.stats.disk_hits, 1);
+    }
+    for k in 2..6 {
+        assert_eq!(call(&one.host_library(&src(k), "t", "t").unwrap()), vec![k, k, k]);
+    }
+    assert_eq!(call(&a), vec![1, 1, 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -54,6 +54,17 @@ impl Dep {
         Ok(Dep { path: path.to_path_buf(), sha: Sha256::digest(&bytes).into() })
     }
 
+    /// Hashes the file at `path` as a compile that started at `start` read it. A file modified
+    /// since `start` may have been read in another state than it is hashed in now: it gets a
+    /// hash no contents have, so the entry is rebuilt at its next lookup (as ccache does).
+    pub fn of_compiled(path: &Path, start: std::time::SystemTime) -> Dep {
+        let changed = fs::metadata(path).and_then(|m| m.modified()).map_or(true, |t| t >= start);
+        match Dep::of(path) {
+            Ok(d) if !changed => d,
+            _ => Dep { path: path.to_path_buf(), sha: [0; 32] },
+        }
+    }
+
     /// Whether the file still has the contents it had when the entry was compiled.
     pub fn is_current(&self) -> bool {
         fs::read(&self.path).is_ok_and(|b| Sha256::digest(&b).as_slice() == self.sha)

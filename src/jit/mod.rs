@@ -173,43 +173,73 @@ fn resolved_target(text: &str) -> Option<String> {
     (concrete && !parts.iter().any(|p| p.ends_with("=native"))).then(|| parts.join(" "))
 }
 
+/// A library as the dynamic loader holds it, with the descriptor it was loaded through.
+///
+/// The loader knows it by the name `/proc/self/fd/N` and answers a later `dlopen` of the same
+/// name with it, so that name must not come to mean another file while it is loaded: the
+/// descriptor stays open exactly as long as the library (fields drop in order: `dlclose`, then
+/// `close`). An inode already loaded is shared (see `LOADED`) rather than loaded again, which
+/// would attach a second name to it.
+struct Loaded {
+    lib: libloading::Library,
+    _file: File,
+}
+
+/// A loaded library's (device, inode) and a handle that does not keep it loaded.
+type LoadedId = ((u64, u64), std::sync::Weak<Loaded>);
+
+/// Libraries loaded by this process, by (device, inode) of the entry.
+static LOADED: std::sync::Mutex<Vec<LoadedId>> = std::sync::Mutex::new(Vec::new());
+
 /// A loaded host library for one loop.
 pub struct HostLibrary {
     pub loop_fn: LoopFn,
     pub consts_fn: Option<ConstsFn>,
     /// The constant epoch whose values were last loaded into this library (u64::MAX: none).
     pub consts_epoch: AtomicU64,
-    /// The cache entry's path (for messages; the library was loaded through `_file`).
+    /// The cache entry's path (for messages; the library was loaded through its descriptor).
     pub path: PathBuf,
     /// Files the library was compiled from, with their contents' hashes.
     pub deps: Vec<Dep>,
-    _lib: libloading::Library,
-    /// The entry's descriptor, open while the library is loaded: the loader found the library
-    /// by the name `/proc/self/fd/N`, which must not name another file while it is loaded.
-    _file: File,
+    _loaded: Arc<Loaded>,
 }
 
 impl HostLibrary {
     /// Loads exactly the file the entry was verified through.
     fn load(entry: Entry, path: PathBuf) -> std::result::Result<HostLibrary, String> {
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-        let by_fd = format!("/proc/self/fd/{}", entry.file.as_raw_fd());
-        // SAFETY: the file is a library we compiled from generated code (verified by its
-        // trailer, owned by this user and writable by nobody else); its initialisers are the
-        // C compiler's defaults.
-        let lib = unsafe { Library::open(Some(&by_fd), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| e.to_string())?;
+        use std::os::unix::fs::MetadataExt;
+        let meta = entry.file.metadata().map_err(|e| e.to_string())?;
+        let id = (meta.dev(), meta.ino());
+        let loaded = {
+            let mut all = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+            all.retain(|(_, w)| w.strong_count() > 0);
+            match all.iter().find(|(i, _)| *i == id).and_then(|(_, w)| w.upgrade()) {
+                Some(l) => l,
+                None => {
+                    let by_fd = format!("/proc/self/fd/{}", entry.file.as_raw_fd());
+                    // SAFETY: the file is a library we compiled from generated code (verified by
+                    // its trailer, owned by this user and writable by nobody else); its
+                    // initialisers are the C compiler's defaults.
+                    let lib =
+                        unsafe { Library::open(Some(&by_fd), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| e.to_string())?;
+                    let l = Arc::new(Loaded { lib: lib.into(), _file: entry.file });
+                    all.push((id, Arc::downgrade(&l)));
+                    l
+                }
+            }
+        };
         // SAFETY: the symbols have exactly these signatures in every generated host library.
-        let loop_fn = unsafe { lib.get::<LoopFn>(b"op2_loop\0") }.map_err(|e| e.to_string())?;
+        let loop_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop\0") }.map_err(|e| e.to_string())?;
         let loop_fn = *loop_fn;
-        let consts_fn = unsafe { lib.get::<ConstsFn>(b"op2_set_constants\0") }.ok().map(|s| *s);
+        let consts_fn = unsafe { loaded.lib.get::<ConstsFn>(b"op2_set_constants\0") }.ok().map(|s| *s);
         Ok(HostLibrary {
             loop_fn,
             consts_fn,
             consts_epoch: AtomicU64::new(u64::MAX),
             path,
             deps: entry.deps,
-            _lib: lib.into(),
-            _file: entry.file,
+            _loaded: loaded,
         })
     }
 
@@ -365,6 +395,7 @@ impl Jit {
         if let Err(e) = scratch.write(cache::SCRATCH_SRC, source.as_bytes()) {
             op2_bail!(Io, "{what}: cannot write generated source '{}': {e}", src.display());
         }
+        let start = std::time::SystemTime::now();
         let compiled =
             self.compiler.compile(&src, &scratch.path(cache::SCRATCH_LIB), &scratch.path(cache::SCRATCH_DEPS));
         // Keep the source beside the entry under its final name (atomically, like the entry).
@@ -379,11 +410,7 @@ impl Jit {
         }
         // The user files the source included, hashed now; the source itself is ours.
         let listed = scratch.read(cache::SCRATCH_DEPS).map(|t| cache::parse_make_deps(&t)).unwrap_or_default();
-        let deps = listed
-            .iter()
-            .filter(|p| **p != src)
-            .map(|p| Dep::of(p).unwrap_or(Dep { path: p.clone(), sha: [0; 32] }))
-            .collect();
+        let deps = listed.iter().filter(|p| **p != src).map(|p| Dep::of_compiled(p, start)).collect();
         let entry = scratch.commit(key, deps).map_err(|e| crate::op2_err!(Io, "{what}: {}", e.message))?;
         let path = self.cache.lib_path(key);
         HostLibrary::load(entry, path.clone())
