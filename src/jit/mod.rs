@@ -9,7 +9,6 @@ use crate::op2_bail;
 use cache::{Dep, DiskCache, Entry, Lookup};
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -173,23 +172,53 @@ fn resolved_target(text: &str) -> Option<String> {
     (concrete && !parts.iter().any(|p| p.ends_with("=native"))).then(|| parts.join(" "))
 }
 
-/// A library as the dynamic loader holds it, with the descriptor it was loaded through.
+/// A library as the dynamic loader holds it.
 ///
-/// The loader knows it by the name `/proc/self/fd/N` and answers a later `dlopen` of the same
-/// name with it, so that name must not come to mean another file while it is loaded: the
-/// descriptor stays open exactly as long as the library (fields drop in order: `dlclose`, then
-/// `close`). An inode already loaded is shared (see `LOADED`) rather than loaded again, which
-/// would attach a second name to it.
+/// The library is loaded through the descriptor its checks were made on, by a name such as
+/// `/proc/self/fd/N`; the loader keeps that name with the library until it is unloaded and
+/// answers any later `dlopen` of the same name with it, whatever descriptor N then is. So every
+/// library op2 loads gets a name no other library op2 holds loaded has (`LOADED` reserves it from
+/// `dlopen` until after `dlclose`): descriptor numbers are reused, so the name varies the number
+/// of slashes before N (`/proc/self/fd//N`: the same file to the kernel, another name to the
+/// loader). An inode already loaded is shared instead of being loaded again (which would attach a
+/// second name to it). The descriptor is closed once the library is loaded: one descriptor per
+/// loop shape would run into the process's descriptor limit.
 struct Loaded {
-    lib: libloading::Library,
-    _file: File,
+    lib: std::mem::ManuallyDrop<libloading::Library>,
+    name: String,
 }
 
-/// A loaded library's (device, inode) and a handle that does not keep it loaded.
-type LoadedId = ((u64, u64), std::sync::Weak<Loaded>);
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        let mut all = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: `lib` is not used again; unloading it under the lock keeps its name reserved
+        // until the loader has forgotten it.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.lib) };
+        all.retain(|r| r.name != self.name);
+    }
+}
 
-/// Libraries loaded by this process, by (device, inode) of the entry.
-static LOADED: std::sync::Mutex<Vec<LoadedId>> = std::sync::Mutex::new(Vec::new());
+/// One library in `LOADED`: its entry's (device, inode), its name to the loader, and a handle
+/// that does not keep it loaded.
+struct LoadedRecord {
+    id: (u64, u64),
+    name: String,
+    lib: std::sync::Weak<Loaded>,
+}
+
+/// Libraries op2 has loaded (or is unloading) in this process.
+static LOADED: std::sync::Mutex<Vec<LoadedRecord>> = std::sync::Mutex::new(Vec::new());
+
+/// The loader name for descriptor `fd` that no record in `all` has.
+fn fresh_name(fd: i32, all: &[LoadedRecord]) -> String {
+    let mut name = format!("/proc/self/fd/{fd}");
+    let mut slashes = 1;
+    while all.iter().any(|r| r.name == name) {
+        slashes += 1;
+        name = format!("/proc/self/fd{}{fd}", "/".repeat(slashes));
+    }
+    name
+}
 
 /// A loaded host library for one loop.
 pub struct HostLibrary {
@@ -211,23 +240,27 @@ impl HostLibrary {
         use std::os::unix::fs::MetadataExt;
         let meta = entry.file.metadata().map_err(|e| e.to_string())?;
         let id = (meta.dev(), meta.ino());
-        let loaded = {
+        let loaded = loop {
             let mut all = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-            all.retain(|(_, w)| w.strong_count() > 0);
-            match all.iter().find(|(i, _)| *i == id).and_then(|(_, w)| w.upgrade()) {
-                Some(l) => l,
-                None => {
-                    let by_fd = format!("/proc/self/fd/{}", entry.file.as_raw_fd());
-                    // SAFETY: the file is a library we compiled from generated code (verified by
-                    // its trailer, owned by this user and writable by nobody else); its
-                    // initialisers are the C compiler's defaults.
-                    let lib =
-                        unsafe { Library::open(Some(&by_fd), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| e.to_string())?;
-                    let l = Arc::new(Loaded { lib: lib.into(), _file: entry.file });
-                    all.push((id, Arc::downgrade(&l)));
-                    l
+            if let Some(r) = all.iter().find(|r| r.id == id) {
+                match r.lib.upgrade() {
+                    Some(l) => break l,
+                    None => {
+                        // Being unloaded by another thread: wait until the loader forgot it.
+                        drop(all);
+                        std::thread::yield_now();
+                        continue;
+                    }
                 }
             }
+            let name = fresh_name(entry.file.as_raw_fd(), &all);
+            // SAFETY: the file is a library we compiled from generated code (verified by its
+            // trailer, owned by this user and writable by nobody else); its initialisers are
+            // the C compiler's defaults.
+            let lib = unsafe { Library::open(Some(&name), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| e.to_string())?;
+            let l = Arc::new(Loaded { lib: std::mem::ManuallyDrop::new(lib.into()), name: name.clone() });
+            all.push(LoadedRecord { id, name, lib: Arc::downgrade(&l) });
+            break l;
         };
         // SAFETY: the symbols have exactly these signatures in every generated host library.
         let loop_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop\0") }.map_err(|e| e.to_string())?;
