@@ -60,23 +60,10 @@ impl Compiler {
         Compiler { cc: cc.to_string(), flags, identity: None, target: None }
     }
 
-    /// The compiler's identity for cache keys: its command and `--version` banner.
+    /// The compiler's identity for cache keys: its command and version banner.
     pub fn identity(&mut self) -> Result<&str> {
         if self.identity.is_none() {
-            let out = child::output(Command::new(&self.cc).arg("--version"));
-            let banner = match out {
-                Ok(o) if o.status.success() => {
-                    String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string()
-                }
-                Ok(o) => op2_bail!(
-                    Compile,
-                    "the C compiler '{}' failed to report its version: {}",
-                    self.cc,
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ),
-                Err(e) => op2_bail!(Compile, "cannot run the C compiler '{}' (set OP2_CC): {e}", self.cc),
-            };
-            self.identity = Some(format!("{} | {banner}", self.cc));
+            self.probe()?;
         }
         Ok(self.identity.as_deref().unwrap_or(""))
     }
@@ -89,34 +76,55 @@ impl Compiler {
     /// shared by different machines). Computed once, on first use.
     pub fn target(&mut self) -> Result<&str> {
         if self.target.is_none() {
-            let t = if self.flags.iter().any(|f| is_native_flag(f)) {
-                let out = child::output(Command::new(&self.cc).args(&self.flags).args([
-                    "-###",
-                    "-E",
-                    "-x",
-                    "c",
-                    "/dev/null",
-                ]));
-                match out {
-                    Ok(o) if o.status.success() => {
-                        let text = String::from_utf8_lossy(&o.stderr);
-                        resolved_target(&text).unwrap_or_else(|| text.into_owned())
-                    }
-                    Ok(o) => op2_bail!(
-                        Compile,
-                        "the C compiler '{}' cannot resolve the target CPU of {}: {}",
-                        self.cc,
-                        self.flags.join(" "),
-                        String::from_utf8_lossy(&o.stderr).trim()
-                    ),
-                    Err(e) => op2_bail!(Compile, "cannot run the C compiler '{}' (set OP2_CC): {e}", self.cc),
-                }
-            } else {
-                String::new()
-            };
-            self.target = Some(t);
+            self.probe()?;
         }
         Ok(self.target.as_deref().unwrap_or(""))
+    }
+
+    /// Asks the compiler once for its identity and, when a flag says `native`, the target: one
+    /// `cc FLAGS -### -E -x c /dev/null` (whose output has both) or, without `native`, one
+    /// `cc --version`.
+    fn probe(&mut self) -> Result<()> {
+        let cannot_run = |cc: &str, e: std::io::Error| {
+            crate::op2_err!(Compile, "cannot run the C compiler '{cc}' (set OP2_CC): {e}")
+        };
+        let mut banner = None;
+        let mut target = String::new();
+        if self.flags.iter().any(|f| is_native_flag(f)) {
+            let out =
+                child::output(Command::new(&self.cc).args(&self.flags).args(["-###", "-E", "-x", "c", "/dev/null"]))
+                    .map_err(|e| cannot_run(&self.cc, e))?;
+            let text = String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() {
+                op2_bail!(
+                    Compile,
+                    "the C compiler '{}' cannot resolve the target CPU of {}: {}",
+                    self.cc,
+                    self.flags.join(" "),
+                    text.trim()
+                );
+            }
+            target = resolved_target(&text).unwrap_or_else(|| text.to_string());
+            banner = text.lines().find(|l| l.contains(" version ")).map(str::to_string);
+        }
+        let banner = match banner {
+            Some(b) => b,
+            None => {
+                let o = child::output(Command::new(&self.cc).arg("--version")).map_err(|e| cannot_run(&self.cc, e))?;
+                if !o.status.success() {
+                    op2_bail!(
+                        Compile,
+                        "the C compiler '{}' failed to report its version: {}",
+                        self.cc,
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    );
+                }
+                String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string()
+            }
+        };
+        self.identity = Some(format!("{} | {banner}", self.cc));
+        self.target = Some(target);
+        Ok(())
     }
 
     /// Compiles `src` to the shared object `out`, writing the list of user (non-system) files
