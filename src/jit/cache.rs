@@ -685,6 +685,12 @@ mod tests {
         let cp = CString::new(p.as_os_str().as_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(cp.as_ptr(), 0o600) }, 0);
         assert!(matches!(c.lookup("k"), Lookup::Rebuild(w) if w.contains("FIFO")));
+        // A device (only root can make one): not opened at all.
+        if unsafe { libc::geteuid() } == 0 {
+            fs::remove_file(&p).unwrap();
+            assert_eq!(unsafe { libc::mknod(cp.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) }, 0);
+            assert!(matches!(c.lookup("k"), Lookup::Rebuild(w) if w.contains("character device")));
+        }
         // A commit replaces it.
         store(&c, "k", b"ELF", vec![]);
         assert!(matches!(c.lookup("k"), Lookup::Hit(_)));
