@@ -109,3 +109,104 @@ fn generated_code_is_deterministic_and_dumped() {
     assert!(text.contains("static double a;\nstatic double b[2];\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A host library written by hand: `y[i] = T_K` over the range, with `T_K` from `t_k.h`.
+const HEADER_SRC: &str = "#include \"t_k.h\"\n\
+__attribute__((visibility(\"default\"))) void op2_loop(int start, int end, void *const *slots) {\n\
+  int *y = (int *)slots[0];\n\
+  for (int i = start; i < end; i++) y[i] = T_K;\n\
+}\n";
+
+fn call(lib: &op2::jit::HostLibrary) -> Vec<i32> {
+    let mut y = vec![0i32; 3];
+    let slots = [y.as_mut_ptr() as *mut std::ffi::c_void];
+    // SAFETY: the library's op2_loop writes slots[0][start..end] as ints.
+    unsafe { (lib.loop_fn)(0, 3, slots.as_ptr()) };
+    y
+}
+
+fn jit_with_include(dir: &std::path::Path, inc: &std::path::Path) -> op2::jit::Jit {
+    use op2::jit::{cache::DiskCache, Compiler, Jit};
+    Jit::new(Compiler::new("cc", &format!("-I{}", inc.display())), DiskCache::open(dir).unwrap(), None)
+}
+
+#[test]
+fn an_edited_header_means_a_rebuild_in_memory_and_on_disk() {
+    let dir = cache_dir("deps");
+    let inc = cache_dir("deps-inc");
+    std::fs::create_dir_all(&inc).unwrap();
+    let header = inc.join("t_k.h");
+    std::fs::write(&header, "#define T_K 3\n").unwrap();
+    let mut jit = jit_with_include(&dir, &inc);
+    let lib = jit.host_library(HEADER_SRC, "t", "t").unwrap();
+    assert_eq!(call(&lib), vec![3, 3, 3]);
+    assert_eq!(lib.deps.len(), 1, "{:?}", lib.deps);
+    assert_eq!(lib.deps[0].path, header);
+    // Same source, header unchanged: the in-memory library.
+    let again = jit.host_library(HEADER_SRC, "t", "t").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&lib, &again));
+    // Header edited: the same process rebuilds (memory and disk entries are both stale).
+    std::fs::write(&header, "#define T_K 5\n").unwrap();
+    let new = jit.host_library(HEADER_SRC, "t", "t").unwrap();
+    assert_eq!(call(&new), vec![5, 5, 5]);
+    assert_eq!((jit.stats.compiles, jit.stats.rebuilt_stale, jit.stats.memory_hits), (2, 1, 1));
+    // The library loaded first still runs its own code.
+    assert_eq!(call(&lib), vec![3, 3, 3]);
+    // A new session finds the rebuilt entry on disk and uses it.
+    let mut fresh = jit_with_include(&dir, &inc);
+    assert_eq!(call(&fresh.host_library(HEADER_SRC, "t", "t").unwrap()), vec![5, 5, 5]);
+    assert_eq!((fresh.stats.compiles, fresh.stats.disk_hits), (0, 1));
+    // Back to the old contents in another session: stale again, rebuilt.
+    std::fs::write(&header, "#define T_K 3\n").unwrap();
+    let mut third = jit_with_include(&dir, &inc);
+    assert_eq!(call(&third.host_library(HEADER_SRC, "t", "t").unwrap()), vec![3, 3, 3]);
+    assert_eq!((third.stats.compiles, third.stats.rebuilt_stale), (1, 1));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&inc);
+}
+
+#[test]
+fn the_cache_directory_is_pinned_at_open() {
+    let base = cache_dir("pinned");
+    std::fs::create_dir_all(base.join("a")).unwrap();
+    std::fs::create_dir_all(base.join("b")).unwrap();
+    let link = base.join("link");
+    std::os::unix::fs::symlink(base.join("a"), &link).unwrap();
+    let cache = op2::jit::cache::DiskCache::open(&link).unwrap();
+    assert_eq!(cache.dir(), base.join("a").canonicalize().unwrap());
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(base.join("b"), &link).unwrap();
+    let mut jit = op2::jit::Jit::new(op2::jit::Compiler::new("cc", ""), cache, None);
+    let src = HEADER_SRC.replace("#include \"t_k.h\"", "#define T_K 9");
+    assert_eq!(call(&jit.host_library(&src, "t", "t").unwrap()), vec![9, 9, 9]);
+    assert_eq!(std::fs::read_dir(base.join("b")).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(base.join("a")).unwrap().count(), 2); // <key>.so and <key>.c
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn sessions_sharing_an_entry_never_get_another_library() {
+    // Two sessions load the same entry; the second ends; the first then loads other entries.
+    // The loader knows libraries by `/proc/self/fd/N`: a name left attached to a loaded library
+    // after its descriptor closed would make a later load of another file with that descriptor
+    // number return the old library.
+    let dir = cache_dir("shared");
+    let src = |k: i32| HEADER_SRC.replace("#include \"t_k.h\"", &format!("#define T_K {k}"));
+    let mut one =
+        op2::jit::Jit::new(op2::jit::Compiler::new("cc", ""), op2::jit::cache::DiskCache::open(&dir).unwrap(), None);
+    let a = one.host_library(&src(1), "t", "t").unwrap();
+    {
+        let mut two = op2::jit::Jit::new(
+            op2::jit::Compiler::new("cc", ""),
+            op2::jit::cache::DiskCache::open(&dir).unwrap(),
+            None,
+        );
+        assert_eq!(call(&two.host_library(&src(1), "t", "t").unwrap()), vec![1, 1, 1]);
+        assert_eq!(two.stats.disk_hits, 1);
+    }
+    for k in 2..6 {
+        assert_eq!(call(&one.host_library(&src(k), "t", "t").unwrap()), vec![k, k, k]);
+    }
+    assert_eq!(call(&a), vec![1, 1, 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,9 +69,8 @@ fn is_oom(code: i32) -> bool {
 /// device) or a substring of the device or platform name (`OP2_OPENCL_DEVICE`).
 pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
     use opencl3::platform::get_platforms;
-    let platforms = get_platforms().map_err(|e| {
-        format!("no OpenCL runtime or platform ({e}); install an ICD such as pocl-opencl-icd")
-    })?;
+    let platforms = get_platforms()
+        .map_err(|e| format!("no OpenCL runtime or platform ({e}); install an ICD such as pocl-opencl-icd"))?;
     let mut all: Vec<(usize, usize, Device, String)> = Vec::new();
     for (p, plat) in platforms.iter().enumerate() {
         let pname = plat.name().unwrap_or_default();
@@ -102,7 +101,10 @@ pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
     let (_, _, dev, _) = chosen.ok_or("no OpenCL device")?;
     let ext = dev.extensions().unwrap_or_default();
     if !ext.contains("cl_khr_fp64") {
-        return Err(format!("the OpenCL device '{}' has no double precision (cl_khr_fp64)", dev.name().unwrap_or_default()));
+        return Err(format!(
+            "the OpenCL device '{}' has no double precision (cl_khr_fp64)",
+            dev.name().unwrap_or_default()
+        ));
     }
     Ok(dev)
 }
@@ -143,7 +145,8 @@ unsafe impl Send for OpenCl {}
 
 impl OpenCl {
     pub fn new(selector: Option<&str>, inc: IncChoice) -> Result<OpenCl> {
-        let device = probe(selector).map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
+        let device = probe(selector)
+            .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, 0).map_err(|e| cl_err("clCreateCommandQueue", e))?;
@@ -194,20 +197,22 @@ impl OpenCl {
 
     fn create_buffer<T>(&self, count: usize, what: &str) -> Result<Buffer<T>> {
         // SAFETY: a device buffer of `count` elements, no host pointer.
-        unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, count.max(1), std::ptr::null_mut()) }.map_err(|e| {
-            if is_oom(e.0) {
-                Op2Error::new(
-                    ErrorCode::OutOfMemory,
-                    format!(
-                        "opencl: cannot allocate {} bytes on '{}' for {what} ({e})",
-                        count * std::mem::size_of::<T>(),
-                        self.device.name().unwrap_or_default()
-                    ),
-                )
-            } else {
-                cl_err(&format!("clCreateBuffer for {what}"), e)
-            }
-        })
+        unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, count.max(1), std::ptr::null_mut()) }.map_err(
+            |e| {
+                if is_oom(e.0) {
+                    Op2Error::new(
+                        ErrorCode::OutOfMemory,
+                        format!(
+                            "opencl: cannot allocate {} bytes on '{}' for {what} ({e})",
+                            count * std::mem::size_of::<T>(),
+                            self.device.name().unwrap_or_default()
+                        ),
+                    )
+                } else {
+                    cl_err(&format!("clCreateBuffer for {what}"), e)
+                }
+            },
+        )
     }
 
     fn write<T>(&self, buf: &mut Buffer<T>, data: &[T], what: &str) -> Result<()> {
@@ -283,10 +288,9 @@ impl OpenCl {
             h.finish()
         };
         if !self.colour_lists.contains_key(&key) {
-            let plan = self
-                .colourings
-                .get_or_build(&req)
-                .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name)))?;
+            let plan = self.colourings.get_or_build(&req).map_err(|e| {
+                Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name))
+            })?;
             let mut elems: Vec<cl_int> = Vec::with_capacity(end - start);
             let mut ranges = Vec::with_capacity(plan.ncolours);
             for c in 0..plan.ncolours {

@@ -156,7 +156,11 @@ pub fn opencl_source(src: &str) -> String {
                 && t[1..].trim_start().starts_with("include")
                 && std_headers.iter().any(|h| t.contains(&format!("<{h}>")));
             if is_std {
-                if l.ends_with('\n') { "\n" } else { "" }
+                if l.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                }
             } else {
                 l
             }
@@ -429,8 +433,14 @@ mod tests {
 
     #[test]
     fn long_long_becomes_long() {
-        assert_eq!(opencl_source("long long *x; unsigned long\nlong y; /* long long */"), "long *x; unsigned \nlong y; /* long long */");
-        assert_eq!(opencl_source("#include <stdint.h>\n# include \"mine.h\"\nint x;"), "\n# include \"mine.h\"\nint x;");
+        assert_eq!(
+            opencl_source("long long *x; unsigned long\nlong y; /* long long */"),
+            "long *x; unsigned \nlong y; /* long long */"
+        );
+        assert_eq!(
+            opencl_source("#include <stdint.h>\n# include \"mine.h\"\nint x;"),
+            "\n# include \"mine.h\"\nint x;"
+        );
     }
 
     #[test]
