@@ -64,7 +64,23 @@ impl Context {
     }
 
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
-        let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        let mut m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        // After op_renumber, the caller still speaks the declared numbering: store rows and
+        // targets in the renumbered storage order.
+        let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
+        if fo.is_some() || to_o.is_some() {
+            let mut v = m.values.clone();
+            if let Some(o) = fo {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+                let mut out = vec![0u8; bytes.len()];
+                crate::core::renumber::permute_rows(&bytes, m.dim * 4, o, &mut out);
+                v = out.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+            }
+            if let Some(o) = to_o {
+                v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
+            }
+            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+        }
         self.maps.push(m);
         Ok(MapId(self.maps.len() as u32 - 1))
     }
@@ -90,9 +106,14 @@ impl Context {
                 ty.size()
             );
         };
-        let buf = match data {
-            Some(d) => AlignedBuf::from_slice(&d[..bytes]),
-            None => AlignedBuf::zeroed(bytes),
+        let buf = match (data, &self.sets[set.0 as usize].order) {
+            (Some(d), None) => AlignedBuf::from_slice(&d[..bytes]),
+            (Some(d), Some(o)) => AlignedBuf::zeroed(bytes).map(|mut b| {
+                // Declared order in, renumbered storage order kept.
+                crate::core::renumber::permute_rows(&d[..bytes], dim as usize * ty.size(), o, b.as_mut_slice());
+                b
+            }),
+            (None, _) => AlignedBuf::zeroed(bytes),
         };
         let Some(buf) = buf else {
             op2_bail!(
@@ -101,7 +122,16 @@ impl Context {
                 ty.api_name()
             );
         };
-        self.dats.push(Dat { name: name.to_string(), set, dim: dim as usize, ty, data: buf, halo_dirty: false });
+        self.dats.push(Dat {
+            name: name.to_string(),
+            set,
+            dim: dim as usize,
+            ty,
+            data: buf,
+            halo_dirty: false,
+            temp: false,
+            freed: false,
+        });
         Ok(DatId(self.dats.len() as u32 - 1))
     }
 
@@ -147,25 +177,161 @@ impl Context {
             .collect()
     }
 
-    /// Copies elements `[low, high]` of a dat into `out` (exactly the bytes of that range).
+    /// Copies declared elements `[low, high]` of a dat into `out` (exactly the bytes of that
+    /// range), in the declared order whatever the storage order.
     pub fn fetch(&self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) {
         let dat = &self.dats[d.0 as usize];
         let eb = dat.elem_bytes();
-        out.copy_from_slice(&dat.data.as_slice()[low * eb..(high_inclusive + 1) * eb]);
+        let data = dat.data.as_slice();
+        match &self.sets[dat.set.0 as usize].order {
+            None => out.copy_from_slice(&data[low * eb..(high_inclusive + 1) * eb]),
+            Some(o) => {
+                for (dst, old) in out.chunks_exact_mut(eb).zip(low..=high_inclusive) {
+                    let at = o.new_of_old[old] as usize * eb;
+                    dst.copy_from_slice(&data[at..at + eb]);
+                }
+            }
+        }
     }
 
-    /// The text `op_print_dat_to_txtfile` writes.
+    /// All of a dat's rows in the declared order.
+    fn rows_in_declared_order(&self, d: DatId) -> Vec<u8> {
+        let dat = &self.dats[d.0 as usize];
+        let n = self.sets[dat.set.0 as usize].size;
+        let mut out = vec![0u8; n * dat.elem_bytes()];
+        if n > 0 {
+            self.fetch(d, 0, n - 1, &mut out);
+        }
+        out
+    }
+
+    /// The text `op_print_dat_to_txtfile` writes: OP2's format (see `core::output`), declared
+    /// order.
     pub fn dat_text(&self, d: DatId) -> String {
         let dat = &self.dats[d.0 as usize];
-        let set = &self.sets[dat.set.0 as usize];
-        let ts = dat.ty.size();
-        let mut s = format!("{} {}\n", set.size, dat.dim);
-        for row in dat.data.as_slice().chunks_exact(dat.elem_bytes().max(1)).take(set.size) {
-            let vals: Vec<String> = row.chunks_exact(ts).map(|v| dat.ty.format_value(v)).collect();
-            s.push_str(&vals.join(" "));
-            s.push('\n');
+        let n = self.sets[dat.set.0 as usize].size;
+        crate::core::output::txt(n, dat.dim, dat.ty, &self.rows_in_declared_order(d))
+    }
+
+    /// The bytes `op_print_dat_to_binfile` writes: int count, int dim, raw rows in declared
+    /// order.
+    pub fn dat_binary(&self, d: DatId) -> Vec<u8> {
+        let dat = &self.dats[d.0 as usize];
+        let n = self.sets[dat.set.0 as usize].size;
+        crate::core::output::bin(n, dat.dim, &self.rows_in_declared_order(d))
+    }
+
+    /// Declares a temporary dat (zeros) that `free_temp_dat` may free.
+    pub fn decl_temp_dat(&mut self, set: SetId, dim: i32, ty: ElemType, name: &str, call: &str) -> Result<DatId> {
+        let id = self.decl_dat(set, dim, ty, None, name, call)?;
+        self.dats[id.0 as usize].temp = true;
+        Ok(id)
+    }
+
+    /// Frees a temporary dat: its memory is released and its id is never reused (other dats
+    /// keep their ids; the freed one's handle is stale from now on).
+    pub fn free_temp_dat(&mut self, d: DatId, call: &str) -> Result<()> {
+        let dat = &mut self.dats[d.0 as usize];
+        if !dat.temp {
+            op2_bail!(
+                BadName,
+                "{call} '{}': the dat was declared by op_decl_dat, not op_decl_dat_temp_char; only temporary dats can be freed",
+                dat.name
+            );
         }
-        s
+        dat.freed = true;
+        if let Some(empty) = AlignedBuf::zeroed(0) {
+            dat.data = empty; // zero bytes: never fails
+        }
+        Ok(())
+    }
+
+    /// Declares a kernel read from `path` (`op_decl_kernel_file`): the kernel remembers the file
+    /// so compiler messages can name it.
+    pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
+        let source = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
+        };
+        let Ok(source) = String::from_utf8(source) else {
+            op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
+        };
+        let mut k = match crate::core::Kernel::new(&source, name) {
+            Ok(k) => k,
+            Err(e) => return Err(crate::error::Op2Error::new(e.code, format!("{} (in file '{path}')", e.message))),
+        };
+        k.file = Some(path.to_string());
+        self.kernels.push(k);
+        Ok(KernelId(self.kernels.len() as u32 - 1))
+    }
+
+    /// `op_renumber(base)`: reorders the storage of every set linked to `base`'s sets through
+    /// maps (see `core::renumber`): permutes their dats' rows and the maps from and into them,
+    /// and records each set's order so users keep seeing the declared numbering. Only before
+    /// the first loop (compiled loops and plans know nothing of orders, but their statistics
+    /// and any cached plans would describe the old storage).
+    pub fn renumber(&mut self, base: MapId, call: &str) -> Result<()> {
+        if !self.timings.loops().is_empty() {
+            op2_bail!(
+                BadLoop,
+                "{call} '{}': op_renumber must come before the first op_par_loop",
+                self.maps[base.0 as usize].name
+            );
+        }
+        let sizes: Vec<usize> = self.sets.iter().map(|s| s.size).collect();
+        let views: Vec<crate::core::renumber::MapView> = self
+            .maps
+            .iter()
+            .map(|m| crate::core::renumber::MapView {
+                from: m.from.0 as usize,
+                to: m.to.0 as usize,
+                dim: m.dim,
+                values: &m.values,
+            })
+            .collect();
+        let orders = crate::core::renumber::plan(&sizes, &views, base.0 as usize);
+        drop(views);
+        for d in self.dats.iter_mut().filter(|d| !d.freed) {
+            if let Some(o) = &orders[d.set.0 as usize] {
+                let eb = d.elem_bytes();
+                let Some(mut buf) = AlignedBuf::zeroed(d.data.as_slice().len()) else {
+                    op2_bail!(BadSize, "{call}: cannot allocate a copy of dat '{}' to reorder it", d.name);
+                };
+                crate::core::renumber::permute_rows(d.data.as_slice(), eb, o, buf.as_mut_slice());
+                d.data = buf;
+            }
+        }
+        for i in 0..self.maps.len() {
+            let m = &self.maps[i];
+            let (fo, to) = (&orders[m.from.0 as usize], &orders[m.to.0 as usize]);
+            if fo.is_none() && to.is_none() {
+                continue;
+            }
+            let mut v = m.values.clone();
+            if let Some(o) = fo {
+                let mut out = vec![0i32; v.len()];
+                for (dst, &old) in out.chunks_exact_mut(m.dim).zip(&o.old_of_new) {
+                    dst.copy_from_slice(&v[old as usize * m.dim..(old as usize + 1) * m.dim]);
+                }
+                v = out;
+            }
+            if let Some(o) = to {
+                v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
+            }
+            let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
+            self.maps[i] =
+                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+        }
+        for (set, o) in self.sets.iter_mut().zip(orders) {
+            if let Some(o) = o {
+                set.order = Some(match &set.order {
+                    None => o,
+                    Some(prev) => prev.then(&o),
+                })
+                .filter(|o| !o.is_identity());
+            }
+        }
+        Ok(())
     }
 
     /// The text `op_diagnostic_output` prints.

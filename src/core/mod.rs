@@ -2,6 +2,8 @@
 //! C layer (`api`) converts handles and pointers, this layer validates meaning and owns data.
 
 pub mod buffer;
+pub mod output;
+pub mod renumber;
 pub mod types;
 
 use crate::error::Result;
@@ -33,6 +35,9 @@ pub struct Set {
     /// End of the exec halo section (elements executed redundantly); `size` marks the end of
     /// owned elements.
     pub exec_end: usize,
+    /// Storage order after `op_renumber` (None: storage is the declared order). Every value
+    /// users see (fetch, output, `op_arg_idx`) is in the declared order.
+    pub order: Option<renumber::Order>,
 }
 
 impl Set {
@@ -41,7 +46,7 @@ impl Set {
             op2_bail!(BadSize, "op_decl_set '{name}': size {size} is negative");
         }
         let size = size as usize;
-        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size })
+        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size, order: None })
     }
 }
 
@@ -133,6 +138,10 @@ pub struct Dat {
     pub data: AlignedBuf,
     /// Whether the halo copy is out of date (the MPI layer exchanges only dirty halos).
     pub halo_dirty: bool,
+    /// Declared by `op_decl_dat_temp_char` (only those may be freed).
+    pub temp: bool,
+    /// Freed by `op_free_dat_temp_char`: its data is gone and its handle is stale.
+    pub freed: bool,
 }
 
 impl Dat {
@@ -156,6 +165,10 @@ pub struct Const {
 pub struct Kernel {
     pub name: String,
     pub source: String,
+    /// The file the source was read from (`op_decl_kernel_file`): generated code should name it
+    /// in `#line 1 "<file>"` so compiler messages point into the user's file. None for
+    /// `op_decl_kernel` (messages then name `kernel:NAME`).
+    pub file: Option<String>,
     /// Identifiers appearing in the source (to find which constants it uses).
     pub identifiers: std::collections::BTreeSet<String>,
 }
@@ -174,6 +187,7 @@ impl Kernel {
         Ok(Kernel {
             name: name.to_string(),
             source: source.to_string(),
+            file: None,
             identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
         })
     }
