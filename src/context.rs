@@ -258,7 +258,10 @@ impl Context {
         };
         let mut k = match crate::core::Kernel::new(&source, name) {
             Ok(k) => k,
-            Err(e) => return Err(crate::error::Op2Error::new(e.code, format!("{} (in file '{path}')", e.message))),
+            Err(e) => {
+                let msg = e.message.strip_prefix("op_decl_kernel ").unwrap_or(&e.message);
+                return Err(crate::error::Op2Error::new(e.code, format!("{call} {msg} (kernel file '{path}')")));
+            }
         };
         k.file = Some(path.to_string());
         self.kernels.push(k);

@@ -193,6 +193,31 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The file name generated code gives the kernel in its `#line 1 <origin>` directive, as a
+    /// C string literal (quotes included): the kernel file's path for `op_decl_kernel_file`, so
+    /// compiler messages name the user's file and its lines; `"kernel:NAME"` otherwise.
+    pub fn line_origin(&self) -> String {
+        let name = match &self.file {
+            Some(f) => f.clone(),
+            None => format!("kernel:{}", self.name),
+        };
+        let mut s = String::with_capacity(name.len() + 2);
+        s.push('"');
+        for c in name.chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                '\n' => s.push_str("\\n"),
+                c if (c as u32) < 0x20 => s.push('?'),
+                c => s.push(c),
+            }
+        }
+        s.push('"');
+        s
+    }
+}
+
 /// C99 keywords (and the `bool` of `<stdbool.h>`, which kernels see): not usable as names of
 /// constants or kernels.
 const C_KEYWORDS: &[&str] = &[
@@ -351,6 +376,14 @@ mod tests {
         assert!(e.message.contains("no function named 'k'"));
         assert!(Kernel::new("void k(double *a);", "k").is_err());
         assert!(Kernel::new("void k(double *a) {}", "1k").is_err());
+    }
+
+    #[test]
+    fn kernel_line_origin_is_a_c_string() {
+        let mut k = Kernel::new("void k(double *a) { }", "k").unwrap();
+        assert_eq!(k.line_origin(), "\"kernel:k\"");
+        k.file = Some("dir/my \"k\"\\x.h".to_string());
+        assert_eq!(k.line_origin(), "\"dir/my \\\"k\\\"\\\\x.h\"");
     }
 
     #[test]
