@@ -138,8 +138,16 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 reduction_of_arg[i] = Some(reductions.len());
                 reductions.push(seeded(i, ty, dim, Access::Read, Some(reference), ptr, bytes));
             }
-            (ArgDesc::Idx { .. }, BoundArg::Idx { map: Some(m) }) => {
-                slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
+            (ArgDesc::Idx { .. }, BoundArg::Idx { map }) => {
+                // op_arg_idx gives declared indices: after op_renumber, the target set's
+                // storage-to-declared table (old_of_new) in the even slot, else NULL.
+                let target = map.map_or(set, |m| maps[m.0 as usize].to);
+                if let Some(o) = &sets[target.0 as usize].order {
+                    slots[2 * i] = o.old_of_new.as_ptr() as *mut c_void;
+                }
+                if let Some(m) = map {
+                    slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
+                }
             }
             _ => {}
         }
