@@ -71,6 +71,7 @@ fn compiled(
         return Ok((c.clone(), Duration::ZERO));
     }
     let t = Instant::now();
+    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
     let (source, consts) = generate(ctx, kernel, name, descs);
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
@@ -79,12 +80,14 @@ fn compiled(
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
+    ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed());
     Ok((c, t.elapsed()))
 }
 
 /// Runs one parallel loop.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     let (descs, bound) = arg::bind(ctx, name, set, raw)?;
+    ctx.diags_check_loop(name, set, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs)?;
     let lib: &HostLibrary = &compiled.lib;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {

@@ -2,10 +2,14 @@
  * airfoil.c: the Airfoil benchmark (2D inviscid Euler on an unstructured quad mesh around a
  * NACA0012 aerofoil) written against op2's C API.
  *
- * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [OP2 tokens such as OP2_BACKEND=threads]
+ * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--renumber] [--save FILE]
+ *                [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format (default: new_grid.dat in the current directory)
  *   --iters N       number of iterations (default 1000)
  *   --rms-log FILE  write "iter rms" for every iteration, rms with %.17e
+ *   --renumber      op_renumber(pedge) before the first loop (locality for badly numbered meshes)
+ *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
+ *                   FILE ends in .txt, else op_print_dat_to_binfile
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
@@ -30,10 +34,13 @@ static double now_s(void) {
 
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
-          "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [OP2_BACKEND=name ...]\n"
+          "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--renumber] [--save FILE]\n"
+          "          [OP2_BACKEND=name ...]\n"
           "  --mesh FILE     mesh in new_grid.dat format (default new_grid.dat)\n"
           "  --iters N       iterations (default 1000)\n"
           "  --rms-log FILE  write 'iter rms' for every iteration\n"
+          "  --renumber      op_renumber(pedge) before the first loop\n"
+          "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
 }
@@ -41,6 +48,8 @@ static void usage(FILE *f, const char *prog) {
 int main(int argc, char **argv) {
   const char *mesh_path = "new_grid.dat";
   const char *log_path = NULL;
+  const char *save_path = NULL;
+  int renumber = 0;
   long niter = 1000;
 
   /* our options are consumed here; NAME=VALUE tokens go to op_init */
@@ -60,6 +69,10 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--rms-log") && i + 1 < argc) {
       log_path = argv[++i];
+    } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
+      save_path = argv[++i];
+    } else if (!strcmp(argv[i], "--renumber")) {
+      renumber = 1;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout, argv[0]);
       return 0;
@@ -133,6 +146,8 @@ int main(int argc, char **argv) {
   op_dat p_qold = op_decl_dat(cells, 4, "double", NULL, "p_qold");
   op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
   op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
+
+  if (renumber) op_renumber(pedge);
 
   /* op2 copied everything: the host arrays can go */
   free(q);
@@ -213,6 +228,18 @@ int main(int argc, char **argv) {
   fflush(stdout);
   printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
          niter ? 1e3 * t / (double)niter : 0.0);
+
+  if (save_path) {
+    size_t n = strlen(save_path);
+    int text = n >= 4 && !strcmp(save_path + n - 4, ".txt");
+    if (text)
+      op_print_dat_to_txtfile(p_q, save_path);
+    else
+      op_print_dat_to_binfile(p_q, save_path);
+    printf("airfoil: final solution q written to %s (%s)\n", save_path,
+           text ? "text, OP2's op_print_dat_to_txtfile format"
+                : "binary: int ncell, int 4, then ncell x 4 doubles");
+  }
 
   op_exit();
   free(op_argv);
