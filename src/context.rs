@@ -194,8 +194,8 @@ impl Context {
         }
     }
 
-    /// All of a dat's rows in the declared order.
-    fn rows_in_declared_order(&self, d: DatId) -> Vec<u8> {
+    /// All of a dat's rows in the declared order (what every output must write: HDF5, VTK, ...).
+    pub fn rows_in_declared_order(&self, d: DatId) -> Vec<u8> {
         let dat = &self.dats[d.0 as usize];
         let n = self.sets[dat.set.0 as usize].size;
         let mut out = vec![0u8; n * dat.elem_bytes()];
