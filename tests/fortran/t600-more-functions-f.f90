@@ -15,16 +15,19 @@ program t600_more_functions_f
   type(op_map) :: pedge
   type(op_dat) :: x, t, deg
   type(op_kernel) :: k, kcount
-  real(8) :: cpu1, et1, cpu2, et2, xv(5), xo(5), to(5)
-  integer :: rank, u, ok, hdr(2), e2n(2, 4), dg(5)
-  real(8) :: back(5)
+  real(8), target :: xv(5)
+  real(8) :: cpu1, et1, cpu2, et2
+  real(8), target :: xo(5), to(5), back(5)
+  integer(c_int), target :: zeros(5)
+  integer :: rank, u, ok, hdr(2)
+  integer(c_int), target :: e2n(2, 4), dg(5)
 
   backend = test_init()
   call op_timers(cpu1, et1)
   call check(et1 > 1d9, 'op_timers gives seconds since the epoch')
   call op_rank(rank)
-  call check_int4(rank, 0, 'op_rank')
-  call check_int4(op_num_ranks(), 1, 'op_num_ranks')
+  call check_int(rank, 0, 'op_rank')
+  call check_int(op_num_ranks(), 1, 'op_num_ranks')
   call op_mpi_barrier()
   call check_ok('op_mpi_barrier')
 
@@ -34,8 +37,9 @@ program t600_more_functions_f
   e2n = reshape([4, 5, 1, 2, 3, 4, 2, 3], [2, 4])
   pedge = op_decl_map(edges, nodes, 2, e2n, 'pedge')
   xv = [1d0, 2d0, 3d0, 4d0, 5d0]
-  x = op_decl_dat(nodes, 1, 'real(8)', xv, 'x')
-  deg = op_decl_dat(nodes, 1, 'integer(4)', [0, 0, 0, 0, 0], 'deg')
+  zeros = 0
+  x = op_decl_dat(nodes, 1, xv, 'x')
+  deg = op_decl_dat(nodes, 1, zeros, 'deg')
   call op_renumber(pedge)
   call check_ok('op_renumber')
   call check(op_get_global_set_offset(nodes) == 0_c_int64_t, 'op_get_global_set_offset')
@@ -61,21 +65,21 @@ program t600_more_functions_f
   do u = 1, 5
     call check_dbl(xo(u), xv(u), 'x keeps the declared order after op_renumber')
     call check_dbl(to(u), 2d0 * xv(u), 'kernel from a file')
-    call check_int4(dg(u), merge(1, 2, u == 1 .or. u == 5), 'node degrees in declared order')
+    call check_int(dg(u), merge(1, 2, u == 1 .or. u == 5), 'node degrees in declared order')
   end do
 
   call op_print_dat_to_binfile(x, bfile)
   open(newunit=u, file=bfile, access='stream', form='unformatted', status='old', action='read')
   read(u) hdr, back
   close(u, status='delete')
-  call check_int4(hdr(1), 5, 'binfile count')
-  call check_int4(hdr(2), 1, 'binfile dim')
+  call check_int(hdr(1), 5, 'binfile count')
+  call check_int(hdr(2), 1, 'binfile dim')
   do u = 1, 5
     call check_dbl(back(u), xv(u), 'binfile rows in declared order')
   end do
 
   ok = op_free_dat_temp_char(t)
-  call check_int4(ok, 1, 'op_free_dat_temp_char')
+  call check_int(ok, 1, 'op_free_dat_temp_char')
   call op_set_error_handler(OP_ERRORS_RETURN)
   call op_fetch_data(t, to)
   call check_err(OP2_ERR_INVALID_HANDLE, 'op_fetch_data', [character(len=16) :: "'tmp'", 'freed'], &
