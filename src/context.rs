@@ -388,11 +388,14 @@ impl Context {
             return Ok(());
         }
         let n = self.sets[set.0 as usize].size;
-        let declared = |s: SetId, e: usize| self.sets[s.0 as usize].order.as_ref().map_or(e, |o| o.old_of_new[e] as usize);
+        let declared =
+            |s: SetId, e: usize| self.sets[s.0 as usize].order.as_ref().map_or(e, |o| o.old_of_new[e] as usize);
         let mut checked: Vec<DatId> = Vec::new();
         for (d, b) in descs.iter().zip(bound) {
-            let (ArgDesc::Dat { acc: Access::Write | Access::Rw, .. }, BoundArg::Dat { dat, map: Some(_), enabled: true }) =
-                (d, b)
+            let (
+                ArgDesc::Dat { acc: Access::Write | Access::Rw, .. },
+                BoundArg::Dat { dat, map: Some(_), enabled: true },
+            ) = (d, b)
             else {
                 continue;
             };

@@ -56,7 +56,7 @@ pub fn permute_rows(data: &[u8], row_bytes: usize, order: &Order, out: &mut [u8]
 /// `adj[xadj[v]..xadj[v + 1]]`, sorted, without duplicates or `v` itself.
 pub fn target_graph(values: &[i32], dim: usize, n: usize) -> (Vec<usize>, Vec<i32>) {
     // Incidence from targets to rows, then neighbours through shared rows.
-    let rows = if dim == 0 { 0 } else { values.len() / dim };
+    let rows = values.len().checked_div(dim).unwrap_or(0);
     let mut count = vec![0usize; n + 1];
     for &v in values {
         count[v as usize + 1] += 1;
@@ -179,7 +179,7 @@ pub fn rcm(xadj: &[usize], adj: &[i32]) -> Vec<i32> {
 /// they touch (`target_new_of_old`): rows are sorted by their targets' sorted positions, so
 /// consecutive rows touch nearby targets. Ties keep the current order.
 pub fn order_by_targets(values: &[i32], dim: usize, target_new_of_old: &[i32]) -> Order {
-    let rows = if dim == 0 { 0 } else { values.len() / dim };
+    let rows = values.len().checked_div(dim).unwrap_or(0);
     let mut keys: Vec<i32> = Vec::with_capacity(values.len());
     for r in 0..rows {
         let start = keys.len();
