@@ -472,11 +472,12 @@ impl Context {
         for d in &self.dats {
             let _ = writeln!(
                 s,
-                "  dat   {:<20} on {}, {} x {}",
+                "  dat   {:<20} on {}, {} x {}{}",
                 d.name,
                 self.sets[d.set.0 as usize].name,
                 d.dim,
-                d.ty.api_name()
+                d.ty.api_name(),
+                if d.freed { " (freed)" } else if d.temp { " (temporary)" } else { "" }
             );
         }
         for c in self.consts.values() {
