@@ -875,7 +875,8 @@ contains
     n = int(c_op_get_size(set%handle), c_int64_t)
   end function op_get_size
 
-  !> Write the dat to a text file: `<set size> <dim>`, then one line per element.
+  !> Write the dat to a text file in OP2's format: `<set size> <dim>`, then one line per element
+  !> (values as C's " %+2.15lE" for double, " %+f" float, " %+d" int), declared order.
   subroutine op_print_dat_to_txtfile(dat, file)
     type(op_dat), intent(in) :: dat
     character(len=*), intent(in) :: file

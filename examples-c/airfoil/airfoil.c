@@ -8,6 +8,8 @@
  *   --iters N       number of iterations (default 1000)
  *   --rms-log FILE  write "iter rms" for every iteration, rms with %.17e
  *   --renumber      op_renumber(pedge) before the first loop (locality for badly numbered meshes)
+ *   --kernel-dir D  read the kernels from D/<name>.c with op_decl_kernel_file, as a ported OP2
+ *                   app keeps them (default: the copies compiled into this program)
  *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
  *                   FILE ends in .txt, else op_print_dat_to_binfile
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
@@ -40,6 +42,7 @@ static void usage(FILE *f, const char *prog) {
           "  --iters N       iterations (default 1000)\n"
           "  --rms-log FILE  write 'iter rms' for every iteration\n"
           "  --renumber      op_renumber(pedge) before the first loop\n"
+          "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
@@ -50,6 +53,7 @@ int main(int argc, char **argv) {
   const char *log_path = NULL;
   const char *save_path = NULL;
   int renumber = 0;
+  const char *kernel_dir = NULL;
   long niter = 1000;
 
   /* our options are consumed here; NAME=VALUE tokens go to op_init */
@@ -73,6 +77,8 @@ int main(int argc, char **argv) {
       save_path = argv[++i];
     } else if (!strcmp(argv[i], "--renumber")) {
       renumber = 1;
+    } else if (!strcmp(argv[i], "--kernel-dir") && i + 1 < argc) {
+      kernel_dir = argv[++i];
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout, argv[0]);
       return 0;
@@ -154,11 +160,24 @@ int main(int argc, char **argv) {
   int ncell = m.ncell;
   am_free(&m);
 
-  op_kernel k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
-  op_kernel k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
-  op_kernel k_res_calc = op_decl_kernel(airfoil_src_res_calc, "res_calc");
-  op_kernel k_bres_calc = op_decl_kernel(airfoil_src_bres_calc, "bres_calc");
-  op_kernel k_update = op_decl_kernel(airfoil_src_update, "update");
+  op_kernel k_save_soln, k_adt_calc, k_res_calc, k_bres_calc, k_update;
+  if (kernel_dir) {
+    char path[4096];
+#define AIRFOIL_KERNEL_FILE(k, name)                                                   \
+  (snprintf(path, sizeof path, "%s/%s.c", kernel_dir, name), k = op_decl_kernel_file(path, name))
+    AIRFOIL_KERNEL_FILE(k_save_soln, "save_soln");
+    AIRFOIL_KERNEL_FILE(k_adt_calc, "adt_calc");
+    AIRFOIL_KERNEL_FILE(k_res_calc, "res_calc");
+    AIRFOIL_KERNEL_FILE(k_bres_calc, "bres_calc");
+    AIRFOIL_KERNEL_FILE(k_update, "update");
+#undef AIRFOIL_KERNEL_FILE
+  } else {
+    k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
+    k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
+    k_res_calc = op_decl_kernel(airfoil_src_res_calc, "res_calc");
+    k_bres_calc = op_decl_kernel(airfoil_src_bres_calc, "bres_calc");
+    k_update = op_decl_kernel(airfoil_src_update, "update");
+  }
 
   double rms = 0.0, maxerr = 0.0;
   int errloc = 0;
