@@ -477,7 +477,13 @@ impl Context {
                 self.sets[d.set.0 as usize].name,
                 d.dim,
                 d.ty.api_name(),
-                if d.freed { " (freed)" } else if d.temp { " (temporary)" } else { "" }
+                if d.freed {
+                    " (freed)"
+                } else if d.temp {
+                    " (temporary)"
+                } else {
+                    ""
+                }
             );
         }
         for c in self.consts.values() {
