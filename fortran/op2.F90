@@ -112,6 +112,11 @@ module op2
   public :: op_timing_output, op_diagnostic_output, op_is_root
   public :: op_backend_name, op_backend_available
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
+  ! More of OP2's functions (op_printf is C only: it is variadic; Fortran prints on op_is_root()).
+  public :: op_decl_kernel_file, op_decl_dat_temp_char, op_free_dat_temp_char
+  public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks
+  public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat
+  public :: op_download_dat
 
   interface op_decl_dat
     module procedure op_decl_dat_r8, op_decl_dat_r4, op_decl_dat_i4, op_decl_dat_i8, &
@@ -383,6 +388,81 @@ module op2
       type(c_ptr), value :: s
       integer(c_size_t) :: n
     end function c_strlen
+  end interface
+
+  ! More of OP2's functions.
+  interface
+    function c_op_decl_kernel_file(path, name) bind(C, name="op_decl_kernel_file") result(h)
+      import :: c_char, c_ptr
+      character(kind=c_char), intent(in) :: path(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_kernel_file
+
+    function c_op_decl_dat_temp_char(set, dim, type, size, name) &
+        bind(C, name="op_decl_dat_temp_char") result(h)
+      import :: c_char, c_int, c_ptr
+      type(c_ptr), value :: set
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: size
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_dat_temp_char
+
+    function c_op_free_dat_temp_char(dat) bind(C, name="op_free_dat_temp_char") result(ok)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: dat
+      integer(c_int) :: ok
+    end function c_op_free_dat_temp_char
+
+    subroutine c_op_print_dat_to_binfile(dat, file) bind(C, name="op_print_dat_to_binfile")
+      import :: c_ptr, c_char
+      type(c_ptr), value :: dat
+      character(kind=c_char), intent(in) :: file(*)
+    end subroutine c_op_print_dat_to_binfile
+
+    subroutine c_op_renumber(base) bind(C, name="op_renumber")
+      import :: c_ptr
+      type(c_ptr), value :: base
+    end subroutine c_op_renumber
+
+    subroutine c_op_timers(cpu, et) bind(C, name="op_timers")
+      import :: c_double
+      real(c_double), intent(out) :: cpu, et
+    end subroutine c_op_timers
+
+    subroutine c_op_rank(rank) bind(C, name="op_rank")
+      import :: c_int
+      integer(c_int), intent(out) :: rank
+    end subroutine c_op_rank
+
+    function c_op_num_ranks() bind(C, name="op_num_ranks") result(n)
+      import :: c_int
+      integer(c_int) :: n
+    end function c_op_num_ranks
+
+    subroutine c_op_mpi_barrier() bind(C, name="op_mpi_barrier")
+    end subroutine c_op_mpi_barrier
+
+    function c_op_get_global_set_offset(set) bind(C, name="op_get_global_set_offset") result(n)
+      import :: c_ptr, c_long_long
+      type(c_ptr), value :: set
+      integer(c_long_long) :: n
+    end function c_op_get_global_set_offset
+
+    subroutine c_op_upload_all() bind(C, name="op_upload_all")
+    end subroutine c_op_upload_all
+
+    subroutine c_op_upload_dat(dat) bind(C, name="op_upload_dat")
+      import :: c_ptr
+      type(c_ptr), value :: dat
+    end subroutine c_op_upload_dat
+
+    subroutine c_op_download_dat(dat) bind(C, name="op_download_dat")
+      import :: c_ptr
+      type(c_ptr), value :: dat
+    end subroutine c_op_download_dat
   end interface
 
 contains
@@ -869,7 +949,8 @@ contains
     n = int(c_op_get_size(set%handle), c_int64_t)
   end function op_get_size
 
-  !> Write the dat to a text file: `<set size> <dim>`, then one line per element.
+  !> Write the dat to a text file in OP2's format: `<set size> <dim>`, then one line per element
+  !> (values as C's " %+2.15lE" for double, " %+f" float, " %+d" int), declared order.
   subroutine op_print_dat_to_txtfile(dat, file)
     type(op_dat), intent(in) :: dat
     character(len=*), intent(in) :: file
@@ -1265,5 +1346,100 @@ contains
       c = t(1:j)
     end select
   end function c_type_name
+
+  ! =============================================================================================
+  ! More of OP2's functions
+  ! =============================================================================================
+
+  !> A kernel whose C source is read from the file `path` (errors name the file).
+  function op_decl_kernel_file(path, name) result(kernel)
+    character(len=*), intent(in) :: path
+    character(len=*), intent(in) :: name
+    type(op_kernel) :: kernel
+    kernel%handle = c_op_decl_kernel_file(cstr(path), cstr(name))
+  end function op_decl_kernel_file
+
+  !> A temporary dat of zeros (`type` as in op_arg_dat, `size` the element size in bytes).
+  function op_decl_dat_temp_char(set, dim, type, size, name) result(dat)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim, size
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in) :: name
+    type(op_dat) :: dat
+    dat%handle = c_op_decl_dat_temp_char(set%handle, int(dim, c_int), cstr(c_type_name(type)), &
+                                         int(size, c_int), cstr(name))
+  end function op_decl_dat_temp_char
+
+  !> Free a temporary dat: 1 on success (its handle is stale afterwards), 0 on error.
+  function op_free_dat_temp_char(dat) result(ok)
+    type(op_dat), intent(in) :: dat
+    integer :: ok
+    ok = int(c_op_free_dat_temp_char(dat%handle))
+  end function op_free_dat_temp_char
+
+  !> Write the dat to a binary file: count and dim as C ints, then the rows.
+  subroutine op_print_dat_to_binfile(dat, file)
+    type(op_dat), intent(in) :: dat
+    character(len=*), intent(in) :: file
+    call c_op_print_dat_to_binfile(dat%handle, cstr(file))
+  end subroutine op_print_dat_to_binfile
+
+  !> Reorder the storage of the sets linked through `base` for locality (before any loop).
+  subroutine op_renumber(base)
+    type(op_map), intent(in) :: base
+    call c_op_renumber(base%handle)
+  end subroutine op_renumber
+
+  !> Process CPU time and wall-clock time, in seconds.
+  subroutine op_timers(cpu, et)
+    real(8), intent(out) :: cpu, et
+    real(c_double) :: c, e
+    call c_op_timers(c, e)
+    cpu = c
+    et = e
+  end subroutine op_timers
+
+  !> This process's rank (0 without MPI).
+  subroutine op_rank(rank)
+    integer, intent(out) :: rank
+    integer(c_int) :: r
+    call c_op_rank(r)
+    rank = int(r)
+  end subroutine op_rank
+
+  !> The number of processes (1 without MPI).
+  function op_num_ranks() result(n)
+    integer :: n
+    n = int(c_op_num_ranks())
+  end function op_num_ranks
+
+  !> Wait for every process (nothing to wait for without MPI).
+  subroutine op_mpi_barrier()
+    call c_op_mpi_barrier()
+  end subroutine op_mpi_barrier
+
+  !> The global index of this process's first element of `set` (0 without MPI).
+  function op_get_global_set_offset(set) result(n)
+    type(op_set), intent(in) :: set
+    integer(c_int64_t) :: n
+    n = int(c_op_get_global_set_offset(set%handle), c_int64_t)
+  end function op_get_global_set_offset
+
+  !> Copy every dat to the device (nothing to do on host backends).
+  subroutine op_upload_all()
+    call c_op_upload_all()
+  end subroutine op_upload_all
+
+  !> Copy a dat to the device (nothing to do on host backends).
+  subroutine op_upload_dat(dat)
+    type(op_dat), intent(in) :: dat
+    call c_op_upload_dat(dat%handle)
+  end subroutine op_upload_dat
+
+  !> Copy a dat from the device to host memory (nothing to do on host backends).
+  subroutine op_download_dat(dat)
+    type(op_dat), intent(in) :: dat
+    call c_op_download_dat(dat%handle)
+  end subroutine op_download_dat
 
 end module op2

@@ -212,8 +212,10 @@ void op_fetch_data_idx(op_dat dat, void *data, int low, int high);
 long long op_get_size(op_set set);
 
 /**
- * Writes a dat to a text file: a first line `<set size> <dim>`, then one line per element with
- * its values separated by spaces (double `%.17g`, float `%.9g`, integers in full, bool 0/1).
+ * Writes a dat to a text file in OP2's exact format, so files diff against OP2's: a first line
+ * `<set size> <dim>`, then one line per element (declared order), each value with a leading
+ * space as C's `" %+2.15lE"` (double), `" %+f"` (float), `" %+d"` (int); op2's other types as
+ * `" %u"` (uint), `" %+lld"` (ll), `" %llu"` (ull), `" %+d"` (bool 0/1). Collective under MPI.
  * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_IO.
  */
 void op_print_dat_to_txtfile(op_dat dat, const char *file);
@@ -303,6 +305,95 @@ const char *op_last_error_message(void);
 void op_set_error_handler(int mode);
 
 /**
+ * Declares a kernel whose C source is read from the file `path` (OP2 programs keep each kernel
+ * in `name.h`): as `op_decl_kernel` otherwise. Compiler messages name the file and lines
+ * counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, naming
+ * it), OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
+ */
+op_kernel op_decl_kernel_file(const char *path, const char *name);
+
+/**
+ * Declares a temporary dat of zeros on `set` (`dim` values of `type` per element, element size
+ * `size` bytes, which must agree with `type`), to be freed by `op_free_dat_temp_char`.
+ * Errors: as `op_decl_dat_char`.
+ */
+op_dat op_decl_dat_temp_char(op_set set, int dim, const char *type, int size, const char *name);
+
+/**
+ * Frees a dat declared by `op_decl_dat_temp_char`: its memory is released and its handle
+ * becomes stale (any later use, including an `op_arg` built before, is OP2_ERR_INVALID_HANDLE
+ * naming the freed dat); other dats are unaffected. Returns 1 on success, 0 on error.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE (also for a dat already freed),
+ * OP2_ERR_BAD_NAME (the dat is not a temporary one).
+ */
+int op_free_dat_temp_char(op_dat dat);
+
+/**
+ * Writes a dat to a binary file as OP2 does: the element count and the dim as C `int`s, then
+ * the values row by row (native byte order), in the declared element order. Collective under
+ * MPI. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_IO.
+ */
+void op_print_dat_to_binfile(op_dat dat, const char *file);
+
+/**
+ * Reorders the storage of the sets linked through `base` (and, through maps, every set
+ * connected to them) for locality: reverse Cuthill–McKee on the graph of `base`'s target set,
+ * then each linked set sorted by the elements it reaches. Only storage changes: fetches,
+ * output and `op_arg_idx` keep the declared numbering, and later declarations on these sets
+ * are given in the declared numbering too. Call it after the declarations, before the first
+ * loop. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has
+ * already run).
+ */
+void op_renumber(op_map base);
+
+/**
+ * Wall-clock time in seconds (since an arbitrary fixed point) in `*et`, and, when `cpu` is not
+ * NULL, the process's CPU time in seconds in `*cpu`. Callable outside a session.
+ * Errors: OP2_ERR_NULL_ARGUMENT (`et`).
+ */
+void op_timers(double *cpu, double *et);
+
+/**
+ * This process's rank in `*rank` (0 without MPI). Errors: OP2_ERR_NULL_ARGUMENT.
+ */
+void op_rank(int *rank);
+
+/**
+ * The number of processes (1 without MPI).
+ */
+int op_num_ranks(void);
+
+/**
+ * Waits until every process reaches this call (returns at once without MPI). Collective.
+ * Errors: OP2_ERR_NOT_INITIALISED.
+ */
+void op_mpi_barrier(void);
+
+/**
+ * The global index of this process's first element of `set` (0 without MPI, where the process
+ * holds the whole set). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE (then -1).
+ */
+long long op_get_global_set_offset(op_set set);
+
+/**
+ * Copies every dat to the device (nothing to do on host backends, where data never leaves
+ * host memory). Errors: OP2_ERR_NOT_INITIALISED.
+ */
+void op_upload_all(void);
+
+/**
+ * Copies a dat to the device (nothing to do on host backends). Errors:
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+void op_upload_dat(op_dat dat);
+
+/**
+ * Copies a dat back from the device to host memory (nothing to do on host backends).
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+void op_download_dat(op_dat dat);
+
+/**
  * Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
  * on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
  * (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8
@@ -387,7 +478,10 @@ void op_dump_to_hdf5(const char *file);
  * Starts an op2 session. `argv` tokens of the form `KEY=value` for the configuration keys
  * (`OP2_BACKEND=threads`, `OP2_CACHE_DIR=...`, ...) override the environment; other tokens are
  * ignored, so a program can pass its own `argc`/`argv`. `argv` may be NULL when `argc` is 0.
- * `diags` is the diagnostics level (0: quiet).
+ * `diags` is the diagnostics level, printed to stdout: 0 quiet; 1 one line naming the backend,
+ * its threads or device and the JIT cache; 2 also a line per new loop shape (compiled, disk or
+ * memory cache hit, and the time taken); 3 also extra argument checks on every loop call
+ * (indirect OP_WRITE/OP_RW targets must be exclusive: OP2_ERR_CHECK otherwise).
  *
  * Errors: OP2_ERR_ALREADY_INITIALISED, OP2_ERR_BAD_CONFIG (a configuration value that cannot be
  * used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
@@ -454,3 +548,20 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
 #endif  // __cplusplus
 
 #endif  /* OP2_H */
+
+#ifndef OP2_H_PRINTF
+#define OP2_H_PRINTF
+#include <stdarg.h>
+#include <stdio.h>
+
+/* op_printf(format, ...): printf on the root process only (every process under MPI calls it;
+ * rank 0 prints). Output goes to C's stdout. Defined here because it is variadic. */
+static inline void op_printf(const char *format, ...)
+{
+  va_list ap;
+  if (!op_is_root()) return;
+  va_start(ap, format);
+  vprintf(format, ap);
+  va_end(ap);
+}
+#endif  /* OP2_H_PRINTF */

@@ -107,7 +107,23 @@ impl Context {
     }
 
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
-        let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        let mut m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        // After op_renumber, the caller still speaks the declared numbering: store rows and
+        // targets in the renumbered storage order.
+        let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
+        if fo.is_some() || to_o.is_some() {
+            let mut v = m.values.clone();
+            if let Some(o) = fo {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+                let mut out = vec![0u8; bytes.len()];
+                crate::core::renumber::permute_rows(&bytes, m.dim * 4, o, &mut out);
+                v = out.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+            }
+            if let Some(o) = to_o {
+                v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
+            }
+            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+        }
         self.maps.push(m);
         Ok(MapId(self.maps.len() as u32 - 1))
     }
@@ -133,9 +149,14 @@ impl Context {
                 ty.size()
             );
         };
-        let buf = match data {
-            Some(d) => AlignedBuf::from_slice(&d[..bytes]),
-            None => AlignedBuf::zeroed(bytes),
+        let buf = match (data, &self.sets[set.0 as usize].order) {
+            (Some(d), None) => AlignedBuf::from_slice(&d[..bytes]),
+            (Some(d), Some(o)) => AlignedBuf::zeroed(bytes).map(|mut b| {
+                // Declared order in, renumbered storage order kept.
+                crate::core::renumber::permute_rows(&d[..bytes], dim as usize * ty.size(), o, b.as_mut_slice());
+                b
+            }),
+            (None, _) => AlignedBuf::zeroed(bytes),
         };
         let Some(buf) = buf else {
             op2_bail!(
@@ -154,6 +175,8 @@ impl Context {
             residency: Residency::Host,
             to_device: 0,
             to_host: 0,
+            temp: false,
+            freed: false,
         });
         Ok(DatId(self.dats.len() as u32 - 1))
     }
@@ -237,26 +260,56 @@ impl Context {
         Ok(())
     }
 
-    /// Copies elements `[low, high]` of a dat into `out` (exactly the bytes of that range).
+    /// Copies declared elements `[low, high]` of a dat into `out` (exactly the bytes of that
+    /// range), in the declared order whatever the storage order, downloading first if needed.
     pub fn fetch(&mut self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) -> Result<()> {
-        let eb = self.dats[d.0 as usize].elem_bytes();
-        let host = self.host_data(d, false)?;
-        out.copy_from_slice(&host[low * eb..(high_inclusive + 1) * eb]);
+        self.sync_to_host(d)?;
+        self.copy_rows(d, low, high_inclusive, out);
         Ok(())
     }
 
-    /// The text `op_print_dat_to_txtfile` writes.
+    /// As `fetch`, from the host bytes as they are (callers make them current first).
+    fn copy_rows(&self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) {
+        let dat = &self.dats[d.0 as usize];
+        let eb = dat.elem_bytes();
+        let data = dat.data.as_slice();
+        match &self.sets[dat.set.0 as usize].order {
+            None => out.copy_from_slice(&data[low * eb..(high_inclusive + 1) * eb]),
+            Some(o) => {
+                for (dst, old) in out.chunks_exact_mut(eb).zip(low..=high_inclusive) {
+                    let at = o.new_of_old[old] as usize * eb;
+                    dst.copy_from_slice(&data[at..at + eb]);
+                }
+            }
+        }
+    }
+
+    /// All of a dat's rows in the declared order (what every output must write: HDF5, VTK, ...),
+    /// from the host bytes as they are: callers make them current first (`sync_to_host`).
+    pub fn rows_in_declared_order(&self, d: DatId) -> Vec<u8> {
+        let dat = &self.dats[d.0 as usize];
+        let n = self.sets[dat.set.0 as usize].size;
+        let mut out = vec![0u8; n * dat.elem_bytes()];
+        if n > 0 {
+            self.copy_rows(d, 0, n - 1, &mut out);
+        }
+        out
+    }
+
+    /// The text `op_print_dat_to_txtfile` writes: OP2's format (see `core::output`), declared
+    /// order.
     pub fn dat_text(&self, d: DatId) -> String {
         let dat = &self.dats[d.0 as usize];
-        let set = &self.sets[dat.set.0 as usize];
-        let ts = dat.ty.size();
-        let mut s = format!("{} {}\n", set.size, dat.dim);
-        for row in dat.data.as_slice().chunks_exact(dat.elem_bytes().max(1)).take(set.size) {
-            let vals: Vec<String> = row.chunks_exact(ts).map(|v| dat.ty.format_value(v)).collect();
-            s.push_str(&vals.join(" "));
-            s.push('\n');
-        }
-        s
+        let n = self.sets[dat.set.0 as usize].size;
+        crate::core::output::txt(n, dat.dim, dat.ty, &self.rows_in_declared_order(d))
+    }
+
+    /// The bytes `op_print_dat_to_binfile` writes: int count, int dim, raw rows in declared
+    /// order.
+    pub fn dat_binary(&self, d: DatId) -> Vec<u8> {
+        let dat = &self.dats[d.0 as usize];
+        let n = self.sets[dat.set.0 as usize].size;
+        crate::core::output::bin(n, dat.dim, &self.rows_in_declared_order(d))
     }
 
     /// The text `op_diagnostic_output` prints.
@@ -286,11 +339,18 @@ impl Context {
         for d in &self.dats {
             let _ = writeln!(
                 s,
-                "  dat   {:<20} on {}, {} x {}",
+                "  dat   {:<20} on {}, {} x {}{}",
                 d.name,
                 self.sets[d.set.0 as usize].name,
                 d.dim,
-                d.ty.api_name()
+                d.ty.api_name(),
+                if d.freed {
+                    " (freed)"
+                } else if d.temp {
+                    " (temporary)"
+                } else {
+                    ""
+                }
             );
         }
         for c in self.consts.values() {

@@ -57,9 +57,16 @@ impl LoopCache {
 /// Generates the source for a loop (also used by `generate`-only callers, e.g. source dumps).
 pub fn generate(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc]) -> (String, Vec<String>) {
     let k = &ctx.kernels[kernel.0 as usize];
+    let origin = k.line_origin();
     let consts = ctx.consts_used_by(kernel);
-    let sig =
-        LoopSignature { loop_name: name, kernel_name: &k.name, kernel_source: &k.source, args: descs, consts: &consts };
+    let sig = LoopSignature {
+        loop_name: name,
+        kernel_name: &k.name,
+        kernel_source: &k.source,
+        kernel_origin: &origin,
+        args: descs,
+        consts: &consts,
+    };
     (host::generate(&sig), consts.into_iter().map(|c| c.name).collect())
 }
 
@@ -85,6 +92,7 @@ fn compiled(
         };
         op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
     }
+    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
     let (source, consts) = generate(ctx, kernel, name, descs);
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
@@ -93,12 +101,14 @@ fn compiled(
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
+    ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed());
     Ok((c, t.elapsed()))
 }
 
 /// Runs one parallel loop.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     let (descs, bound) = arg::bind(ctx, name, set, raw)?;
+    ctx.diags_check_loop(name, set, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
@@ -159,8 +169,16 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 reduction_of_arg[i] = Some(reductions.len());
                 reductions.push(seeded(name, i, ty, dim, Access::Read, Some(reference), ptr, bytes)?);
             }
-            (ArgDesc::Idx { .. }, BoundArg::Idx { map: Some(m) }) => {
-                slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
+            (ArgDesc::Idx { .. }, BoundArg::Idx { map }) => {
+                // op_arg_idx gives declared indices: after op_renumber, the target set's
+                // storage-to-declared table (old_of_new) in the even slot, else NULL.
+                let target = map.map_or(set, |m| maps[m.0 as usize].to);
+                if let Some(o) = &sets[target.0 as usize].order {
+                    slots[2 * i] = o.old_of_new.as_ptr() as *mut c_void;
+                }
+                if let Some(m) = map {
+                    slots[2 * i + 1] = maps[m.0 as usize].values.as_ptr() as *mut c_void;
+                }
             }
             _ => {}
         }
@@ -195,10 +213,12 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         .collect();
     let scratch_entries = host::scratch_entries(&descs);
     let k = &kernels[kernel.0 as usize];
+    let origin = if device { k.line_origin() } else { String::new() };
     let sig = device.then(|| LoopSignature {
         loop_name: name,
         kernel_name: &k.name,
         kernel_source: &k.source,
+        kernel_origin: &origin,
         args: &descs,
         consts: &const_decls,
     });

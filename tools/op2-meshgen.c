@@ -1,6 +1,6 @@
 /*
  * op2-meshgen: structured C-mesh around a NACA0012 aerofoil, written in Airfoil's
- * new_grid.dat format (see shared/airfoil.md).
+ * new_grid.dat format (read and validated by examples-c/airfoil/airfoil_mesh.h).
  *
  *   op2-meshgen [--cells N | --ni I --nj J] [--far R] [-o FILE]
  *

@@ -3,7 +3,7 @@
  * NACA0012 aerofoil) written against op2's C API.
  *
  * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
- *                [OP2 tokens such as OP2_BACKEND=threads]
+ *                [--renumber] [--kernel-dir D] [--save FILE] [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
  *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
  *                   (default: new_grid.dat in the current directory)
@@ -12,6 +12,11 @@
  *   --vtk FILE      write the solution (p_q as cell data on the mesh) for ParaView at the end:
  *                   FILE ending in .vtu (XML, appended raw) or .vtk (legacy binary)
  *   --vtk-every N   also every N iterations, as <stem>_<iteration>.vtu next to FILE
+ *   --renumber      op_renumber(pedge) before the first loop (locality for badly numbered meshes)
+ *   --kernel-dir D  read the kernels from D/<name>.c with op_decl_kernel_file, as a ported OP2
+ *                   app keeps them (default: the copies compiled into this program)
+ *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
+ *                   FILE ends in .txt, else op_print_dat_to_binfile
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
@@ -51,13 +56,16 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
           "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]\n"
-          "          [OP2_BACKEND=name ...]\n"
+          "          [--renumber] [--kernel-dir D] [--save FILE] [OP2_BACKEND=name ...]\n"
           "  --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout if FILE ends in .h5\n"
           "                  (default new_grid.dat)\n"
           "  --iters N       iterations (default 1000)\n"
           "  --rms-log FILE  write 'iter rms' for every iteration\n"
           "  --vtk FILE      write the solution for ParaView at the end (.vtu or .vtk)\n"
           "  --vtk-every N   also every N iterations, as <stem>_<iteration>.<ext>\n"
+          "  --renumber      op_renumber(pedge) before the first loop\n"
+          "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
+          "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
 }
@@ -65,6 +73,9 @@ static void usage(FILE *f, const char *prog) {
 int main(int argc, char **argv) {
   const char *mesh_path = "new_grid.dat";
   const char *log_path = NULL;
+  const char *save_path = NULL;
+  int renumber = 0;
+  const char *kernel_dir = NULL;
   long niter = 1000;
   const char *vtk_path = NULL;
   long vtk_every = 0;
@@ -95,6 +106,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "airfoil: --vtk-every needs a positive integer, got '%s'\n", argv[i]);
         return 2;
       }
+    } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
+      save_path = argv[++i];
+    } else if (!strcmp(argv[i], "--renumber")) {
+      renumber = 1;
+    } else if (!strcmp(argv[i], "--kernel-dir") && i + 1 < argc) {
+      kernel_dir = argv[++i];
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout, argv[0]);
       return 0;
@@ -212,14 +229,29 @@ int main(int argc, char **argv) {
   op_dat p_qold = op_decl_dat(cells, 4, "double", NULL, "p_qold");
   op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
   op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
+
+  if (renumber) op_renumber(pedge);
   int ncell = m.ncell;
   if (!from_h5) am_free(&m);
 
-  op_kernel k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
-  op_kernel k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
-  op_kernel k_res_calc = op_decl_kernel(airfoil_src_res_calc, "res_calc");
-  op_kernel k_bres_calc = op_decl_kernel(airfoil_src_bres_calc, "bres_calc");
-  op_kernel k_update = op_decl_kernel(airfoil_src_update, "update");
+  op_kernel k_save_soln, k_adt_calc, k_res_calc, k_bres_calc, k_update;
+  if (kernel_dir) {
+    char path[4096];
+#define AIRFOIL_KERNEL_FILE(k, name)                                                   \
+  (snprintf(path, sizeof path, "%s/%s.c", kernel_dir, name), k = op_decl_kernel_file(path, name))
+    AIRFOIL_KERNEL_FILE(k_save_soln, "save_soln");
+    AIRFOIL_KERNEL_FILE(k_adt_calc, "adt_calc");
+    AIRFOIL_KERNEL_FILE(k_res_calc, "res_calc");
+    AIRFOIL_KERNEL_FILE(k_bres_calc, "bres_calc");
+    AIRFOIL_KERNEL_FILE(k_update, "update");
+#undef AIRFOIL_KERNEL_FILE
+  } else {
+    k_save_soln = op_decl_kernel(airfoil_src_save_soln, "save_soln");
+    k_adt_calc = op_decl_kernel(airfoil_src_adt_calc, "adt_calc");
+    k_res_calc = op_decl_kernel(airfoil_src_res_calc, "res_calc");
+    k_bres_calc = op_decl_kernel(airfoil_src_bres_calc, "bres_calc");
+    k_update = op_decl_kernel(airfoil_src_update, "update");
+  }
 
   double rms = 0.0, maxerr = 0.0;
   int errloc = 0;
@@ -291,6 +323,18 @@ int main(int argc, char **argv) {
   if (vtk_path) write_vtk(vtk_path, -1, pcell, p_x, p_q);
   printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
          niter ? 1e3 * t / (double)niter : 0.0);
+
+  if (save_path) {
+    size_t n = strlen(save_path);
+    int text = n >= 4 && !strcmp(save_path + n - 4, ".txt");
+    if (text)
+      op_print_dat_to_txtfile(p_q, save_path);
+    else
+      op_print_dat_to_binfile(p_q, save_path);
+    printf("airfoil: final solution q written to %s (%s)\n", save_path,
+           text ? "text, OP2's op_print_dat_to_txtfile format"
+                : "binary: int ncell, int 4, then ncell x 4 doubles");
+  }
 
   op_exit();
   free(op_argv);

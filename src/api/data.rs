@@ -69,8 +69,10 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
     })
 }
 
-/// Writes a dat to a text file: a first line `<set size> <dim>`, then one line per element with
-/// its values separated by spaces (double `%.17g`, float `%.9g`, integers in full, bool 0/1).
+/// Writes a dat to a text file in OP2's exact format, so files diff against OP2's: a first line
+/// `<set size> <dim>`, then one line per element (declared order), each value with a leading
+/// space as C's `" %+2.15lE"` (double), `" %+f"` (float), `" %+d"` (int); op2's other types as
+/// `" %u"` (uint), `" %+lld"` (ll), `" %llu"` (ull), `" %+d"` (bool 0/1). Collective under MPI.
 /// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_IO.
 #[no_mangle]
 pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {

@@ -110,7 +110,12 @@ impl ApiState {
 
     pub(crate) fn dat(&mut self, p: op_dat, call: &dyn Display, what: &dyn Display) -> Result<DatId> {
         let n = self.ctx_named(call)?.dats.len();
-        decode(self, p, Kind::Dat, n, call, what).map(DatId)
+        let d = decode(self, p, Kind::Dat, n, call, what).map(DatId)?;
+        // Freed temporaries keep their slot (other dats keep their ids); the handle is stale.
+        if let Some(dat) = self.ctx.as_ref().map(|c| &c.dats[d.0 as usize]).filter(|d| d.freed) {
+            op2_bail!(InvalidHandle, "{call}: {what} is dat '{}', which op_free_dat_temp_char freed", dat.name);
+        }
+        Ok(d)
     }
 
     pub(crate) fn kernel(&mut self, p: op_kernel, call: &dyn Display, what: &dyn Display) -> Result<KernelId> {

@@ -10,7 +10,10 @@ use std::ffi::{c_char, c_int, CStr};
 /// Starts an op2 session. `argv` tokens of the form `KEY=value` for the configuration keys
 /// (`OP2_BACKEND=threads`, `OP2_CACHE_DIR=...`, ...) override the environment; other tokens are
 /// ignored, so a program can pass its own `argc`/`argv`. `argv` may be NULL when `argc` is 0.
-/// `diags` is the diagnostics level (0: quiet).
+/// `diags` is the diagnostics level, printed to stdout: 0 quiet; 1 one line naming the backend,
+/// its threads or device and the JIT cache; 2 also a line per new loop shape (compiled, disk or
+/// memory cache hit, and the time taken); 3 also extra argument checks on every loop call
+/// (indirect OP_WRITE/OP_RW targets must be exclusive: OP2_ERR_CHECK otherwise).
 ///
 /// Errors: OP2_ERR_ALREADY_INITIALISED, OP2_ERR_BAD_CONFIG (a configuration value that cannot be
 /// used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
@@ -40,6 +43,9 @@ pub extern "C" fn op_init(argc: c_int, argv: *mut *mut c_char, diags: c_int) {
         }
         let config = Config::from_env(&tokens, diags)?;
         let ctx = Context::new(config)?;
+        if ctx.config.diags >= 1 {
+            crate::timing::print_after_c_stdio(&ctx.diags_init_line());
+        }
         st.serial = st.serial.wrapping_add(1);
         st.ctx = Some(ctx);
         Ok(())

@@ -10,6 +10,7 @@ pub mod arg;
 pub mod data;
 pub mod decl;
 pub mod error;
+pub mod extra;
 pub mod handle;
 pub mod io;
 pub mod lifecycle;

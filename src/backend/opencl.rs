@@ -361,6 +361,15 @@ impl Backend for OpenCl {
         let Some(sig) = call.sig.as_ref() else {
             op2_bail!(Internal, "op_par_loop '{}': no loop signature for the opencl backend", call.name);
         };
+        for (i, d) in call.descs.iter().enumerate() {
+            if matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
+                op2_bail!(
+                    BadLoop,
+                    "op_par_loop '{}', arg {i}: op_arg_idx on a set reordered by op_renumber is not supported by the opencl backend",
+                    call.name
+                );
+            }
+        }
         if let Some(why) = emit::unsupported(call.descs) {
             op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
         }

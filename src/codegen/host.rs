@@ -113,7 +113,7 @@ pub fn generate(sig: &LoopSignature) -> String {
         w.line("");
     }
     // Diagnostics inside the kernel are reported with the user's own line numbers.
-    w.line(format!("#line 1 \"kernel:{}\"", sig.kernel_name));
+    w.line(format!("#line 1 {}", sig.kernel_origin));
     w.raw(sig.kernel_source);
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
@@ -188,10 +188,14 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                     w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_a{i}[op2_k];"));
                 }
             }
-            ArgDesc::Idx { map_dim: Some(_), .. } => {
-                w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
+            ArgDesc::Idx { map_dim, .. } => {
+                // Declared numbering after op_renumber: the target set's storage-to-declared
+                // table, or NULL when the set keeps its declared order.
+                w.line(format!("const int *op2_o{i} = (const int *)op2_slots[{}];", 2 * i));
+                if map_dim.is_some() {
+                    w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
+                }
             }
-            ArgDesc::Idx { map_dim: None, .. } => {}
         }
     }
     w.open("for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++)");
@@ -245,11 +249,12 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                 }
             }
             ArgDesc::Idx { map_dim: None, .. } => {
-                w.line(format!("int op2_x{i} = (int)op2_n;"));
+                w.line(format!("int op2_x{i} = op2_o{i} ? op2_o{i}[op2_n] : (int)op2_n;"));
                 call.push(format!("&op2_x{i}"));
             }
             ArgDesc::Idx { map_dim: Some(d), idx } => {
                 w.line(format!("int op2_x{i} = op2_m{i}[op2_n * {d} + {idx}];"));
+                w.line(format!("if (op2_o{i}) op2_x{i} = op2_o{i}[op2_x{i}];"));
                 call.push(format!("&op2_x{i}"));
             }
         }
@@ -319,8 +324,14 @@ mod tests {
     fn snapshot() {
         let (args, consts) = sample();
         let src = "void k(const double *x, double **r, float *o, double *m, int *l, int *i) {\n  *m = gam;\n}\n";
-        let sig =
-            LoopSignature { loop_name: "demo", kernel_name: "k", kernel_source: src, args: &args, consts: &consts };
+        let sig = LoopSignature {
+            loop_name: "demo",
+            kernel_name: "k",
+            kernel_source: src,
+            kernel_origin: "\"kernel:k\"",
+            args: &args,
+            consts: &consts,
+        };
         let got = generate(&sig);
         let expected = format!(
             r#"/* op2 loop 'demo' (kernel 'k'), target host C (seq, threads), signature {} */
@@ -359,11 +370,12 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
   int *op2_a4 = (int *)op2_slots[8];
   int op2_g4[1];
   for (int op2_k = 0; op2_k < 1; op2_k++) op2_g4[op2_k] = op2_a4[op2_k];
+  const int *op2_o5 = (const int *)op2_slots[10];
   for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++) {{
     double *op2_v1[2];
     op2_v1[0] = op2_a1 + (ptrdiff_t)op2_m1[op2_n * 2 + 0] * 4;
     op2_v1[1] = op2_a1 + (ptrdiff_t)op2_m1[op2_n * 2 + 1] * 4;
-    int op2_x5 = (int)op2_n;
+    int op2_x5 = op2_o5 ? op2_o5[op2_n] : (int)op2_n;
     k(
         (void *)(op2_a0 + (ptrdiff_t)op2_m0[op2_n * 2 + 1] * 2),
         (void *)(op2_v1),
@@ -391,6 +403,7 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
             loop_name: "d",
             kernel_name: "k",
             kernel_source: src,
+            kernel_origin: "\"kernel:k\"",
             args: &args[..0],
             consts: &consts[..0],
         };
@@ -427,6 +440,7 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
             loop_name: "evil */ name\n",
             kernel_name: "k",
             kernel_source: "void k(double *g, double **v, float **w) {}",
+            kernel_origin: "\"kernel:k\"",
             args: &args,
             consts: &[],
         };

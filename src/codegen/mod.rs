@@ -25,6 +25,10 @@ pub struct LoopSignature<'a> {
     pub loop_name: &'a str,
     pub kernel_name: &'a str,
     pub kernel_source: &'a str,
+    /// The file name `#line` gives the kernel, as a C string literal with its quotes:
+    /// `"kernel:NAME"`, or the file `op_decl_kernel_file` read it from, so compiler messages
+    /// point into the user's own source.
+    pub kernel_origin: &'a str,
     pub args: &'a [ArgDesc],
     /// The constants the kernel uses, sorted by name.
     pub consts: &'a [ConstDecl],

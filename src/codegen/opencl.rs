@@ -237,7 +237,7 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
     w.raw(PRELUDE);
     w.line("");
     emit_constants(&mut w, sig.consts, values);
-    w.line(format!("#line 1 \"kernel:{}\"", sig.kernel_name));
+    w.line(format!("#line 1 {}", sig.kernel_origin));
     w.raw(&opencl_source(sig.kernel_source));
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
@@ -474,6 +474,7 @@ mod tests {
             loop_name: "l",
             kernel_name: "k",
             kernel_source: "void k(const double *a, double *b, double *g) { b[0] += a[0] * gam; *g += 1; }",
+            kernel_origin: "\"kernel:k\"",
             args: &args,
             consts: &consts,
         };

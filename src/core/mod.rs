@@ -3,6 +3,8 @@
 
 pub mod buffer;
 pub mod clex;
+pub mod output;
+pub mod renumber;
 pub mod residency;
 pub mod types;
 
@@ -35,6 +37,9 @@ pub struct Set {
     /// End of the exec halo section (elements executed redundantly); `size` marks the end of
     /// owned elements.
     pub exec_end: usize,
+    /// Storage order after `op_renumber` (None: storage is the declared order). Every value
+    /// users see (fetch, output, `op_arg_idx`) is in the declared order.
+    pub order: Option<renumber::Order>,
 }
 
 impl Set {
@@ -43,7 +48,7 @@ impl Set {
             op2_bail!(BadSize, "op_decl_set '{name}': size {size} is negative");
         }
         let size = size as usize;
-        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size })
+        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size, order: None })
     }
 }
 
@@ -56,9 +61,10 @@ pub struct Map {
     pub dim: usize,
     /// Row-major, `from.size * dim` entries, each in `[0, to.size)` (checked at declaration).
     pub values: Vec<i32>,
-    /// Number of distinct targets per column and over all columns (index `dim`), computed on
-    /// first use by the bandwidth accounting of `op_timing_output`.
-    distinct: std::sync::OnceLock<Vec<usize>>,
+    /// Number of distinct targets through a column (`Some(c)`) or all columns (`None`),
+    /// computed on first use by the bandwidth accounting of `op_timing_output`, per column
+    /// asked for (a map may have a huge arity: nothing here is sized by it).
+    distinct: std::sync::Mutex<Vec<(Option<usize>, usize)>>,
 }
 
 impl Map {
@@ -95,34 +101,34 @@ impl Map {
             to: to.0,
             dim,
             values: values.to_vec(),
-            distinct: std::sync::OnceLock::new(),
+            distinct: std::sync::Mutex::new(Vec::new()),
         })
     }
 
     /// Distinct targets reached through column `idx`, or through all columns for `None`.
     pub fn distinct_targets(&self, idx: Option<usize>, to_size: usize) -> usize {
-        let counts = self.distinct.get_or_init(|| {
-            let mut seen = vec![u32::MAX; to_size];
-            let mut out = Vec::with_capacity(self.dim + 1);
-            for col in 0..=self.dim {
-                let stamp = col as u32;
-                let mut n = 0;
-                let rows = self.values.chunks_exact(self.dim);
-                for row in rows {
-                    let cols: &[i32] = if col == self.dim { row } else { &row[col..col + 1] };
-                    for &t in cols {
-                        let s = &mut seen[t as usize];
-                        if *s != stamp {
-                            *s = stamp;
-                            n += 1;
-                        }
-                    }
+        let idx = idx.filter(|&c| c < self.dim);
+        let mut known = self.distinct.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, n)) = known.iter().find(|(c, _)| *c == idx) {
+            return n;
+        }
+        let mut seen = vec![false; to_size];
+        let mut n = 0;
+        for row in self.values.chunks_exact(self.dim) {
+            let cols: &[i32] = match idx {
+                Some(c) => &row[c..c + 1],
+                None => row,
+            };
+            for &t in cols {
+                let s = &mut seen[t as usize];
+                if !*s {
+                    *s = true;
+                    n += 1;
                 }
-                out.push(n);
             }
-            out
-        });
-        counts[idx.unwrap_or(self.dim).min(self.dim)]
+        }
+        known.push((idx, n));
+        n
     }
 }
 
@@ -140,6 +146,10 @@ pub struct Dat {
     /// Bytes copied host to device and device to host since declaration (`op_dat_transfers`).
     pub to_device: u64,
     pub to_host: u64,
+    /// Declared by `op_decl_dat_temp_char` (only those may be freed).
+    pub temp: bool,
+    /// Freed by `op_free_dat_temp_char`: its data is gone and its handle is stale.
+    pub freed: bool,
 }
 
 impl Dat {
@@ -163,6 +173,10 @@ pub struct Const {
 pub struct Kernel {
     pub name: String,
     pub source: String,
+    /// The file the source was read from (`op_decl_kernel_file`): generated code should name it
+    /// in `#line 1 "<file>"` so compiler messages point into the user's file. None for
+    /// `op_decl_kernel` (messages then name `kernel:NAME`).
+    pub file: Option<String>,
     /// Identifiers appearing in the source (to find which constants it uses).
     pub identifiers: std::collections::BTreeSet<String>,
     /// The kernel function's parameters as written (for the type check against arguments).
@@ -183,9 +197,35 @@ impl Kernel {
         Ok(Kernel {
             name: name.to_string(),
             source: source.to_string(),
+            file: None,
             identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
             definition,
         })
+    }
+}
+
+impl Kernel {
+    /// The file name generated code gives the kernel in its `#line 1 <origin>` directive, as a
+    /// C string literal (quotes included): the kernel file's path for `op_decl_kernel_file`, so
+    /// compiler messages name the user's file and its lines; `"kernel:NAME"` otherwise.
+    pub fn line_origin(&self) -> String {
+        let name = match &self.file {
+            Some(f) => f.clone(),
+            None => format!("kernel:{}", self.name),
+        };
+        let mut s = String::with_capacity(name.len() + 2);
+        s.push('"');
+        for c in name.chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                '\n' => s.push_str("\\n"),
+                c if (c as u32) < 0x20 => s.push('?'),
+                c => s.push(c),
+            }
+        }
+        s.push('"');
+        s
     }
 }
 
@@ -262,6 +302,14 @@ mod tests {
         assert!(e.message.contains("no function named 'k'"));
         assert!(Kernel::new("void k(double *a);", "k").is_err());
         assert!(Kernel::new("void k(double *a) {}", "1k").is_err());
+    }
+
+    #[test]
+    fn kernel_line_origin_is_a_c_string() {
+        let mut k = Kernel::new("void k(double *a) { }", "k").unwrap();
+        assert_eq!(k.line_origin(), "\"kernel:k\"");
+        k.file = Some("dir/my \"k\"\\x.h".to_string());
+        assert_eq!(k.line_origin(), "\"dir/my \\\"k\\\"\\\\x.h\"");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-/* op_print_dat_to_txtfile: exact text ("<set size> <dim>", then one line per element, values
- * separated by one space, %.17g / %.9g / %d / %u / %lld / %llu / 0|1); an unwritable path
+/* op_print_dat_to_txtfile: OP2's exact text ("<set size> <dim>", then one line per element, each
+ * value with a leading space as " %+2.15lE" / " %+f" / " %+d", and op2's other types as " %u" /
+ * " %+lld" / " %llu" / " %+d"); an unwritable path
  * answers OP2_ERR_IO. op_timing_output and op_diagnostic_output run without error. */
 #include "test.h"
 
@@ -54,13 +55,15 @@ int main(int argc, char **argv)
   s0 = op_decl_set(0, "none");
 
   EXPECT_FILE(op_decl_dat(s3, 2, "double", dv, "dv"), "dv",
-              "3 2\n0.10000000000000001 1\n-2.5 1.0000000000000001e+300\n0 123456789.125\n");
-  EXPECT_FILE(op_decl_dat(s3, 1, "float", fv, "fv"), "fv", "3 1\n0.100000001\n-1.5\n3\n");
-  EXPECT_FILE(op_decl_dat(s2, 2, "int", iv, "iv"), "iv", "2 2\n0 -1\n2147483647 -2147483648\n");
-  EXPECT_FILE(op_decl_dat(s2, 1, "uint", uv, "uv"), "uv", "2 1\n0\n4294967295\n");
-  EXPECT_FILE(op_decl_dat(s2, 1, "ll", lv, "lv"), "lv", "2 1\n-9000000000000000000\n42\n");
-  EXPECT_FILE(op_decl_dat(s2, 1, "ull", ulv, "ulv"), "ulv", "2 1\n18446744073709551615\n7\n");
-  EXPECT_FILE(op_decl_dat(s3, 1, "bool", bv, "bv"), "bv", "3 1\n1\n0\n1\n");
+              "3 2\n +1.000000000000000E-01 +1.000000000000000E+00\n"
+              " -2.500000000000000E+00 +1.000000000000000E+300\n"
+              " +0.000000000000000E+00 +1.234567891250000E+08\n");
+  EXPECT_FILE(op_decl_dat(s3, 1, "float", fv, "fv"), "fv", "3 1\n +0.100000\n -1.500000\n +3.000000\n");
+  EXPECT_FILE(op_decl_dat(s2, 2, "int", iv, "iv"), "iv", "2 2\n +0 -1\n +2147483647 -2147483648\n");
+  EXPECT_FILE(op_decl_dat(s2, 1, "uint", uv, "uv"), "uv", "2 1\n 0\n 4294967295\n");
+  EXPECT_FILE(op_decl_dat(s2, 1, "ll", lv, "lv"), "lv", "2 1\n -9000000000000000000\n +42\n");
+  EXPECT_FILE(op_decl_dat(s2, 1, "ull", ulv, "ulv"), "ulv", "2 1\n 18446744073709551615\n 7\n");
+  EXPECT_FILE(op_decl_dat(s3, 1, "bool", bv, "bv"), "bv", "3 1\n +1\n +0\n +1\n");
   EXPECT_FILE(op_decl_dat(s0, 4, "double", NULL, "empty"), "empty", "0 4\n");
 
   /* After a loop: the printed values are the updated ones. */
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
     op_dat d = op_decl_dat(s3, 1, "int", NULL, "n");
     op_kernel k = op_decl_kernel("void setn(const int *e, int *n) { *n = 10 * *e - 1; }\n", "setn");
     PAR_LOOP(k, "setn", s3, op_arg_idx(-1, OP_ID), op_arg_dat(d, -1, OP_ID, 1, "int", OP_WRITE));
-    EXPECT_FILE(d, "n", "3 1\n-1\n9\n19\n");
+    EXPECT_FILE(d, "n", "3 1\n -1\n +9\n +19\n");
   }
 
   /* A file that cannot be created. */

@@ -21,6 +21,7 @@ c_only_functions='
 op_decl_dat_char: the op_decl_dat generic derives the type string and element size from the Fortran array
 op_decl_const_char: the op_decl_const generic derives the type string and element size from the Fortran data
 op_arg_gbl_char: the op_arg_gbl generic derives the type string and element size from the Fortran data
+op_printf: variadic (a static inline printf in op2.h); Fortran programs print when op_is_root()
 '
 # Integer macros of op2.h that have no Fortran parameter, and why (name: reason).
 c_only_constants='

@@ -1,0 +1,127 @@
+//! More of OP2's functions on the `Context`: temporary dats, kernels read from files, and
+//! `op_renumber` (the algorithms are in `core::renumber`; this applies them to the session's
+//! sets, maps and dats).
+
+use crate::context::Context;
+use crate::core::buffer::AlignedBuf;
+use crate::core::{DatId, ElemType, KernelId, Map, MapId, SetId};
+use crate::error::Result;
+use crate::op2_bail;
+
+impl Context {
+    /// Declares a temporary dat (zeros) that `free_temp_dat` may free.
+    pub fn decl_temp_dat(&mut self, set: SetId, dim: i32, ty: ElemType, name: &str, call: &str) -> Result<DatId> {
+        let id = self.decl_dat(set, dim, ty, None, name, call)?;
+        self.dats[id.0 as usize].temp = true;
+        Ok(id)
+    }
+
+    /// Frees a temporary dat: its memory is released and its id is never reused (other dats
+    /// keep their ids; the freed one's handle is stale from now on).
+    pub fn free_temp_dat(&mut self, d: DatId, call: &str) -> Result<()> {
+        let dat = &mut self.dats[d.0 as usize];
+        if !dat.temp {
+            op2_bail!(
+                BadName,
+                "{call} '{}': the dat was declared by op_decl_dat, not op_decl_dat_temp_char; only temporary dats can be freed",
+                dat.name
+            );
+        }
+        dat.freed = true;
+        if let Some(empty) = AlignedBuf::zeroed(0) {
+            dat.data = empty; // zero bytes: never fails
+        }
+        Ok(())
+    }
+
+    /// Declares a kernel read from `path` (`op_decl_kernel_file`): the kernel remembers the file
+    /// so compiler messages can name it.
+    pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
+        let source = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
+        };
+        let Ok(source) = String::from_utf8(source) else {
+            op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
+        };
+        let mut k = match crate::core::Kernel::new(&source, name) {
+            Ok(k) => k,
+            Err(e) => {
+                let msg = e.message.strip_prefix("op_decl_kernel ").unwrap_or(&e.message);
+                return Err(crate::error::Op2Error::new(e.code, format!("{call} {msg} (kernel file '{path}')")));
+            }
+        };
+        k.file = Some(path.to_string());
+        self.kernels.push(k);
+        Ok(KernelId(self.kernels.len() as u32 - 1))
+    }
+
+    /// `op_renumber(base)`: reorders the storage of every set linked to `base`'s sets through
+    /// maps (see `core::renumber`): permutes their dats' rows and the maps from and into them,
+    /// and records each set's order so users keep seeing the declared numbering. Only before
+    /// the first loop (compiled loops and plans know nothing of orders, but their statistics
+    /// and any cached plans would describe the old storage).
+    pub fn renumber(&mut self, base: MapId, call: &str) -> Result<()> {
+        if !self.timings.loops().is_empty() {
+            op2_bail!(
+                BadLoop,
+                "{call} '{}': op_renumber must come before the first op_par_loop",
+                self.maps[base.0 as usize].name
+            );
+        }
+        let sizes: Vec<usize> = self.sets.iter().map(|s| s.size).collect();
+        let views: Vec<crate::core::renumber::MapView> = self
+            .maps
+            .iter()
+            .map(|m| crate::core::renumber::MapView {
+                from: m.from.0 as usize,
+                to: m.to.0 as usize,
+                dim: m.dim,
+                values: &m.values,
+            })
+            .collect();
+        let orders = crate::core::renumber::plan(&sizes, &views, base.0 as usize);
+        drop(views);
+        for d in self.dats.iter_mut().filter(|d| !d.freed) {
+            if let Some(o) = &orders[d.set.0 as usize] {
+                let eb = d.elem_bytes();
+                let Some(mut buf) = AlignedBuf::zeroed(d.data.as_slice().len()) else {
+                    op2_bail!(BadSize, "{call}: cannot allocate a copy of dat '{}' to reorder it", d.name);
+                };
+                crate::core::renumber::permute_rows(d.data.as_slice(), eb, o, buf.as_mut_slice());
+                d.data = buf;
+            }
+        }
+        for i in 0..self.maps.len() {
+            let m = &self.maps[i];
+            let (fo, to) = (&orders[m.from.0 as usize], &orders[m.to.0 as usize]);
+            if fo.is_none() && to.is_none() {
+                continue;
+            }
+            let mut v = m.values.clone();
+            if let Some(o) = fo {
+                let mut out = vec![0i32; v.len()];
+                for (dst, &old) in out.chunks_exact_mut(m.dim).zip(&o.old_of_new) {
+                    dst.copy_from_slice(&v[old as usize * m.dim..(old as usize + 1) * m.dim]);
+                }
+                v = out;
+            }
+            if let Some(o) = to {
+                v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
+            }
+            let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
+            self.maps[i] =
+                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+        }
+        for (set, o) in self.sets.iter_mut().zip(orders) {
+            if let Some(o) = o {
+                set.order = Some(match &set.order {
+                    None => o,
+                    Some(prev) => prev.then(&o),
+                })
+                .filter(|o| !o.is_identity());
+            }
+        }
+        Ok(())
+    }
+}
