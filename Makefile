@@ -14,6 +14,8 @@ TEST_BACKENDS ?= seq
 
 # JIT cache of the test runs: inside the build tree, private to this checkout.
 export OP2_CACHE_DIR ?= $(abspath $(BUILD)/cache)
+# PoCL (the opencl backend on CPUs) keeps its own compiled programs here.
+export POCL_CACHE_DIR ?= $(abspath $(BUILD)/pocl-cache)
 
 TESTS :=
 

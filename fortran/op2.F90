@@ -95,7 +95,7 @@ module op2
   public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_par_loop
-  public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile
+  public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile, op_dat_transfers
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
             op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
@@ -276,6 +276,12 @@ module op2
       type(c_ptr), value :: data
       integer(c_int), value :: low, high
     end subroutine c_op_fetch_data_idx
+
+    subroutine c_op_dat_transfers(dat, to_device, to_host) bind(C, name="op_dat_transfers")
+      import :: c_ptr, c_long_long
+      type(c_ptr), value :: dat
+      integer(c_long_long), intent(out) :: to_device, to_host
+    end subroutine c_op_dat_transfers
 
     function c_op_get_size(set) bind(C, name="op_get_size") result(n)
       import :: c_ptr, c_long_long
@@ -941,6 +947,17 @@ contains
     call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
                              int(low - 1, c_int), int(high - 1, c_int))
   end subroutine op_fetch_data_idx_b
+
+  !> Bytes copied host to device and device to host for `dat` since its declaration (0 and 0
+  !> on host backends; dats stay on the device between loops).
+  subroutine op_dat_transfers(dat, to_device, to_host)
+    type(op_dat), intent(in) :: dat
+    integer(c_int64_t), intent(out) :: to_device, to_host
+    integer(c_long_long) :: up, down
+    call c_op_dat_transfers(dat%handle, up, down)
+    to_device = int(up, c_int64_t)
+    to_host = int(down, c_int64_t)
+  end subroutine op_dat_transfers
 
   !> The number of elements of `set` (over all ranks).
   function op_get_size(set) result(n)

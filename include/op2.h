@@ -376,20 +376,22 @@ void op_mpi_barrier(void);
 long long op_get_global_set_offset(op_set set);
 
 /**
- * Copies every dat to the device (nothing to do on host backends, where data never leaves
- * host memory). Errors: OP2_ERR_NOT_INITIALISED.
+ * Copies every dat whose device copy is stale to the device (nothing to do on host backends,
+ * where data never leaves host memory). Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_DEVICE,
+ * OP2_ERR_OUT_OF_MEMORY.
  */
 void op_upload_all(void);
 
 /**
- * Copies a dat to the device (nothing to do on host backends). Errors:
- * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * Copies a dat to the device if its device copy is stale (nothing to do on host backends).
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_DEVICE, OP2_ERR_OUT_OF_MEMORY.
  */
 void op_upload_dat(op_dat dat);
 
 /**
- * Copies a dat back from the device to host memory (nothing to do on host backends).
- * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * Copies a dat back from the device to host memory if only the device copy is current
+ * (nothing to do on host backends). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * OP2_ERR_DEVICE.
  */
 void op_download_dat(op_dat dat);
 

@@ -10,7 +10,9 @@ done
 # HDF5 files (cargo feature hdf5, on by default: Debian's serial HDF5; parallel HDF5 for MPI is
 # libhdf5-openmpi-dev, pinned with HDF5_DIR=/usr/lib/<triplet>/hdf5/openmpi) and the Python venv
 # (meshio, h5py, matplotlib) that `make test-io` creates under build/venv.
-for pkg in libhdf5-dev python3-venv; do
+# The opencl backend loads the OpenCL ICD at run time; PoCL runs OpenCL on the CPU, so the test
+# suite runs every C test on opencl too.
+for pkg in libhdf5-dev python3-venv ocl-icd-libopencl1 pocl-opencl-icd; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -247,6 +247,21 @@ impl Context {
         Ok(dat.data.as_mut_slice())
     }
 
+    /// Makes the device copy of `d` current (`op_upload_dat`): uploads it when stale; nothing on
+    /// host backends.
+    pub fn device_data(&mut self, d: DatId) -> Result<()> {
+        if !self.backend.is_device() {
+            return Ok(());
+        }
+        let dat = &mut self.dats[d.0 as usize];
+        if residency::before_loop(dat.residency, false) == residency::Before::Upload {
+            self.backend.upload(d, dat.data.as_slice())?;
+            dat.to_device += dat.data.as_slice().len() as u64;
+            dat.residency = residency::after_loop(dat.residency, false);
+        }
+        Ok(())
+    }
+
     /// Makes the host bytes of `d` current (see `host_data`), for readers that take `&Context`.
     pub fn sync_to_host(&mut self, d: DatId) -> Result<()> {
         self.host_data(d, false).map(|_| ())

@@ -111,6 +111,16 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     ctx.diags_check_loop(name, set, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
+    let validate = ctx.config.validate;
+    if validate {
+        // The reference reads host bytes: make them current before the loop moves anything.
+        for b in &bound {
+            if let BoundArg::Dat { dat, enabled: true, .. } = *b {
+                ctx.sync_to_host(dat)?;
+            }
+        }
+    }
+    let rtol = ctx.config.validate_rtol;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
         let ptrs: Vec<*const c_void> =
             compiled.consts.iter().map(|n| ctx.consts[n].data.as_ptr() as *const c_void).collect();
@@ -118,6 +128,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     }
     let bytes = bytes_moved(ctx, &descs, &bound, set);
     let device = ctx.backend.is_device();
+    let const_epoch = ctx.const_epoch;
     // Device backends generate their own code from the signature, with the constants' values.
     let const_decls = if device { ctx.consts_used_by(kernel) } else { Vec::new() };
 
@@ -235,6 +246,8 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let mut call = LoopCall {
         sig,
         const_values,
+        shape_key: Arc::as_ptr(&compiled) as usize,
+        const_epoch,
         bound: &bound,
         maps: arg_maps,
         name,
@@ -249,6 +262,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         dat_names,
     };
 
+    let reference = if validate { Some(crate::validate::reference(&call, dats, exec_end)?) } else { None };
     let t = Instant::now();
     let exchange = comm.halo_exchange_begin(halo_reads);
     backend.compute(&mut call, 0, core_end)?;
@@ -260,8 +274,15 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     }
     comm.reduce_end();
     let elapsed = t.elapsed();
+    let downloaded = match &reference {
+        Some(r) => crate::validate::compare(r, &call, backend.as_mut(), dats, rtol)?,
+        None => Vec::new(),
+    };
     let reductions = std::mem::take(&mut call.reductions);
     drop(call);
+    for (d, n) in downloaded {
+        dats[d.0 as usize].to_host += n;
+    }
 
     for d in refreshed {
         dats[d.0 as usize].halo_dirty = false;

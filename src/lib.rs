@@ -21,6 +21,7 @@ pub mod jit;
 pub mod mpi;
 pub mod plan;
 pub mod timing;
+pub mod validate;
 
 pub use context::Context;
 pub use error::{ErrorCode, Op2Error, Result};

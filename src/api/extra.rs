@@ -166,23 +166,39 @@ pub extern "C" fn op_get_global_set_offset(set: op_set) -> c_longlong {
     })
 }
 
-/// Copies every dat to the device (nothing to do on host backends, where data never leaves
-/// host memory). Errors: OP2_ERR_NOT_INITIALISED.
+/// Copies every dat whose device copy is stale to the device (nothing to do on host backends,
+/// where data never leaves host memory). Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_DEVICE,
+/// OP2_ERR_OUT_OF_MEMORY.
 #[no_mangle]
 pub extern "C" fn op_upload_all() {
-    boundary("op_upload_all", (), |st| st.ctx("op_upload_all").map(|_| ()))
+    boundary("op_upload_all", (), |st| {
+        let ctx = st.ctx("op_upload_all")?;
+        for i in 0..ctx.dats.len() {
+            if !ctx.dats[i].freed {
+                ctx.device_data(crate::core::DatId(i as u32))?;
+            }
+        }
+        Ok(())
+    })
 }
 
-/// Copies a dat to the device (nothing to do on host backends). Errors:
-/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// Copies a dat to the device if its device copy is stale (nothing to do on host backends).
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_DEVICE, OP2_ERR_OUT_OF_MEMORY.
 #[no_mangle]
 pub extern "C" fn op_upload_dat(dat: op_dat) {
-    boundary("op_upload_dat", (), |st| st.dat(dat, &"op_upload_dat", &"dat").map(|_| ()))
+    boundary("op_upload_dat", (), |st| {
+        let d = st.dat(dat, &"op_upload_dat", &"dat")?;
+        st.ctx("op_upload_dat")?.device_data(d)
+    })
 }
 
-/// Copies a dat back from the device to host memory (nothing to do on host backends).
-/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// Copies a dat back from the device to host memory if only the device copy is current
+/// (nothing to do on host backends). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_DEVICE.
 #[no_mangle]
 pub extern "C" fn op_download_dat(dat: op_dat) {
-    boundary("op_download_dat", (), |st| st.dat(dat, &"op_download_dat", &"dat").map(|_| ()))
+    boundary("op_download_dat", (), |st| {
+        let d = st.dat(dat, &"op_download_dat", &"dat")?;
+        st.ctx("op_download_dat")?.sync_to_host(d)
+    })
 }

@@ -59,6 +59,11 @@ pub struct LoopCall<'a> {
     pub sig: Option<crate::codegen::LoopSignature<'a>>,
     /// Each used constant's value, in the order of `sig.consts`.
     pub const_values: Vec<&'a [u8]>,
+    /// Identifies the loop shape for the session (device backends key their programs on it
+    /// with `const_epoch`, instead of regenerating code per call).
+    pub shape_key: usize,
+    /// The epoch of the constants' values.
+    pub const_epoch: u64,
     /// What each argument refers to.
     pub bound: &'a [crate::arg::BoundArg],
     /// Per argument: its map and values, when it has one and is enabled.

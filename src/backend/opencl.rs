@@ -127,6 +127,8 @@ pub struct OpenCl {
     pub description: String,
     inc: IncChoice,
     programs: HashMap<String, Prog>,
+    /// Program (by source) per (loop shape, constants epoch, coloured, atomics).
+    by_shape: HashMap<(usize, u64, bool, bool), String>,
     dats: HashMap<DatId, Buffer<u8>>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
@@ -168,6 +170,7 @@ impl OpenCl {
             description,
             inc,
             programs: HashMap::new(),
+            by_shape: HashMap::new(),
             dats: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
@@ -377,7 +380,15 @@ impl Backend for OpenCl {
         let atomics = coloured_loop && self.inc == IncChoice::Atomics;
         let coloured = coloured_loop && !atomics;
         let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
-        let source = emit::generate(sig, &call.const_values, coloured, inc);
+        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let source = match self.by_shape.get(&shape) {
+            Some(src) => src.clone(),
+            None => {
+                let src = emit::generate(sig, &call.const_values, coloured, inc);
+                self.by_shape.insert(shape, src.clone());
+                src
+            }
+        };
         let name = call.name;
         let kname = sig.kernel_name;
         // Inputs: maps, READ globals, partials.

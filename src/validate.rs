@@ -1,0 +1,209 @@
+//! `OP2_VALIDATE=1`: every loop also runs on the `seq` reference from the same inputs, and the
+//! outputs are compared. The reference runs first, on copies of the loop's dats (so the backend
+//! under test sees untouched inputs), with every dat the loop only writes (OP_WRITE) poisoned
+//! (all bytes 0xFF: NaN for floating point), so a kernel that reads a WRITE-only argument gives
+//! a different answer and is caught. Bitwise comparison where the order of operations is fixed;
+//! within `OP2_VALIDATE_RTOL` (default 1e-12 for double, 1e-5 for float) for dats with indirect
+//! increments and for reductions, whose order depends on the backend.
+
+use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
+use crate::backend::{Backend, LoopCall, Reduction};
+use crate::core::{Dat, DatId, ElemType};
+use crate::error::Result;
+use crate::op2_bail;
+use std::ffi::c_void;
+
+/// The reference run's results.
+pub struct Reference {
+    /// Per dat the loop uses: its bytes after the reference run.
+    dats: Vec<(DatId, Vec<u8>)>,
+    reductions: Vec<Reduction>,
+}
+
+/// Runs the reference over `[0, end)` with the call's compiled host code on copies of the data.
+pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference> {
+    let mut copies: Vec<(DatId, Vec<u8>)> = Vec::new();
+    let mut slots = call.slots.clone();
+    for (i, (d, b)) in call.descs.iter().zip(call.bound).enumerate() {
+        let (ArgDesc::Dat { .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) else { continue };
+        let at = match copies.iter().position(|(q, _)| q == dat) {
+            Some(p) => p,
+            None => {
+                let write_only = call.descs.iter().zip(call.bound).all(|(d2, b2)| match (d2, b2) {
+                    (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat: q, .. }) if q == dat => *acc == Access::Write,
+                    _ => true,
+                });
+                let host = dats[dat.0 as usize].data.as_slice();
+                let mut copy = Vec::new();
+                if copy.try_reserve_exact(host.len()).is_err() {
+                    op2_bail!(OutOfMemory, "op_par_loop '{}': cannot copy dat for validation", call.name);
+                }
+                if write_only {
+                    copy.resize(host.len(), 0xFF);
+                } else {
+                    copy.extend_from_slice(host);
+                }
+                copies.push((*dat, copy));
+                copies.len() - 1
+            }
+        };
+        slots[2 * i] = copies[at].1.as_mut_ptr() as *mut c_void;
+    }
+    let mut reductions = call.reductions.clone();
+    for r in reductions.iter_mut() {
+        slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
+    }
+    let mut scratch: Vec<*mut c_void> = Vec::new();
+    if call.scratch_entries > 0 {
+        if scratch.try_reserve_exact(call.scratch_entries).is_err() {
+            op2_bail!(OutOfMemory, "op_par_loop '{}': cannot allocate scratch for validation", call.name);
+        }
+        scratch.resize(call.scratch_entries, std::ptr::null_mut());
+        if let Some(last) = slots.last_mut() {
+            *last = scratch.as_mut_ptr() as *mut c_void;
+        }
+    }
+    if end > 0 {
+        // SAFETY: the slots are the call's, with dat and reduction pointers moved to private
+        // copies of the same sizes.
+        unsafe { (call.lib.loop_fn)(0, end as i32, slots.as_ptr()) };
+    }
+    Ok(Reference { dats: copies, reductions })
+}
+
+/// Compares the backend's results with the reference: the dats the loop writes (their current
+/// bytes, downloaded from a device without changing residency) and the reductions. Returns the
+/// bytes downloaded per dat, for `op_dat_transfers`.
+pub fn compare(
+    r: &Reference,
+    call: &LoopCall,
+    backend: &mut dyn Backend,
+    dats: &[Dat],
+    rtol: Option<f64>,
+) -> Result<Vec<(DatId, u64)>> {
+    let mut downloaded = Vec::new();
+    for (dat, want) in &r.dats {
+        let mut writes = false;
+        let mut increments = false;
+        let mut first_arg = 0;
+        for (i, (d, b)) in call.descs.iter().zip(call.bound).enumerate() {
+            if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat: q, enabled: true, .. }) = (d, b) {
+                if q == dat && acc.writes() {
+                    if !writes {
+                        first_arg = i;
+                    }
+                    writes = true;
+                    increments |= *acc == Access::Inc && *how != DatAccess::Direct;
+                }
+            }
+        }
+        if !writes {
+            continue;
+        }
+        let dv = &dats[dat.0 as usize];
+        let got: Vec<u8> = if backend.is_device() {
+            let mut v = vec![0u8; want.len()];
+            backend.download(*dat, &mut v)?;
+            downloaded.push((*dat, v.len() as u64));
+            v
+        } else {
+            dv.data.as_slice().to_vec()
+        };
+        let tol = if increments { tolerance(dv.ty, rtol) } else { 0.0 };
+        if let Some((e, c, g, w, n)) = differs(dv.ty, dv.dim, &got, want, tol) {
+            op2_bail!(
+                Validate,
+                "op_par_loop '{}', arg {first_arg} (dat '{}'): element {e} component {c}: {} gives {g}, seq gives {w} ({n} value(s) differ{})",
+                call.name,
+                dv.name,
+                backend.kind().name(),
+                if tol > 0.0 { format!(" by more than {tol:e} relative") } else { " bitwise".to_string() }
+            );
+        }
+    }
+    for (got, want) in call.reductions.iter().zip(&r.reductions) {
+        let tol = if got.acc == Access::Inc { tolerance(got.ty, rtol) } else { 0.0 };
+        let bytes = got.bytes();
+        let (gb, wb) = (as_bytes(&got.buf), as_bytes(&want.buf));
+        if let Some((_, c, g, w, _)) = differs(got.ty, got.dim, &gb[..bytes], &wb[..bytes], tol) {
+            op2_bail!(
+                Validate,
+                "op_par_loop '{}', arg {} (global {}): component {c}: {} gives {g}, seq gives {w}",
+                call.name,
+                got.arg,
+                got.acc.c_name(),
+                backend.kind().name()
+            );
+        }
+    }
+    Ok(downloaded)
+}
+
+fn as_bytes(w: &[u64]) -> &[u8] {
+    // SAFETY: u64 words viewed as their bytes.
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 8) }
+}
+
+fn tolerance(ty: ElemType, rtol: Option<f64>) -> f64 {
+    match ty {
+        ElemType::Double => rtol.unwrap_or(1e-12),
+        ElemType::Float => rtol.unwrap_or(1e-5),
+        _ => 0.0,
+    }
+}
+
+/// The first difference beyond `tol` (relative, for floating point; exact otherwise): element,
+/// component, both values as text, and how many values differ.
+fn differs(
+    ty: ElemType,
+    dim: usize,
+    got: &[u8],
+    want: &[u8],
+    tol: f64,
+) -> Option<(usize, usize, String, String, usize)> {
+    let ts = ty.size();
+    let mut first = None;
+    let mut n = 0;
+    for (k, (g, w)) in got.chunks_exact(ts).zip(want.chunks_exact(ts)).enumerate() {
+        let same = if g == w {
+            true
+        } else if tol > 0.0 {
+            let (a, b) = match ty {
+                ElemType::Double => (
+                    f64::from_ne_bytes(g.try_into().unwrap_or([0; 8])),
+                    f64::from_ne_bytes(w.try_into().unwrap_or([0; 8])),
+                ),
+                _ => (
+                    f32::from_ne_bytes(g.try_into().unwrap_or([0; 4])) as f64,
+                    f32::from_ne_bytes(w.try_into().unwrap_or([0; 4])) as f64,
+                ),
+            };
+            (a - b).abs() <= tol * a.abs().max(b.abs())
+        } else {
+            false
+        };
+        if !same {
+            n += 1;
+            if first.is_none() {
+                first = Some((k / dim.max(1), k % dim.max(1), ty.format_value(g), ty.format_value(w)));
+            }
+        }
+    }
+    first.map(|(e, c, g, w)| (e, c, g, w, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_bitwise_and_relative() {
+        let a: Vec<u8> = [1.0f64, 2.0, 3.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let b: Vec<u8> = [1.0f64, 2.0 + 1e-15, 4.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let d = differs(ElemType::Double, 1, &a, &b, 0.0).unwrap();
+        assert_eq!((d.0, d.1, d.4), (1, 0, 2));
+        let d = differs(ElemType::Double, 1, &a, &b, 1e-12).unwrap();
+        assert_eq!((d.0, d.4), (2, 1));
+        assert!(differs(ElemType::Double, 3, &a, &a, 0.0).is_none());
+    }
+}
