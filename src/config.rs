@@ -59,6 +59,10 @@ pub struct Config {
     pub inc: crate::backend::opencl::IncChoice,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
     pub validate: bool,
+    /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
+    pub generate_dir: Option<PathBuf>,
+    /// `OP2_GENERATE_TARGETS` (default: the running backend's target).
+    pub generate_targets: Vec<crate::generate::Target>,
     /// `OP2_VALIDATE_RTOL`: relative tolerance for increments and reductions (None: 1e-12
     /// for double, 1e-5 for float).
     pub validate_rtol: Option<f64>,
@@ -79,6 +83,8 @@ const KEYS: &[&str] = &[
     "OP2_INC",
     "OP2_VALIDATE",
     "OP2_VALIDATE_RTOL",
+    "OP2_GENERATE",
+    "OP2_GENERATE_TARGETS",
 ];
 
 /// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
@@ -164,6 +170,13 @@ impl Config {
                 _ => op2_bail!(BadConfig, "op_init: OP2_VALIDATE_RTOL={v} is not a non-negative number"),
             },
         };
+        let generate_targets = match get("OP2_GENERATE_TARGETS") {
+            Some(t) => crate::generate::parse_targets(&t)?,
+            None => vec![match backend {
+                BackendKind::OpenCl => crate::generate::Target::OpenCl,
+                _ => crate::generate::Target::Host,
+            }],
+        };
         Ok(Config {
             backend,
             num_threads,
@@ -179,6 +192,8 @@ impl Config {
             inc,
             validate,
             validate_rtol,
+            generate_dir: get("OP2_GENERATE").map(PathBuf::from),
+            generate_targets,
         })
     }
 

@@ -16,7 +16,7 @@ impl Context {
         let workers = match kind {
             BackendKind::Threads => format!("{} threads", self.config.num_threads),
             BackendKind::Seq | BackendKind::Check => "1 thread".to_string(),
-            BackendKind::OpenCl | BackendKind::Cuda => "device".to_string(),
+            BackendKind::OpenCl | BackendKind::Cuda => format!("device {}", self.backend.describe()),
         };
         format!(
             "op2: backend {}, {workers}, compiler '{}', cache {} (diags {})\n",

@@ -94,6 +94,21 @@ fn compiled(
     }
     let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
     let (source, consts) = generate(ctx, kernel, name, descs);
+    if let Some(dir) = &ctx.config.generate_dir {
+        let k = &ctx.kernels[kernel.0 as usize];
+        let decls = ctx.consts_used_by(kernel);
+        let values: Vec<&[u8]> = decls.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
+        let sig = LoopSignature {
+            loop_name: name,
+            kernel_name: &k.name,
+            kernel_source: &k.source,
+            kernel_origin: &k.line_origin(),
+            args: descs,
+            consts: &decls,
+        };
+        let coloured = descs.iter().any(|d| d.needs_colouring());
+        crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured)?;
+    }
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
     let lib = ctx.jit.host_library(&source, &what, name)?;
@@ -319,9 +334,6 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     Ok(())
 }
 
-/// A reduction's scratch, seeded with the caller's values; a scratch that cannot be allocated
-/// is `OP2_ERR_OUT_OF_MEMORY`.
-#[allow(clippy::too_many_arguments)]
 /// Before a loop on a device backend: every dat it uses gets a current device copy, uploaded
 /// unless the loop overwrites it whole (only direct OP_WRITE arguments on it; one process, so
 /// every section of the set is run).
@@ -350,6 +362,9 @@ fn move_to_device(backend: &mut dyn Backend, dats: &mut [Dat], descs: &[ArgDesc]
     Ok(())
 }
 
+/// A reduction's scratch, seeded with the caller's values; a scratch that cannot be allocated
+/// is `OP2_ERR_OUT_OF_MEMORY`.
+#[allow(clippy::too_many_arguments)]
 fn seeded(
     name: &str,
     arg: usize,

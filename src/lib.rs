@@ -16,6 +16,7 @@ pub mod core;
 mod diags;
 pub mod error;
 pub mod exec;
+pub mod generate;
 pub mod io;
 pub mod jit;
 pub mod mpi;

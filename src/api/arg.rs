@@ -220,9 +220,8 @@ fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) ->
 fn arg_boundary(call: &str, body: impl FnOnce(&mut ApiState) -> Result<op_arg>) -> op_arg {
     let mut failure = 0;
     let mut a = boundary(call, op_arg::invalid(), |st| {
-        body(st).map_err(|e| {
-            failure = st.remember_arg_failure(&e);
-            e
+        body(st).inspect_err(|e| {
+            failure = st.remember_arg_failure(e);
         })
     });
     if a.kind == KIND_INVALID {

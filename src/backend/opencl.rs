@@ -109,6 +109,9 @@ pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
     Ok(dev)
 }
 
+/// A colouring's element lists on the device, and (offset, count) per colour.
+type ColourLists = (Buffer<cl_int>, Vec<(usize, usize)>);
+
 /// A built loop program.
 struct Prog {
     kernel: Kernel,
@@ -133,12 +136,14 @@ pub struct OpenCl {
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
-    colour_lists: HashMap<u64, (Buffer<cl_int>, Vec<(usize, usize)>)>,
+    colour_lists: HashMap<u64, ColourLists>,
     /// Buffers of READ globals, by argument position, reused from call to call.
     globals: Vec<Option<(Buffer<u8>, usize)>>,
     partials: Option<(Buffer<u64>, usize)>,
     dummy: std::mem::ManuallyDrop<Buffer<u8>>,
     max_work_items: usize,
+    /// `-I` directories of `OP2_CFLAGS`, where kernels' quoted includes are found.
+    include_dirs: Vec<std::path::PathBuf>,
 }
 
 // SAFETY: the OpenCL objects are reference-counted handles usable from any thread; op2 uses
@@ -146,7 +151,7 @@ pub struct OpenCl {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(selector: Option<&str>, inc: IncChoice) -> Result<OpenCl> {
+    pub fn new(selector: Option<&str>, inc: IncChoice, cflags: &str) -> Result<OpenCl> {
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -179,6 +184,7 @@ impl OpenCl {
             partials: None,
             dummy: std::mem::ManuallyDrop::new(dummy),
             max_work_items: 256 * cu,
+            include_dirs: emit::include_dirs(cflags),
         })
     }
 
@@ -241,7 +247,11 @@ impl OpenCl {
     /// The program for this loop's source, built on first use.
     fn program(&mut self, source: String, loop_name: &str, kernel: &str) -> Result<&Prog> {
         if !self.programs.contains_key(&source) {
-            let program = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w").map_err(|log| {
+            // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
+            let reaping = crate::jit::child::Reaping::begin();
+            let built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+            drop(reaping);
+            let program = built.map_err(|log| {
                 Op2Error::new(
                     ErrorCode::Compile,
                     format!(
@@ -250,7 +260,10 @@ impl OpenCl {
                     ),
                 )
             })?;
-            let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e))?;
+            let reaping = crate::jit::child::Reaping::begin();
+            let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e));
+            drop(reaping);
+            let k = k?;
             self.programs.insert(source.clone(), Prog { kernel: k, _program: program });
         }
         Ok(&self.programs[&source])
@@ -384,7 +397,10 @@ impl Backend for OpenCl {
         let source = match self.by_shape.get(&shape) {
             Some(src) => src.clone(),
             None => {
-                let src = emit::generate(sig, &call.const_values, coloured, inc);
+                let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
+                    .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{}': {e}", call.name)))?;
+                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
+                let src = emit::generate(&sig, &call.const_values, coloured, inc);
                 self.by_shape.insert(shape, src.clone());
                 src
             }
@@ -392,10 +408,8 @@ impl Backend for OpenCl {
         let name = call.name;
         let kname = sig.kernel_name;
         // Inputs: maps, READ globals, partials.
-        for a in &call.maps {
-            if let Some((m, values)) = a {
-                self.map_buffer(*m, values)?;
-            }
+        for (m, values) in call.maps.iter().flatten() {
+            self.map_buffer(*m, values)?;
         }
         if self.globals.len() < call.descs.len() {
             self.globals.resize_with(call.descs.len(), || None);
@@ -462,7 +476,7 @@ impl Backend for OpenCl {
         }
         let elems = match colour_key {
             Some(key) => &self.colour_lists[&key].0,
-            None => &self.dummy_i32(),
+            None => self.dummy_i32(),
         };
         let part: &Buffer<u64> = match &self.partials {
             Some((b, _)) if stride > 0 => b,
@@ -514,6 +528,9 @@ impl Backend for OpenCl {
                 _ => {}
             }
         }
+        // The runtime may compile and link work-group functions at the first launch: children
+        // must be waitable even if the program set SIGCHLD to SIG_IGN.
+        let _reaping = crate::jit::child::Reaping::begin();
         for &(first, count) in &launches {
             if count == 0 {
                 continue;

@@ -168,6 +168,69 @@ pub fn opencl_source(src: &str) -> String {
         .collect()
 }
 
+/// The kernel source with its quoted includes (`#include "file.h"`) replaced by the files'
+/// contents, found in the current directory or the `-I` directories of `OP2_CFLAGS`, so the
+/// device compiler needs no include path and the program's source text (what program caches key
+/// on) changes when a header does. `#line` directives keep the user's file names and lines.
+/// Angle-bracket includes are left alone (the standard ones are dropped by `opencl_source`).
+pub fn expand_includes(src: &str, dirs: &[std::path::PathBuf], origin: &str) -> Result<String, String> {
+    fn go(src: &str, dirs: &[std::path::PathBuf], origin: &str, depth: usize, out: &mut String) -> Result<(), String> {
+        if depth > 16 {
+            return Err(format!("includes nested more than 16 deep at {origin}"));
+        }
+        for (n, line) in src.split_inclusive('\n').enumerate() {
+            let t = line.trim_start();
+            let rest = t.strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("include"));
+            let name = rest.map(str::trim).and_then(|r| r.strip_prefix('"')).and_then(|r| r.split('"').next());
+            match name {
+                Some(name) => {
+                    let found = std::iter::once(std::path::PathBuf::from("."))
+                        .chain(dirs.iter().cloned())
+                        .map(|d| d.join(name))
+                        .find(|p| p.is_file());
+                    let Some(path) = found else {
+                        return Err(format!(
+                            "{origin}:{}: cannot find the included file \"{name}\" (add -I<dir> to OP2_CFLAGS)",
+                            n + 1
+                        ));
+                    };
+                    let text = std::fs::read(&path)
+                        .map_err(|e| format!("{origin}:{}: cannot read {}: {e}", n + 1, path.display()))?;
+                    let text = crate::core::clex::source_from_bytes(&text)?;
+                    let shown = path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
+                    out.push_str(&format!("#line 1 \"{shown}\"\n"));
+                    go(&text, dirs, &shown, depth + 1, out)?;
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&format!("#line {} \"{}\"\n", n + 2, origin.trim_matches('"')));
+                }
+                None => out.push_str(line),
+            }
+        }
+        Ok(())
+    }
+    let mut out = String::with_capacity(src.len());
+    go(src, dirs, origin, 0, &mut out)?;
+    Ok(out)
+}
+
+/// The `-I` directories of a flags string (`-Idir` and `-I dir`).
+pub fn include_dirs(flags: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut it = flags.split_whitespace();
+    while let Some(f) = it.next() {
+        if f == "-I" {
+            if let Some(d) = it.next() {
+                out.push(d.into());
+            }
+        } else if let Some(d) = f.strip_prefix("-I") {
+            out.push(d.into());
+        }
+    }
+    out
+}
+
 const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL FP_CONTRACT OFF

@@ -70,9 +70,8 @@ pub fn tokens(src: &str) -> Vec<Tok<'_>> {
             let s = i;
             while i < b.len() {
                 let d = b[i];
-                if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' {
-                    i += 1;
-                } else if (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
+                let exponent_sign = (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || exponent_sign {
                     i += 1;
                 } else {
                     break;

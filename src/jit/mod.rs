@@ -2,7 +2,7 @@
 //! libloading, cache in memory and on disk (`cache`).
 
 pub mod cache;
-mod child;
+pub(crate) mod child;
 
 use crate::error::Result;
 use crate::op2_bail;

@@ -1,0 +1,166 @@
+//! Static generation (`OP2_GENERATE=DIR`): while a program runs, on any backend, each new loop
+//! shape's code is also written to `DIR` for every target of `OP2_GENERATE_TARGETS` (`host`,
+//! `opencl`; default: the running backend's), with `manifest.json` listing loop name, kernel,
+//! argument descriptors, target, file and content hash. Several runs (also concurrent ones) may
+//! share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
+//! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
+//! always complete JSON and lists each (target, hash) once.
+
+use crate::codegen::host::describe;
+use crate::codegen::{hex, LoopSignature};
+use crate::error::Result;
+use crate::op2_bail;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// A code target of static generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Host,
+    OpenCl,
+}
+
+impl Target {
+    pub fn parse(s: &str) -> Option<Target> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "host" | "seq" | "threads" | "check" => Some(Target::Host),
+            "opencl" => Some(Target::OpenCl),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Host => "host",
+            Target::OpenCl => "opencl",
+        }
+    }
+
+    fn ext(self) -> &'static str {
+        match self {
+            Target::Host => "c",
+            Target::OpenCl => "cl",
+        }
+    }
+}
+
+/// JSON string literal.
+fn json(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A file name from a loop name: `[A-Za-z0-9_-]`, at most 48 characters.
+fn stem(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(48)
+        .collect();
+    if s.is_empty() {
+        "loop".to_string()
+    } else {
+        s
+    }
+}
+
+/// Writes the loop's code for each target and records it in the manifest.
+pub fn write(
+    dir: &Path,
+    targets: &[Target],
+    sig: &LoopSignature,
+    const_values: &[&[u8]],
+    coloured: bool,
+) -> Result<()> {
+    let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
+    let mut lines = Vec::new();
+    for &t in targets {
+        let code = match t {
+            Target::Host => crate::codegen::host::generate(sig),
+            Target::OpenCl => crate::codegen::opencl::generate(
+                sig,
+                const_values,
+                coloured,
+                crate::codegen::opencl::IncStrategy::Plain,
+            ),
+        };
+        let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
+        let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
+        let path = dir.join(&file);
+        if !path.exists() {
+            let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, &code).map_err(|e| fail("cannot write", e))?;
+            std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+        }
+        let args: Vec<String> = sig.args.iter().map(|a| json(&describe(a))).collect();
+        lines.push(format!(
+            "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
+            json(sig.loop_name),
+            json(sig.kernel_name),
+            json(t.name()),
+            json(&file),
+            json(&hash),
+            args.join(", ")
+        ));
+    }
+    record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
+}
+
+/// Appends entries to `manifest.jsonl` (skipping ones already there) and rewrites
+/// `manifest.json`, under an exclusive lock on the directory's lock file.
+fn record(dir: &Path, lines: &[String]) -> std::io::Result<()> {
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(".manifest.lock"))?;
+    // SAFETY: flock on a descriptor we own; released when `lock` is closed.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let jsonl = dir.join("manifest.jsonl");
+    let mut all: Vec<String> =
+        std::fs::read_to_string(&jsonl).unwrap_or_default().lines().map(str::to_string).collect();
+    let key = |l: &str| l.split("\"file\": ").nth(1).map(|r| r.split(',').next().unwrap_or("").to_string());
+    for l in lines {
+        if !all.iter().any(|a| key(a) == key(l)) {
+            all.push(l.clone());
+        }
+    }
+    let tmp = dir.join(format!(".manifest.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, all.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    std::fs::rename(&tmp, &jsonl)?;
+    let mut f = std::fs::File::create(&tmp)?;
+    writeln!(f, "[")?;
+    for (i, l) in all.iter().enumerate() {
+        writeln!(f, "  {l}{}", if i + 1 < all.len() { "," } else { "" })?;
+    }
+    writeln!(f, "]")?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join("manifest.json"))?;
+    drop(lock);
+    Ok(())
+}
+
+/// Parses `OP2_GENERATE_TARGETS` (comma or space separated).
+pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
+    let mut out = Vec::new();
+    for t in s.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
+        match Target::parse(t) {
+            Some(x) if !out.contains(&x) => out.push(x),
+            Some(_) => {}
+            None => op2_bail!(BadConfig, "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host or opencl; cuda is not in this build yet)"),
+        }
+    }
+    Ok(out)
+}
