@@ -89,7 +89,7 @@ int main(int argc, char **argv)
   static int e2n[2 * NE], c2n[4 * NC], pe2n[2 * NE], pc2n[4 * NC];
   static int pn[NN], pe[NE], pc[NC];
   static double x[NN], w[NE], px[NN], pw[NE];
-  static double a[NN], b[NN], ca[NC], cb[NC];
+  static double a[NN], b[NN], ca[NC], cb[NC], we[NE];
   struct mesh o, p;
   int ne = 0, nc = 0;
   double rms_o, mx_o, rms_p, mx_p;
@@ -151,8 +151,8 @@ int main(int argc, char **argv)
   /* Fetches right after renumbering: the declared values. */
   op_fetch_data(p.x, a);
   same(a, px, NN, "px after op_renumber");
-  op_fetch_data(p.w, a);
-  same(a, pw, NE, "pw after op_renumber");
+  op_fetch_data(p.w, we);
+  same(we, pw, NE, "pw after op_renumber");
   op_fetch_data_idx(p.x, a, 5, 9);
   same(a, px + 5, 5, "px[5..9] after op_renumber");
 
@@ -168,8 +168,8 @@ int main(int argc, char **argv)
     PAR_LOOP(kd, "d", p.edges, op_arg_dat(late, 0, pe2, 1, "double", OP_READ),
              op_arg_dat(p.x, 1, p.pedge, 1, "double", OP_READ),
              op_arg_dat(diff, -1, OP_ID, 1, "double", OP_WRITE));
-    op_fetch_data(diff, a);
-    for (int e = 0; e < NE; e++) CHECK_DBL(a[e], px[pe2n[2 * e + 1]] - px[pe2n[2 * e]]);
+    op_fetch_data(diff, we);
+    for (int e = 0; e < NE; e++) CHECK_DBL(we[e], px[pe2n[2 * e + 1]] - px[pe2n[2 * e]]);
   }
 
   {
