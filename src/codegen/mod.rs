@@ -2,6 +2,8 @@
 //! backends. One emitter per target.
 
 pub mod host;
+pub mod rewrite;
+pub mod simd;
 pub mod writer;
 
 use crate::arg::ArgDesc;

@@ -33,15 +33,8 @@ pub const REQUIRED_FLAGS: &[&str] = &["-std=c11", "-fPIC", "-shared", "-fvisibil
 /// result: IEEE `sqrt` is correctly rounded either way (Airfoil's rms history is bitwise the
 /// same with and without them).
 #[cfg(target_arch = "x86_64")]
-pub const DEFAULT_FLAGS: &[&str] = &[
-    "-O3",
-    "-march=native",
-    "-ffp-contract=off",
-    "-mno-fma",
-    "-mno-avx512f",
-    "-fno-math-errno",
-    "-fopenmp-simd",
-];
+pub const DEFAULT_FLAGS: &[&str] =
+    &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma", "-mno-avx512f", "-fno-math-errno", "-fopenmp-simd"];
 #[cfg(not(target_arch = "x86_64"))]
 pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fopenmp-simd"];
 
@@ -111,6 +104,10 @@ impl Compiler {
 pub struct HostLibrary {
     pub loop_fn: LoopFn,
     pub consts_fn: Option<ConstsFn>,
+    /// `op2_loop_simd`, the vectorised wrapper (`codegen::simd`), when the library has one.
+    pub simd_fn: Option<LoopFn>,
+    /// Which wrapper runs (`OP2_SIMD`), shared by every call of this library.
+    pub simd: Arc<crate::backend::simd_choice::SimdChooser>,
     /// The constant epoch whose values were last loaded into this library (u64::MAX: none).
     pub consts_epoch: AtomicU64,
     pub path: PathBuf,
@@ -127,9 +124,19 @@ impl HostLibrary {
         let loop_fn = unsafe { lib.get::<LoopFn>(b"op2_loop\0") }.map_err(|e| e.to_string())?;
         let loop_fn = *loop_fn;
         let consts_fn = unsafe { lib.get::<ConstsFn>(b"op2_set_constants\0") }.ok().map(|s| *s);
+        // SAFETY: as above; op2_simd_mode is a `const int` and op2_simd_refused a
+        // NUL-terminated `const char[]` wherever they exist (codegen::simd).
+        let simd_fn = unsafe { lib.get::<LoopFn>(b"op2_loop_simd\0") }.ok().map(|s| *s);
+        let forced = unsafe { lib.get::<*const i32>(b"op2_simd_mode\0") }.ok().is_some_and(|p| unsafe { **p } == 1);
+        let refused = unsafe { lib.get::<*const std::ffi::c_char>(b"op2_simd_refused\0") }
+            .ok()
+            .map(|p| unsafe { std::ffi::CStr::from_ptr(*p) }.to_string_lossy().into_owned());
+        let simd = Arc::new(crate::backend::simd_choice::SimdChooser::new(simd_fn.is_some(), forced, refused));
         Ok(HostLibrary {
             loop_fn,
             consts_fn,
+            simd_fn,
+            simd,
             consts_epoch: AtomicU64::new(u64::MAX),
             path: path.to_path_buf(),
             _lib: lib.into(),
