@@ -171,7 +171,7 @@ impl Config {
         };
         let simd_len = match positive("OP2_SIMD_LEN")? {
             None => DEFAULT_SIMD_LEN,
-            Some(n) if n >= 2 && n <= MAX_SIMD_LEN && n.is_power_of_two() => n,
+            Some(n) if (2..=MAX_SIMD_LEN).contains(&n) && n.is_power_of_two() => n,
             Some(n) => {
                 op2_bail!(BadConfig, "op_init: OP2_SIMD_LEN={n} (expected a power of two from 2 to {MAX_SIMD_LEN})")
             }
