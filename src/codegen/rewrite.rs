@@ -68,6 +68,9 @@ const QUALIFIERS: &[&str] = &["const", "volatile", "restrict", "__restrict", "__
 /// elements: `static inline void op2_simd_<kernel>(<params>, int op2_lane)`, preceded by the
 /// `#line` directives that keep the user's line numbers. Err: why the kernel is not rewritten.
 pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Result<String, String> {
+    if args.is_empty() {
+        return Err("it has no arguments".to_string());
+    }
     let mut lane = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         lane.push(lane_arg(i, a)?);
@@ -100,7 +103,7 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
         let depth = g.iter().filter(|t| t.kind == TokKind::Punct && (t.text == "*" || t.text == "[")).count();
         let words: Vec<&str> =
             g.iter().filter(|t| t.kind == TokKind::Ident && !QUALIFIERS.contains(&t.text)).map(|t| t.text).collect();
-        if depth != 1 || words.len() < 2 {
+        if depth != 1 || words.len() < 2 || g.iter().any(|t| t.text == "(") {
             return Err(format!("parameter {} '{text}' is not of the form T *p", i + 1));
         }
         let name = words[words.len() - 1];
@@ -445,5 +448,8 @@ mod tests {
         let big = [dir(4096, Read), dir(1, Write)];
         assert!(one("void k(const double *a, double *b) { }", &big).contains("lane arrays would take 262208 bytes"));
         assert!(rewrite("void h(double *a) {}", "k", &r, 8).unwrap_err().contains("no definition of 'k'"));
+        assert_eq!(rewrite("void k(void) {}", "k", &[], 8).unwrap_err(), "it has no arguments");
+        let e = one("void k(const double *a, double (*b)(void)) { }", &r);
+        assert!(e.contains("parameter 2 'double (*b)(void)' is not of the form T *p"), "{e}");
     }
 }
