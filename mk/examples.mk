@@ -11,8 +11,10 @@
 # emits vfmsubadd (a fused multiply-add) in bres_calc's far-field branch even with
 # -ffp-contract=off under -march=native, which moves the last digits of the rms; on CPUs with
 # AVX-512 the EVEX encoding of the same instruction needs -mno-avx512f too (-mno-fma leaves it).
+# -fno-math-errno -fopenmp-simd as in the JIT (src/jit/mod.rs): sqrt without errno, omp simd
+# pragmas without the OpenMP runtime; neither changes a result.
 
-EX_CFLAGS_BASE := -O3 -march=native -ffp-contract=off -std=c99 -D_POSIX_C_SOURCE=200809L
+EX_CFLAGS_BASE := -O3 -march=native -ffp-contract=off -fno-math-errno -fopenmp-simd -std=c99 -D_POSIX_C_SOURCE=200809L
 EX_NOFMA := $(shell $(CC) -mno-fma -mno-avx512f -x c -c -o /dev/null /dev/null >/dev/null 2>&1 && echo -mno-fma -mno-avx512f)
 EX_CFLAGS ?= $(EX_CFLAGS_BASE) $(EX_NOFMA) -Wall
 EX_LDLIBS := -L$(LIBDIR) -lop2 -Wl,-rpath,$(abspath $(LIBDIR)) -lm

@@ -38,6 +38,31 @@ impl BackendKind {
     }
 }
 
+/// `OP2_SIMD`: whether loops whose kernel the rewriter accepts run through the vectorised
+/// wrapper (`codegen::simd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimdMode {
+    /// Time both wrappers on the first calls of each loop and keep the faster.
+    Auto,
+    On,
+    Off,
+}
+
+impl SimdMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdMode::Auto => "auto",
+            SimdMode::On => "on",
+            SimdMode::Off => "off",
+        }
+    }
+}
+
+/// Default `OP2_SIMD_LEN`: elements per vectorised block (lanes).
+pub const DEFAULT_SIMD_LEN: usize = 8;
+/// Largest `OP2_SIMD_LEN` accepted.
+pub const MAX_SIMD_LEN: usize = 64;
+
 /// Everything configurable, resolved once at `op_init`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -66,6 +91,10 @@ pub struct Config {
     /// `OP2_VALIDATE_RTOL`: relative tolerance for increments and reductions (None: 1e-12
     /// for double, 1e-5 for float).
     pub validate_rtol: Option<f64>,
+    /// `OP2_SIMD` (auto, on, off).
+    pub simd: SimdMode,
+    /// `OP2_SIMD_LEN`: lanes per vectorised block, a power of two from 2 to `MAX_SIMD_LEN`.
+    pub simd_len: usize,
 }
 
 const KEYS: &[&str] = &[
@@ -85,6 +114,8 @@ const KEYS: &[&str] = &[
     "OP2_VALIDATE_RTOL",
     "OP2_GENERATE",
     "OP2_GENERATE_TARGETS",
+    "OP2_SIMD",
+    "OP2_SIMD_LEN",
 ];
 
 /// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
@@ -177,6 +208,19 @@ impl Config {
                 _ => crate::generate::Target::Host,
             }],
         };
+        let simd = match get("OP2_SIMD").as_deref().map(str::trim) {
+            None | Some("auto") => SimdMode::Auto,
+            Some("on") | Some("1") => SimdMode::On,
+            Some("off") | Some("0") => SimdMode::Off,
+            Some(other) => op2_bail!(BadConfig, "op_init: OP2_SIMD={other} (expected auto, on or off)"),
+        };
+        let simd_len = match positive("OP2_SIMD_LEN")? {
+            None => DEFAULT_SIMD_LEN,
+            Some(n) if (2..=MAX_SIMD_LEN).contains(&n) && n.is_power_of_two() => n,
+            Some(n) => {
+                op2_bail!(BadConfig, "op_init: OP2_SIMD_LEN={n} (expected a power of two from 2 to {MAX_SIMD_LEN})")
+            }
+        };
         Ok(Config {
             backend,
             num_threads,
@@ -194,6 +238,8 @@ impl Config {
             validate_rtol,
             generate_dir: get("OP2_GENERATE").map(PathBuf::from),
             generate_targets,
+            simd,
+            simd_len,
         })
     }
 
@@ -238,5 +284,18 @@ mod tests {
         assert!(Config::resolve(&env_of(&[("OP2_NUM_THREADS", "x")]), &[], 0).is_err());
         let c = Config::resolve(&env_of(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), &[], 0).unwrap();
         assert_eq!(c.cache_dir, PathBuf::from("/x/op2"));
+    }
+
+    #[test]
+    fn simd_settings() {
+        let c = Config::resolve(&env_of(&[]), &[], 0).unwrap();
+        assert_eq!((c.simd, c.simd_len), (SimdMode::Auto, 8));
+        let c = Config::resolve(&env_of(&[("OP2_SIMD", "off")]), &["OP2_SIMD_LEN=4".into()], 0).unwrap();
+        assert_eq!((c.simd, c.simd_len), (SimdMode::Off, 4));
+        let e = Config::resolve(&env_of(&[("OP2_SIMD", "yes")]), &[], 0).unwrap_err();
+        assert!(e.message.contains("OP2_SIMD=yes (expected auto, on or off)"), "{}", e.message);
+        let e = Config::resolve(&env_of(&[("OP2_SIMD_LEN", "6")]), &[], 0).unwrap_err();
+        assert!(e.message.contains("OP2_SIMD_LEN=6 (expected a power of two from 2 to 64)"), "{}", e.message);
+        assert!(Config::resolve(&env_of(&[("OP2_SIMD_LEN", "128")]), &[], 0).is_err());
     }
 }

@@ -67,7 +67,11 @@ pub fn generate(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc]) 
         args: descs,
         consts: &consts,
     };
-    (host::generate(&sig), consts.into_iter().map(|c| c.name).collect())
+    let simd = match ctx.config.simd {
+        crate::config::SimdMode::Off => None,
+        mode => Some((mode, ctx.config.simd_len)),
+    };
+    (host::generate_with(&sig, simd), consts.into_iter().map(|c| c.name).collect())
 }
 
 fn compiled(
@@ -112,6 +116,11 @@ fn compiled(
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
     let lib = ctx.jit.host_library(&source, &what, name)?;
+    if ctx.config.diags >= 2 {
+        if let Some(r) = &lib.simd.refused {
+            eprintln!("op2: {what}: not vectorised (OP2_SIMD): {r}");
+        }
+    }
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
@@ -327,6 +336,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         }
     }
     let st = timings.entry(name);
+    if st.simd.is_none() {
+        st.simd = Some(lib.simd.clone());
+    }
     st.calls += 1;
     st.time += elapsed;
     st.jit_time += jit_time;

@@ -16,6 +16,8 @@ pub struct LoopStats {
     /// Bytes moved by all calls: direct data, indirect data once per distinct target, maps;
     /// data both read and written counts twice.
     pub bytes: u64,
+    /// Which wrapper the loop's compiled code runs (`OP2_SIMD`), when it has been compiled.
+    pub simd: Option<std::sync::Arc<crate::backend::simd_choice::SimdChooser>>,
 }
 
 /// Statistics of all loops, in order of first call.
@@ -78,6 +80,15 @@ impl Timings {
             s.push('\n');
         }
         let _ = writeln!(s, "  {:<24} {:>8} {:>12.6}", "total", "", total.as_secs_f64());
+        // Which wrapper each loop runs (lines that the per-loop parsers of bench/ skip).
+        if self.loops.iter().any(|l| l.simd.is_some()) {
+            let _ = writeln!(s, "op2 vector wrappers (OP2_SIMD)");
+            for l in &self.loops {
+                if let Some(c) = &l.simd {
+                    let _ = writeln!(s, "  simd: {}: {}", l.name, c.summary());
+                }
+            }
+        }
         s
     }
 }

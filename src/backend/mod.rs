@@ -5,6 +5,7 @@ pub mod check;
 pub mod opencl;
 pub mod reduce;
 pub mod seq;
+pub mod simd_choice;
 pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
@@ -115,7 +116,7 @@ impl LoopCall<'_> {
                 *last = scratch.as_mut_ptr() as *mut c_void;
             }
         }
-        (self.lib.loop_fn)(start as i32, end as i32, slots.as_ptr());
+        simd_choice::run(self.lib, start, end, slots.as_ptr());
         Ok(())
     }
 }

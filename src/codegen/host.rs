@@ -89,6 +89,14 @@ fn gbl_is_local(ty: crate::core::ElemType, dim: usize) -> bool {
 
 /// Generates the translation unit for one loop.
 pub fn generate(sig: &LoopSignature) -> String {
+    generate_with(sig, None)
+}
+
+/// Generates the translation unit for one loop, with the vectorised wrapper of `codegen::simd`
+/// when `simd` gives its mode and lanes and the kernel rewriter accepts the kernel (else the
+/// unit says why not).
+pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode, usize)>) -> String {
+    let simd_kernel = simd.map(|(_, lanes)| super::simd::rewritten_kernel(sig, lanes));
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target host C (seq, threads), signature {} */",
@@ -115,6 +123,9 @@ pub fn generate(sig: &LoopSignature) -> String {
     // Diagnostics inside the kernel are reported with the user's own line numbers.
     w.line(format!("#line 1 {}", sig.kernel_origin));
     w.raw(sig.kernel_source);
+    if let Some(Ok(text)) = &simd_kernel {
+        w.raw(text);
+    }
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.line("");
@@ -131,6 +142,17 @@ pub fn generate(sig: &LoopSignature) -> String {
         w.line("");
     }
     emit_range_wrapper(&mut w, sig);
+    match (simd, &simd_kernel) {
+        (Some((mode, lanes)), Some(Ok(_))) => {
+            w.line("");
+            super::simd::emit_wrapper(&mut w, sig, mode, lanes);
+        }
+        (_, Some(Err(reason))) => {
+            w.line("");
+            super::simd::emit_refused(&mut w, reason);
+        }
+        _ => {}
+    }
     w.finish()
 }
 

@@ -3,6 +3,8 @@
 
 pub mod host;
 pub mod opencl;
+pub mod rewrite;
+pub mod simd;
 pub mod writer;
 
 use crate::arg::ArgDesc;

@@ -244,6 +244,60 @@ pub fn find_definition(src: &str, name: &str) -> Option<Definition> {
     None
 }
 
+/// Token positions of the file-scope definition of function `name` in `toks`: the name, the
+/// `)` closing its parameter list, and the `{` and `}` of its body. None when there is none.
+pub fn definition_span(toks: &[Tok], name: &str) -> Option<(usize, usize, usize, usize)> {
+    let mut depth = 0i32;
+    for (i, t) in toks.iter().enumerate() {
+        match (t.kind, t.text) {
+            (TokKind::Punct, "{") => depth += 1,
+            (TokKind::Punct, "}") => depth -= 1,
+            _ => {}
+        }
+        if depth != 0 || t.kind != TokKind::Ident || t.text != name || toks.get(i + 1).map(|t| t.text) != Some("(") {
+            continue;
+        }
+        let close = matching(toks, i + 1)?;
+        if toks.get(close + 1).map(|t| (t.kind, t.text)) != Some((TokKind::Punct, "{")) {
+            continue;
+        }
+        let end = matching(toks, close + 1)?;
+        return Some((i, close, close + 1, end));
+    }
+    None
+}
+
+/// The position of the bracket that closes the one at `open` (`(`, `[` or `{`), counting
+/// only brackets of the same kind.
+pub fn matching(toks: &[Tok], open: usize) -> Option<usize> {
+    let (o, c) = match toks.get(open)?.text {
+        "(" => ("(", ")"),
+        "[" => ("[", "]"),
+        "{" => ("{", "}"),
+        _ => return None,
+    };
+    let mut d = 0i32;
+    for (j, u) in toks.iter().enumerate().skip(open) {
+        if u.kind != TokKind::Punct {
+            continue;
+        }
+        if u.text == o {
+            d += 1;
+        } else if u.text == c {
+            d -= 1;
+            if d == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// Byte offset of token `t` in `src` (tokens are slices of it).
+pub fn offset(src: &str, t: &Tok) -> usize {
+    t.text.as_ptr() as usize - src.as_ptr() as usize
+}
+
 /// Splits a parameter list's tokens at top-level commas and reads each parameter.
 fn params(toks: &[Tok], src: &str) -> Vec<Param> {
     let mut groups: Vec<&[Tok]> = Vec::new();

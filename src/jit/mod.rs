@@ -29,10 +29,16 @@ pub const REQUIRED_FLAGS: &[&str] = &["-std=c11", "-fPIC", "-shared", "-fvisibil
 /// AVX-512 CPU the same pattern comes back unless AVX-512 is off too (measured on a Xeon with
 /// AVX-512: plain C differed from seq in the 16th digit of Airfoil's rms at iteration 145).
 /// Without contraction no legitimate FMA is lost.
+/// `-fno-math-errno` lets `sqrt` compile to the instruction alone (GCC's default `-fmath-errno`
+/// makes every `sqrt` call "clobber memory", which blocks vectorisation of kernels using it);
+/// `-fopenmp-simd` honours `#pragma omp simd` without the OpenMP runtime. Neither changes a
+/// result: IEEE `sqrt` is correctly rounded either way (Airfoil's rms history is bitwise the
+/// same with and without them).
 #[cfg(target_arch = "x86_64")]
-pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma", "-mno-avx512f"];
+pub const DEFAULT_FLAGS: &[&str] =
+    &["-O3", "-march=native", "-ffp-contract=off", "-mno-fma", "-mno-avx512f", "-fno-math-errno", "-fopenmp-simd"];
 #[cfg(not(target_arch = "x86_64"))]
-pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off"];
+pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fopenmp-simd"];
 
 /// `void op2_loop(int start, int end, void *const *slots)`
 pub type LoopFn = unsafe extern "C" fn(i32, i32, *const *mut c_void);
@@ -234,6 +240,10 @@ fn fresh_name(fd: i32, all: &[LoadedRecord]) -> String {
 pub struct HostLibrary {
     pub loop_fn: LoopFn,
     pub consts_fn: Option<ConstsFn>,
+    /// `op2_loop_simd`, the vectorised wrapper (`codegen::simd`), when the library has one.
+    pub simd_fn: Option<LoopFn>,
+    /// Which wrapper runs (`OP2_SIMD`), shared by every call of this library.
+    pub simd: Arc<crate::backend::simd_choice::SimdChooser>,
     /// The constant epoch whose values were last loaded into this library (u64::MAX: none).
     pub consts_epoch: AtomicU64,
     /// The cache entry's path (for messages; the library was loaded through its descriptor).
@@ -276,9 +286,20 @@ impl HostLibrary {
         let loop_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop\0") }.map_err(|e| e.to_string())?;
         let loop_fn = *loop_fn;
         let consts_fn = unsafe { loaded.lib.get::<ConstsFn>(b"op2_set_constants\0") }.ok().map(|s| *s);
+        // SAFETY: as above; op2_simd_mode is a `const int` and op2_simd_refused a
+        // NUL-terminated `const char[]` wherever they exist (codegen::simd).
+        let simd_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop_simd\0") }.ok().map(|s| *s);
+        let forced =
+            unsafe { loaded.lib.get::<*const i32>(b"op2_simd_mode\0") }.ok().is_some_and(|p| unsafe { **p } == 1);
+        let refused = unsafe { loaded.lib.get::<*const std::ffi::c_char>(b"op2_simd_refused\0") }
+            .ok()
+            .map(|p| unsafe { std::ffi::CStr::from_ptr(*p) }.to_string_lossy().into_owned());
+        let simd = Arc::new(crate::backend::simd_choice::SimdChooser::new(simd_fn.is_some(), forced, refused));
         Ok(HostLibrary {
             loop_fn,
             consts_fn,
+            simd_fn,
+            simd,
             consts_epoch: AtomicU64::new(u64::MAX),
             path,
             deps: entry.deps,

@@ -3,7 +3,8 @@
 #
 # Runs airfoil-plain and airfoil on every backend for ITERS iterations with --rms-log and
 # requires: op2's seq backend bit-identical to plain C at every iteration; every other backend
-# within 1e-12 relative of seq at every iteration.
+# within 1e-12 relative of seq at every iteration; OP2_SIMD=on (and off for seq) bit-identical
+# to the same backend's default (auto) run.
 set -u
 bin=$1
 cmp=$2
@@ -32,6 +33,22 @@ for b in seq $(echo " $backends " | sed 's/ seq / /g'); do
   else
     "$cmp" --rel 1e-12 "$dir/rms-$b.log" "$dir/rms-seq.log" || fails=$((fails + 1))
   fi
+done
+# Vectorised wrappers change no bit: OP2_SIMD=on and off (default: auto) give seq's history
+# exactly, and every other backend's own history with OP2_SIMD=on.
+for b in seq $(echo " $backends " | sed 's/ seq / /g'); do
+  for mode in on off; do
+    [ "$b" != seq ] && [ "$mode" = off ] && continue
+    [ -f "$dir/rms-$b.log" ] || continue
+    rm -f "$dir/rms-$b-simd-$mode.log"
+    if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-$b-simd-$mode.log" \
+         "OP2_BACKEND=$b" "OP2_SIMD=$mode" > "$dir/$b-simd-$mode.out" 2>&1; then
+      echo "rms: FAIL: airfoil on $b with OP2_SIMD=$mode:"; tail -n 20 "$dir/$b-simd-$mode.out"
+      fails=$((fails + 1)); continue
+    fi
+    echo "rms: airfoil $b OP2_SIMD=$mode: $(tail -n 1 "$dir/$b-simd-$mode.out")"
+    "$cmp" --exact "$dir/rms-$b.log" "$dir/rms-$b-simd-$mode.log" || fails=$((fails + 1))
+  done
 done
 # the rms lines printed every 100 iterations agree with the log
 if [ "$iters" -ge 100 ] && [ -f "$dir/rms-seq.log" ]; then

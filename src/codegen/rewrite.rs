@@ -1,0 +1,455 @@
+//! The kernel rewriter behind the vectorised wrapper (`codegen::simd`): a lane-major copy of
+//! the user's kernel, as OP2's v1 vectorising translator makes (`p[k]` becomes
+//! `p[k][op2_lane]`), so that GCC can vectorise a loop over the lanes of a block.
+//!
+//! It is a token rewriter (`core::clex`), not a C parser, so it accepts only kernels it can
+//! rewrite safely and refuses everything else with a reason:
+//! - every dat (and `op_arg_idx`) parameter is `T *p` or `T p[N]` and is used only as `p[expr]`
+//!   or `*p`: never passed on, compared, address-taken, used in pointer arithmetic, declared
+//!   again in the body, or named by a preprocessor macro (which could hide an index);
+//! - an `OP_INC` dat is only incremented, each component once and by a constant index
+//!   (`p[2] += e;`, `p[0] -= e;`, `*p += e;`), outside any loop: its lanes start at -0.0 and
+//!   are added to the dat after the block, which gives exactly the scalar result;
+//! - no optional dats, vector (`T**`) arguments, indirect `OP_WRITE`/`OP_RW` (two lanes may
+//!   share a target), global reductions or `op_arg_info` (lanes would sum in another order
+//!   than `seq`), and no `static` variables in the kernel.
+//!
+//! Global `OP_READ` arguments are the same for every lane and keep their pointer form. The copy
+//! carries `#line` directives, so diagnostics in it name the user's kernel lines.
+
+use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::core::clex::{self, Tok, TokKind};
+
+/// Bytes of lane arrays one block of the vectorised wrapper may keep on the stack.
+pub const LANE_BYTES_MAX: usize = 32 * 1024;
+
+/// The name of the lane-major copy of kernel `kernel`.
+pub fn simd_kernel_name(kernel: &str) -> String {
+    format!("op2_simd_{kernel}")
+}
+
+/// Whether argument `a` is staged in lane arrays (dats and element indices) rather than passed
+/// as the same pointer to every lane (global reads). Err: the argument cannot be vectorised.
+pub fn lane_arg(i: usize, a: &ArgDesc) -> Result<bool, String> {
+    match *a {
+        ArgDesc::Dat { optional: true, .. } => Err(format!("arg {i} is an optional dat")),
+        ArgDesc::Dat { how: DatAccess::Vector { .. }, .. } => {
+            Err(format!("arg {i} is a vector argument over a whole map (T**)"))
+        }
+        ArgDesc::Dat { acc: Access::Write | Access::Rw, how: DatAccess::Indirect { .. }, .. } => Err(format!(
+            "arg {i} is an indirect {} (two lanes may share a target)",
+            if matches!(a, ArgDesc::Dat { acc: Access::Write, .. }) { "OP_WRITE" } else { "OP_RW" }
+        )),
+        ArgDesc::Dat { acc: Access::Min | Access::Max, .. } => Err(format!("arg {i} is a dat with OP_MIN/OP_MAX")),
+        ArgDesc::Dat { .. } | ArgDesc::Idx { .. } => Ok(true),
+        ArgDesc::Gbl { acc: Access::Read, .. } => Ok(false),
+        ArgDesc::Gbl { .. } => {
+            Err(format!("arg {i} is a global reduction (per-lane partial results would round differently from seq)"))
+        }
+        ArgDesc::Info { .. } => Err(format!("arg {i} is an op_arg_info payload")),
+    }
+}
+
+/// Bytes of lane arrays the wrapper needs for `args` with `lanes` lanes.
+pub fn lane_bytes(args: &[ArgDesc], lanes: usize) -> usize {
+    args.iter()
+        .map(|a| match *a {
+            ArgDesc::Dat { ty, dim, .. } => dim.saturating_mul(ty.size()).saturating_mul(lanes),
+            ArgDesc::Idx { .. } => 4 * lanes,
+            _ => 0,
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
+const KEYWORDS_BEFORE_EXPR: &[&str] = &["return", "else", "case", "sizeof", "do"];
+const QUALIFIERS: &[&str] = &["const", "volatile", "restrict", "__restrict", "__restrict__", "register"];
+
+/// Returns the lane-major copy of kernel `kernel` (defined in `src`) for a block of `lanes`
+/// elements: `static inline void op2_simd_<kernel>(<params>, int op2_lane)`, preceded by the
+/// `#line` directives that keep the user's line numbers. Err: why the kernel is not rewritten.
+pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Result<String, String> {
+    if args.is_empty() {
+        return Err("it has no arguments".to_string());
+    }
+    let mut lane = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        lane.push(lane_arg(i, a)?);
+    }
+    let bytes = lane_bytes(args, lanes);
+    if bytes > LANE_BYTES_MAX {
+        return Err(format!("its lane arrays would take {bytes} bytes per block (at most {LANE_BYTES_MAX})"));
+    }
+    let toks = clex::tokens(src);
+    let Some((name_at, close, open, end)) = clex::definition_span(&toks, kernel) else {
+        return Err(format!("no definition of '{kernel}' found"));
+    };
+    let groups = split_params(&toks[name_at + 2..close]);
+    if groups.len() != args.len() {
+        return Err(format!("the kernel takes {} parameter(s) for {} argument(s)", groups.len(), args.len()));
+    }
+    // Parameters: names, new declarations, INC components seen.
+    let mut names: Vec<Option<&str>> = Vec::new();
+    let mut decls: Vec<String> = Vec::new();
+    for (i, (g, &is_lane)) in groups.iter().zip(&lane).enumerate() {
+        let text = {
+            let (a, b) = (g[0], g[g.len() - 1]);
+            src[clex::offset(src, &a)..clex::offset(src, &b) + b.text.len()].to_string()
+        };
+        if !is_lane {
+            names.push(None);
+            decls.push(text);
+            continue;
+        }
+        let depth = g.iter().filter(|t| t.kind == TokKind::Punct && (t.text == "*" || t.text == "[")).count();
+        let words: Vec<&str> =
+            g.iter().filter(|t| t.kind == TokKind::Ident && !QUALIFIERS.contains(&t.text)).map(|t| t.text).collect();
+        if depth != 1 || words.len() < 2 || g.iter().any(|t| t.text == "(") {
+            return Err(format!("parameter {} '{text}' is not of the form T *p", i + 1));
+        }
+        let name = words[words.len() - 1];
+        let konst = if g.iter().any(|t| t.text == "const") { "const " } else { "" };
+        decls.push(format!("{konst}{} {name}[][{lanes}]", words[..words.len() - 1].join(" ")));
+        names.push(Some(name));
+    }
+    // A macro that names a parameter may hide how it is used.
+    for line in preprocessor_lines(src) {
+        for t in clex::tokens(&line) {
+            if t.kind == TokKind::Ident && names.contains(&Some(t.text)) {
+                return Err(format!("a preprocessor line names parameter '{}': {}", t.text, line.trim()));
+            }
+        }
+    }
+    let body = &toks[open + 1..end];
+    let has_inc = args.iter().any(|a| matches!(a, ArgDesc::Dat { acc: Access::Inc, .. }));
+    for t in body {
+        match (t.kind, t.text) {
+            (TokKind::Ident, "static") => {
+                return Err(format!("it declares a static variable (kernel line {})", t.line));
+            }
+            (TokKind::Punct, "#") => {
+                return Err(format!("it has a preprocessor line in its body (kernel line {})", t.line))
+            }
+            (TokKind::Ident, "for" | "while" | "do" | "goto") if has_inc => {
+                return Err(format!(
+                    "it has an OP_INC argument and a loop or goto (kernel line {}): increments must happen once per component",
+                    t.line
+                ));
+            }
+            _ => {}
+        }
+    }
+    let adjacent = |a: &Tok, b: &Tok| clex::offset(src, a) + a.text.len() == clex::offset(src, b);
+    let is_compound = |k: usize| -> bool {
+        match (toks.get(k), toks.get(k + 1)) {
+            (Some(a), Some(b)) => (a.text == "+" || a.text == "-") && b.text == "=" && adjacent(a, b),
+            _ => false,
+        }
+    };
+    // Edits: (start byte, end byte, replacement), in order.
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut inc_seen: Vec<Vec<usize>> = vec![Vec::new(); args.len()];
+    let mut j = open + 1;
+    while j < end {
+        let t = toks[j];
+        let Some(p) = (if t.kind == TokKind::Ident { names.iter().position(|n| *n == Some(t.text)) } else { None })
+        else {
+            j += 1;
+            continue;
+        };
+        let prev = toks[j - 1];
+        let prev2 = toks.get(j.wrapping_sub(2)).copied();
+        if prev.text == "." || (prev.text == ">" && prev2.is_some_and(|q| q.text == "-" && adjacent(&q, &prev))) {
+            j += 1;
+            continue; // a struct member of the same name
+        }
+        let what = format!("parameter '{}' (kernel line {})", t.text, t.line);
+        if prev.kind == TokKind::Ident && !KEYWORDS_BEFORE_EXPR.contains(&prev.text) {
+            return Err(format!("{what} is declared again in the body"));
+        }
+        // `&` after an operand is a binary and (`x & p[0]`), after another `&` a logical and;
+        // anything else (also `(T)&p[0]`, conservatively) takes an address.
+        let addr_of = prev.text == "&"
+            && !prev2.is_some_and(|q| {
+                matches!(q.kind, TokKind::Ident | TokKind::Number)
+                    || q.text == "]"
+                    || (q.text == "&" && adjacent(&q, &prev))
+            });
+        let dim = match args[p] {
+            ArgDesc::Dat { dim, .. } => dim,
+            _ => 1,
+        };
+        let inc = matches!(args[p], ArgDesc::Dat { acc: Access::Inc, .. });
+        let next = toks.get(j + 1).copied();
+        if next.is_some_and(|n| n.kind == TokKind::Punct && n.text == "[") {
+            let Some(rb) = clex::matching(&toks, j + 1) else {
+                return Err(format!("{what}: unbalanced brackets"));
+            };
+            if addr_of {
+                return Err(format!("{what} has its address taken"));
+            }
+            if inc {
+                let comp = if rb == j + 3 && toks[j + 2].kind == TokKind::Number {
+                    toks[j + 2].text.parse::<usize>().ok()
+                } else {
+                    None
+                };
+                check_inc(&what, comp, dim, is_compound(rb + 1), &mut inc_seen[p])?;
+            }
+            let at = clex::offset(src, &toks[rb]) + 1;
+            edits.push((at, at, "[op2_lane]".to_string()));
+            j += 1; // the index itself may use parameters
+            continue;
+        }
+        // A `*` before a pointer is always a dereference (a pointer cannot be multiplied).
+        if prev.text != "*" {
+            return Err(format!(
+                "{what} is used other than as {0}[i] or *{0} (passed on, compared or in pointer arithmetic)",
+                t.text
+            ));
+        }
+        if let (Some(a), Some(b)) = (next, toks.get(j + 2)) {
+            if (a.text == "+" && b.text == "+" || a.text == "-" && b.text == "-") && adjacent(&a, b) {
+                return Err(format!("{what} is dereferenced and moved (*{}++)", t.text));
+            }
+        }
+        if inc {
+            check_inc(&what, Some(0), dim, is_compound(j + 1), &mut inc_seen[p])?;
+        }
+        let s = clex::offset(src, &prev);
+        let e = clex::offset(src, &t) + t.text.len();
+        edits.push((s, e, format!("{}[0][op2_lane]", t.text)));
+        j += 1;
+    }
+    let body_start = clex::offset(src, &toks[open]);
+    let body_end = clex::offset(src, &toks[end]) + 1;
+    let mut out = String::new();
+    out.push_str(&format!("#line {} \"kernel:{kernel}\"\n", toks[name_at].line));
+    out.push_str(&format!(
+        "static inline void {}({}, int op2_lane)\n",
+        simd_kernel_name(kernel),
+        decls.iter().map(|d| d.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join(", ")
+    ));
+    out.push_str(&format!("#line {} \"kernel:{kernel}\"\n", toks[open].line));
+    edits.sort_by_key(|e| e.0);
+    let mut at = body_start;
+    for (s, e, r) in edits {
+        out.push_str(&src[at..s]);
+        out.push_str(&r);
+        at = e;
+    }
+    out.push_str(&src[at..body_end]);
+    out.push('\n');
+    Ok(out)
+}
+
+/// Checks one use of an OP_INC parameter: `p[k] +=` or `-=` with a constant `k < dim` not used
+/// before.
+fn check_inc(what: &str, comp: Option<usize>, dim: usize, compound: bool, seen: &mut Vec<usize>) -> Result<(), String> {
+    let Some(k) = comp.filter(|&k| k < dim) else {
+        return Err(format!("{what} is OP_INC but not indexed by a constant below its dim {dim}"));
+    };
+    if !compound {
+        return Err(format!("{what} is OP_INC but used other than as += or -="));
+    }
+    if seen.contains(&k) {
+        return Err(format!("{what} is OP_INC and component {k} is incremented more than once"));
+    }
+    seen.push(k);
+    Ok(())
+}
+
+/// Splits a parameter list's tokens at top-level commas (a lone `void` is no parameter).
+fn split_params<'a>(toks: &[Tok<'a>]) -> Vec<Vec<Tok<'a>>> {
+    let mut groups = Vec::new();
+    let mut cur = Vec::new();
+    let mut d = 0;
+    for t in toks {
+        match t.text {
+            "(" | "[" => d += 1,
+            ")" | "]" => d -= 1,
+            "," if d == 0 && t.kind == TokKind::Punct => {
+                groups.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(*t);
+    }
+    if !cur.is_empty() {
+        groups.push(cur);
+    }
+    if groups.len() == 1 && groups[0].len() == 1 && groups[0][0].text == "void" {
+        groups.clear();
+    }
+    groups
+}
+
+/// The preprocessor lines of `src` (continuations joined).
+fn preprocessor_lines(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in src.lines() {
+        if let Some(c) = cur.as_mut() {
+            c.push(' ');
+            c.push_str(line.trim_end_matches('\\'));
+        } else if line.trim_start().starts_with('#') {
+            cur = Some(line.trim_end_matches('\\').to_string());
+        }
+        if !line.ends_with('\\') {
+            if let Some(c) = cur.take() {
+                out.push(c);
+            }
+        }
+    }
+    if let Some(c) = cur {
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ElemType;
+
+    fn dat(dim: usize, acc: Access, how: DatAccess) -> ArgDesc {
+        ArgDesc::Dat { ty: ElemType::Double, dim, acc, how, optional: false }
+    }
+    fn ind(dim: usize, acc: Access) -> ArgDesc {
+        dat(dim, acc, DatAccess::Indirect { map_dim: 2, idx: 0 })
+    }
+    fn dir(dim: usize, acc: Access) -> ArgDesc {
+        dat(dim, acc, DatAccess::Direct)
+    }
+
+    const RES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/res_calc.c");
+    const ADT_CALC: &str = include_str!("../../examples-c/airfoil/kernels/adt_calc.c");
+    const SAVE_SOLN: &str = include_str!("../../examples-c/airfoil/kernels/save_soln.c");
+    const BRES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/bres_calc.c");
+    const UPDATE: &str = include_str!("../../examples-c/airfoil/kernels/update.c");
+
+    #[test]
+    fn airfoil_kernels() {
+        use Access::*;
+        let adt = [ind(2, Read), ind(2, Read), ind(2, Read), ind(2, Read), dir(4, Read), dir(1, Write)];
+        let got = rewrite(ADT_CALC, "adt_calc", &adt, 8).unwrap();
+        assert!(got.starts_with("#line 3 \"kernel:adt_calc\"\nstatic inline void op2_simd_adt_calc(const double x1[][8], const double x2[][8], const double x3[][8], const double x4[][8], const double q[][8], double adt[][8], int op2_lane)\n#line 4 \"kernel:adt_calc\"\n{"), "{got}");
+        assert!(got.contains("ri = 1.0 / q[0][op2_lane];"));
+        assert!(got.contains("  adt[0][op2_lane] = fabs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy);"));
+        assert!(got.contains("  adt[0][op2_lane] = (adt[0][op2_lane]) / cfl;"));
+        // Lines are kept: the body has as many lines as the original.
+        assert_eq!(got.lines().count() - 3, ADT_CALC.lines().count() - 3);
+        let res = [
+            ind(2, Read),
+            ind(2, Read),
+            ind(4, Read),
+            ind(4, Read),
+            ind(1, Read),
+            ind(1, Read),
+            ind(4, Inc),
+            ind(4, Inc),
+        ];
+        let got = rewrite(RES_CALC, "res_calc", &res, 4).unwrap();
+        assert!(got.contains("res2[3][op2_lane] -= f;"));
+        assert!(got.contains("mu = 0.5 * ((adt1[0][op2_lane]) + (adt2[0][op2_lane])) * eps;"));
+        let got = rewrite(SAVE_SOLN, "save_soln", &[dir(4, Read), dir(4, Write)], 8).unwrap();
+        assert!(got.contains("qold[n][op2_lane] = q[n][op2_lane];"), "{got}");
+        // bres_calc increments res1[1] in both branches of an if: refused (kept scalar).
+        let bres = [ind(2, Read), ind(2, Read), ind(4, Read), ind(1, Read), ind(4, Inc), dir(1, Read)];
+        let e = rewrite(BRES_CALC, "bres_calc", &bres, 8).unwrap_err();
+        assert!(e.contains("component 1 is incremented more than once"), "{e}");
+        let upd = [
+            dir(4, Read),
+            dir(4, Write),
+            dir(4, Rw),
+            dir(1, Read),
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Inc },
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Max },
+            ArgDesc::Info { ty: ElemType::Int, dim: 1, reference: 5 },
+            ArgDesc::Idx { map_dim: None, idx: 0 },
+        ];
+        let e = rewrite(UPDATE, "update", &upd, 8).unwrap_err();
+        assert!(e.contains("arg 4 is a global reduction"), "{e}");
+    }
+
+    #[test]
+    fn accepted_forms() {
+        use Access::*;
+        let src = "static double h(double v) { return v; }\n\
+                   void k(const double *a, double b[2], const float *g, const int *i) {\n\
+                   \x20 b[2*(*i)+1 - 1] = h(a[2 * 0 + 1]) * *a + a[0] * g[0] + (*i & 1) + sizeof *a + (double)(a[1] > 0 ? 1 : 0);\n\
+                   \x20 *b = -*a;\n}\n";
+        let args = [
+            dir(2, Read),
+            dir(2, Rw),
+            ArgDesc::Gbl { ty: ElemType::Float, dim: 1, acc: Read },
+            ArgDesc::Idx { map_dim: None, idx: 0 },
+        ];
+        let got = rewrite(src, "k", &args, 8).unwrap();
+        assert!(
+            got.contains(
+                "void op2_simd_k(const double a[][8], double b[][8], const float *g, const int i[][8], int op2_lane)"
+            ),
+            "{got}"
+        );
+        assert!(got.contains("b[2*(i[0][op2_lane])+1 - 1][op2_lane] = h(a[2 * 0 + 1][op2_lane]) * a[0][op2_lane] + a[0][op2_lane] * g[0] + (i[0][op2_lane] & 1) + sizeof a[0][op2_lane]"), "{got}");
+        assert!(got.contains("  b[0][op2_lane] = -a[0][op2_lane];"), "{got}");
+        assert!(got.starts_with("#line 2 \"kernel:k\"\n"));
+        // INC by constant components, += and -=, *p.
+        let src = "void k(const double *x, double *r) { r[1] += x[0]; *r -= x[1]; if (x[0] > 0) r[2] += 1.0; }";
+        let got = rewrite(src, "k", &[ind(2, Read), ind(3, Inc)], 4).unwrap();
+        assert!(got.contains("r[1][op2_lane] += x[0][op2_lane]; r[0][op2_lane] -= x[1][op2_lane];"), "{got}");
+    }
+
+    #[test]
+    fn refused_forms() {
+        use Access::*;
+        let one = |src: &str, args: &[ArgDesc]| rewrite(src, "k", args, 8).unwrap_err();
+        let r = [dir(2, Read), dir(2, Write)];
+        let e = one("void h(const double *p);\nvoid k(const double *a, double *b) {\n  h(a);\n}", &r);
+        assert!(e.contains("parameter 'a' (kernel line 3) is used other than as a[i] or *a"), "{e}");
+        let e = one("void k(const double *a, double *b) { b[0] = *(a + 1); }", &r);
+        assert!(e.contains("parameter 'a'") && e.contains("pointer arithmetic"), "{e}");
+        let e = one("void k(const double *a, double *b) { const double *c = &a[1]; b[0] = *c; }", &r);
+        assert!(e.contains("address taken"), "{e}");
+        let e = one("void k(const double *a, double *b) { b[0] = ((const double *)a)[0]; }", &r);
+        assert!(e.contains("used other than"), "{e}");
+        let e = one("#define A(i) a[i]\nvoid k(const double *a, double *b) { b[0] = A(0); }", &r);
+        assert!(e.contains("a preprocessor line names parameter 'a'"), "{e}");
+        let e = one("void k(const double *a, double *b) { b[0] = *a++; }", &r);
+        assert!(e.contains("dereferenced and moved"), "{e}");
+        let e = one("void k(const double *a, double *b) { static int n; b[0] = a[n++]; }", &r);
+        assert!(e.contains("static variable"), "{e}");
+        let e = one("void k(const double *a, double *b) { if (a) b[0] = 1; }", &r);
+        assert!(e.contains("used other than"), "{e}");
+        let e = one("void k(const double *a, double *b) { { double a = 1; b[0] = a; } }", &r);
+        assert!(e.contains("declared again"), "{e}");
+        let v = [dat(1, Read, DatAccess::Vector { map_dim: 2 }), dir(1, Write)];
+        assert!(one("void k(const double **a, double *b) { b[0] = a[0][0]; }", &v).contains("T**"));
+        let o = [
+            dir(1, Read),
+            ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Write, how: DatAccess::Direct, optional: true },
+        ];
+        assert!(one("void k(const double *a, double *b) { }", &o).contains("optional"));
+        let w = [ind(1, Read), ind(1, Write)];
+        assert!(one("void k(const double *a, double *b) { }", &w).contains("indirect OP_WRITE"));
+        // INC misuse: read, assigned, variable index, twice, in a loop.
+        let i = [dir(2, Read), ind(2, Inc)];
+        assert!(one("void k(const double *a, double *b) { b[0] = a[0]; }", &i).contains("used other than as += or -="));
+        assert!(one("void k(const double *a, double *b) { b[0] += b[1]; }", &i).contains("used other than as += or -="));
+        assert!(one("void k(const double *a, double *b) { int j = 1; b[j] += a[0]; }", &i)
+            .contains("constant below its dim"));
+        assert!(one("void k(const double *a, double *b) { b[2] += a[0]; }", &i).contains("constant below its dim"));
+        assert!(
+            one("void k(const double *a, double *b) { b[0] += a[0]; b[0] += a[1]; }", &i).contains("more than once")
+        );
+        assert!(one("void k(const double *a, double *b) { for (int n = 0; n < 2; n++) b[n] += a[n]; }", &i)
+            .contains("loop"));
+        let big = [dir(4096, Read), dir(1, Write)];
+        assert!(one("void k(const double *a, double *b) { }", &big).contains("lane arrays would take 262208 bytes"));
+        assert!(rewrite("void h(double *a) {}", "k", &r, 8).unwrap_err().contains("no definition of 'k'"));
+        assert_eq!(rewrite("void k(void) {}", "k", &[], 8).unwrap_err(), "it has no arguments");
+        let e = one("void k(const double *a, double (*b)(void)) { }", &r);
+        assert!(e.contains("parameter 2 'double (*b)(void)' is not of the form T *p"), "{e}");
+    }
+}
