@@ -31,7 +31,15 @@ impl Context {
     /// loaded from the disk cache, and how long that took. `jit_before` is
     /// `(jit.stats.compiles, jit.stats.disk_hits)` read before the shape's code was produced.
     /// Printed to stdout (after C's buffered output); nothing below level 2.
-    pub fn diags_loop_shape(&self, name: &str, kernel: KernelId, jit_before: (u64, u64), took: std::time::Duration) {
+    /// `simd_refused`: why the loop has no vector wrapper (OP2_SIMD), shown on the same line.
+    pub fn diags_loop_shape(
+        &self,
+        name: &str,
+        kernel: KernelId,
+        jit_before: (u64, u64),
+        took: std::time::Duration,
+        simd_refused: Option<&str>,
+    ) {
         if self.config.diags < 2 {
             return;
         }
@@ -43,8 +51,9 @@ impl Context {
         } else {
             "memory cache hit"
         };
+        let simd = simd_refused.map(|r| format!("; not vectorised (OP2_SIMD): {r}")).unwrap_or_default();
         crate::timing::print_after_c_stdio(&format!(
-            "op2: loop '{name}' (kernel '{}'): new loop shape ({} in this session), {how}, {:.3} ms\n",
+            "op2: loop '{name}' (kernel '{}'): new loop shape ({} in this session), {how}, {:.3} ms{simd}\n",
             self.kernels[kernel.0 as usize].name,
             self.loops.len(),
             took.as_secs_f64() * 1e3

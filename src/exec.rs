@@ -116,16 +116,11 @@ fn compiled(
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");
     let lib = ctx.jit.host_library(&source, &what, name)?;
-    if ctx.config.diags >= 2 {
-        if let Some(r) = &lib.simd.refused {
-            eprintln!("op2: {what}: not vectorised (OP2_SIMD): {r}");
-        }
-    }
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
-    ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed());
+    ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
 }
 

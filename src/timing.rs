@@ -80,8 +80,10 @@ impl Timings {
             s.push('\n');
         }
         let _ = writeln!(s, "  {:<24} {:>8} {:>12.6}", "total", "", total.as_secs_f64());
-        // Which wrapper each loop runs (lines that the per-loop parsers of bench/ skip).
-        if self.loops.iter().any(|l| l.simd.is_some()) {
+        // Which wrapper each loop runs (lines that the per-loop parsers of bench/ skip); host
+        // backends only (device backends run their own code).
+        let host = !matches!(backend, "opencl" | "cuda");
+        if host && self.loops.iter().any(|l| l.simd.is_some()) {
             let _ = writeln!(s, "op2 vector wrappers (OP2_SIMD)");
             for l in &self.loops {
                 if let Some(c) = &l.simd {

@@ -1,7 +1,7 @@
 /* Vectorised wrappers (OP2_SIMD=on, 8 lanes): a kernel with every argument form the rewriter
  * accepts (indirect READ, direct READ, indirect INC with many lanes of one block hitting the
  * same target, direct WRITE, the element index, a global READ) must give bit for bit what its
- * scalar twin gives (the same body, made non-vectorisable by a static constant) on set sizes 0,
+ * scalar twin gives (the same body, made non-vectorisable by a pointer copy) on set sizes 0,
  * 1, 7, 8, 9 and 100003, on every backend; on seq also what a plain C loop gives. Kernels the
  * rewriter refuses run scalar, and op_timing_output says which wrapper each loop runs and why. */
 #include "test.h"
@@ -22,7 +22,7 @@
 static void mix MIX_PARAMS { MIX_BODY }
 
 static const char *src_mix = "void mix" STR(MIX_PARAMS) "\n{\n" STR(MIX_BODY) "\n}\n";
-static const char *src_twin = "void twin" STR(MIX_PARAMS) "\n{\n  static const int one = 1;\n" STR(MIX_BODY) "\n  (void)one;\n}\n";
+static const char *src_twin = "void twin" STR(MIX_PARAMS) "\n{\n  const double *alias = x;\n" STR(MIX_BODY) "\n  (void)alias;\n}\n";
 
 /* Runs kernel k over n elements into fresh r (nodes) and o (elements); returns them. */
 static void run(op_kernel k, const char *name, int n, double *r_out, double *o_out)
@@ -172,8 +172,11 @@ int main(int argc, char **argv)
     CHECK(out != NULL && fread(out, 1, (size_t)len, tf) == (size_t)len);
   }
   fclose(tf);
-  if (!strstr(out, "  simd: mix: simd (OP2_SIMD=on)\n") ||
-      !strstr(out, "  simd: twin: scalar (not vectorised: it declares a static variable (kernel line 3))\n") ||
+  if (strcmp(argv[1], "opencl") == 0) {
+    /* Device backends run their own code: no host wrapper lines. */
+    CHECK(strstr(out, "simd:") == NULL);
+  } else if (!strstr(out, "  simd: mix: simd (OP2_SIMD=on)\n") ||
+      !strstr(out, "  simd: twin: scalar (not vectorised: parameter 'x' (kernel line 3) is used other than as x[i] or *x (passed on, compared or in pointer arithmetic))\n") ||
       !strstr(out, "  simd: red: scalar (not vectorised: arg 1 is a global reduction"))
     test_fail_(__FILE__, __LINE__, "op_timing_output lacks the wrapper lines:\n%s", out);
   free(out);
