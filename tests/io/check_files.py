@@ -18,6 +18,13 @@ COORD_DTYPES = {"tri": np.float32}
 MODES = ["binary.vtu", "ascii.vtu", "base64.vtu", "binary.vtk", "ascii.vtk"]
 
 
+def binary(path, dtype):
+    """op_print_dat_to_binfile's format: int count, int dim, then the raw rows."""
+    raw = open(path, "rb").read()
+    n, dim = np.frombuffer(raw[:8], dtype=np.int32)
+    return np.frombuffer(raw[8:], dtype=dtype).reshape(int(n), int(dim))
+
+
 def text(path, dtype):
     """op_print_dat_to_txtfile's format: 'n dim', then n rows."""
     with open(path) as f:
@@ -42,11 +49,11 @@ def fail(msg):
 d = sys.argv[1]
 for mesh, ctype in CELL_TYPES.items():
     names = open(os.path.join(d, mesh + ".list")).read().split()
-    coords = text(os.path.join(d, mesh + ".coords.txt"), COORD_DTYPES.get(mesh, np.float64))
+    coords = binary(os.path.join(d, mesh + ".coords.bin"), COORD_DTYPES.get(mesh, np.float64))
     pts = np.zeros((coords.shape[0], 3), dtype=coords.dtype)
     pts[:, : coords.shape[1]] = coords
     cells = text(os.path.join(d, mesh + ".cells.txt"), np.int64)
-    want = {n: text(os.path.join(d, f"{mesh}.{n}.txt"), DTYPES[n]) for n in names}
+    want = {n: binary(os.path.join(d, f"{mesh}.{n}.bin"), DTYPES[n]) for n in names}
     for mode in MODES:
         path = os.path.join(d, f"{mesh}-{mode}")
         m = meshio.read(path)
@@ -85,7 +92,7 @@ TYPE_NAMES = {np.float64: b"double", np.float32: b"float", np.int32: b"int", np.
               np.int64: b"long long", np.uint64: b"unsigned long long", np.uint8: b"bool"}
 for mesh in ("quad", "hex"):
     for n in open(os.path.join(d, mesh + ".list")).read().split():
-        w = text(os.path.join(d, f"{mesh}.{n}.txt"), DTYPES[n])
+        w = binary(os.path.join(d, f"{mesh}.{n}.bin"), DTYPES[n])
         ds = f[n]
         want_dtype = np.bool_ if DTYPES[n] == np.uint8 else DTYPES[n]
         if ds.shape != w.shape or ds.dtype != want_dtype:

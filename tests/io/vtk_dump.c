@@ -3,7 +3,7 @@
  * tetrahedra, hexahedra), with dats of every type (double, float, int, uint, ll, ull, bool) and
  * dims 1..4 as point and cell data, in every mode (.vtu appended raw, ASCII, base64; .vtk binary,
  * ASCII), into the current directory; beside them the expected values through op2's own text
- * output (op_print_dat_to_txtfile) and the connectivity. Also op_dump_to_hdf5 of the last mesh.
+ * output (op_print_dat_to_binfile, exact) and the connectivity. Also op_dump_to_hdf5 of the last mesh.
  * tests/io/check_files.py compares what meshio and h5py read with these.
  */
 #include <stdio.h>
@@ -23,11 +23,12 @@ static void write_mesh(const char *mesh, op_map cells, const int *conn, int ncel
     snprintf(path, sizeof path, "%s-%s%s", mesh, modes[m][0], modes[m][1]);
     op_write_vtk(path, cells, coords, ndats, dats, flags[m]);
   }
-  snprintf(path, sizeof path, "%s.coords.txt", mesh);
-  op_print_dat_to_txtfile(coords, path);
+  /* The exact values (OP2's text format keeps only 16 significant digits). */
+  snprintf(path, sizeof path, "%s.coords.bin", mesh);
+  op_print_dat_to_binfile(coords, path);
   for (int d = 0; d < ndats; d++) {
-    snprintf(path, sizeof path, "%s.%s.txt", mesh, names[d]);
-    op_print_dat_to_txtfile(dats[d], path);
+    snprintf(path, sizeof path, "%s.%s.bin", mesh, names[d]);
+    op_print_dat_to_binfile(dats[d], path);
   }
   snprintf(path, sizeof path, "%s.cells.txt", mesh);
   FILE *f = fopen(path, "w");
