@@ -160,7 +160,7 @@ impl OpenCl {
         // SAFETY: a 16-byte device buffer with no host pointer.
         let dummy = unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, 16, std::ptr::null_mut()) }
             .map_err(|e| cl_err("clCreateBuffer", e))?;
-        let cu = device.max_compute_units().unwrap_or(1).max(1) as usize;
+        let cu = device.max_compute_units().unwrap_or(1).max(1);
         let description = format!(
             "{} ({}, {} compute units)",
             device.name().unwrap_or_default(),
@@ -183,7 +183,7 @@ impl OpenCl {
             globals: Vec::new(),
             partials: None,
             dummy: std::mem::ManuallyDrop::new(dummy),
-            max_work_items: 256 * cu,
+            max_work_items: 65536,
             include_dirs: emit::include_dirs(cflags),
         })
     }
@@ -200,8 +200,11 @@ impl OpenCl {
     }
 
     /// Work-items for `n` elements: enough to fill the device, never more than the elements.
+    /// Work-items of a launch with reductions over `n` elements: about 8 elements each (enough
+    /// to amortise a partials row), at most `max_work_items`; depends on `n` only, so results
+    /// are reproducible for a given device and set size.
     fn work_items(&self, n: usize) -> usize {
-        n.min(self.max_work_items).max(1)
+        n.div_ceil(8).clamp(1, self.max_work_items)
     }
 
     fn create_buffer<T>(&self, count: usize, what: &str) -> Result<Buffer<T>> {
@@ -249,7 +252,18 @@ impl OpenCl {
         if !self.programs.contains_key(&source) {
             // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
             let reaping = crate::jit::child::Reaping::begin();
-            let built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+            let mut built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+            // PoCL's own program cache can fail a build with an empty log while another process
+            // writes the same entry: such a failure (no diagnostic in the log) is retried.
+            for _ in 0..3 {
+                match &built {
+                    Err(log) if !log.contains("error") && !log.contains("Error") => {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+                    }
+                    _ => break,
+                }
+            }
             drop(reaping);
             let program = built.map_err(|log| {
                 Op2Error::new(
@@ -431,7 +445,6 @@ impl Backend for OpenCl {
                 self.globals[i] = slot;
             }
         }
-        let nwork = self.work_items(end - start);
         let rows = self.max_work_items;
         let stride = emit::partial_words(call.descs);
         let mut partials = if stride > 0 {
@@ -536,7 +549,10 @@ impl Backend for OpenCl {
                 continue;
             }
             let (s, c) = (first as cl_int, count as cl_int);
-            let global = [self.work_items(count).min(nwork.max(self.work_items(count)))];
+            // Without reductions, one work-item per element (the runtime packs them into
+            // work-groups and vectorises across them); with reductions, a bounded number of
+            // grid-striding work-items, one partials row each.
+            let global = [if stride == 0 { count } else { self.work_items(count) }];
             // SAFETY: the scalar arguments and a 1-D launch of `global` work-items.
             unsafe {
                 k.set_arg(0, &s).map_err(|e| cl_err("clSetKernelArg 0", e))?;
