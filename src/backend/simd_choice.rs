@@ -43,6 +43,23 @@ pub struct SimdChooser {
     best: [AtomicU64; 2],
     /// UNDECIDED, or 1 + the variant.
     verdict: AtomicU8,
+    /// Whether the verdict came from the disk cache (a run before this one measured it).
+    from_cache: std::sync::atomic::AtomicBool,
+    /// Called once with the verdict when `auto` makes it (to keep it with the compiled code).
+    sink: std::sync::Mutex<Sink>,
+}
+
+/// Where a verdict goes once made.
+pub type VerdictSink = Box<dyn FnOnce(Variant) + Send>;
+
+/// A verdict sink slot (opaque in `Debug`).
+#[derive(Default)]
+struct Sink(Option<VerdictSink>);
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Sink(set)" } else { "Sink(none)" })
+    }
 }
 
 impl SimdChooser {
@@ -55,7 +72,28 @@ impl SimdChooser {
             trials: AtomicU32::new(0),
             best: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             verdict: AtomicU8::new(UNDECIDED),
+            from_cache: std::sync::atomic::AtomicBool::new(false),
+            sink: std::sync::Mutex::new(Sink::default()),
         }
+    }
+
+    /// Whether `auto` decides for this loop (a vector wrapper exists and is not forced).
+    pub fn is_auto(&self) -> bool {
+        self.available && !self.forced
+    }
+
+    /// Takes the verdict an earlier run measured (kept with the compiled code).
+    pub fn remember(&self, v: Variant) {
+        if self.is_auto()
+            && self.verdict.compare_exchange(UNDECIDED, 1 + v as u8, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        {
+            self.from_cache.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets what is done with the verdict once `auto` makes it.
+    pub fn on_decided(&self, sink: VerdictSink) {
+        self.sink.lock().unwrap_or_else(|p| p.into_inner()).0 = Some(sink);
     }
 
     /// The wrapper to run for a range of `n` elements.
@@ -91,7 +129,11 @@ impl SimdChooser {
         let s = self.best[0].load(Ordering::Relaxed);
         let v = self.best[1].load(Ordering::Relaxed);
         let pick = if v < s { Variant::Simd } else { Variant::Scalar };
-        let _ = self.verdict.compare_exchange(UNDECIDED, 1 + pick as u8, Ordering::Relaxed, Ordering::Relaxed);
+        if self.verdict.compare_exchange(UNDECIDED, 1 + pick as u8, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            if let Some(sink) = self.sink.lock().unwrap_or_else(|p| p.into_inner()).0.take() {
+                sink(pick);
+            }
+        }
         self.verdict().unwrap_or(pick)
     }
 
@@ -121,6 +163,10 @@ impl SimdChooser {
             ns(self.best[0].load(Ordering::Relaxed)),
             ns(self.best[1].load(Ordering::Relaxed))
         );
+        if self.from_cache.load(Ordering::Relaxed) {
+            let v = if self.verdict() == Some(Variant::Simd) { "simd" } else { "scalar" };
+            return format!("{v} (auto, measured by an earlier run: kept with the compiled code)");
+        }
         match self.verdict() {
             Some(Variant::Simd) => format!("simd (auto: {times})"),
             Some(Variant::Scalar) => format!("scalar (auto: {times})"),

@@ -365,6 +365,44 @@ impl DiskCache {
         }
     }
 
+    /// A small note kept beside the entry for `key` (`<key>.<what>`, e.g. the SIMD verdict),
+    /// trusted only as entries are (a regular file of ours, writable by nobody else, opened
+    /// without following links or blocking); at most 64 bytes.
+    pub fn read_note(&self, key: &str, what: &str) -> Option<String> {
+        let name = format!("{key}.{what}");
+        let st = fstatat_nofollow(self.dirfd(), &name).ok()?;
+        if untrusted_file(&st, self.uid).is_some() {
+            return None;
+        }
+        let fd = openat(self.dirfd(), &name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok()?;
+        let st = fstat(fd.as_raw_fd()).ok()?;
+        if untrusted_file(&st, self.uid).is_some() || st.st_size > 64 {
+            return None;
+        }
+        let mut text = String::new();
+        File::from(fd).take(64).read_to_string(&mut text).ok()?;
+        Some(text)
+    }
+
+    /// Writes a note (see `read_note`) atomically: a new private file, renamed into place.
+    pub fn write_note(&self, key: &str, what: &str, text: &str) -> std::io::Result<()> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = format!(".{key}.{what}.{}.{n}.tmp", std::process::id());
+        let fd = openat(
+            self.dirfd(),
+            &tmp,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        )?;
+        let written = File::from(fd).write_all(text.as_bytes());
+        let moved = written.and_then(|_| renameat(self.dirfd(), &tmp, self.dirfd(), &format!("{key}.{what}")));
+        if moved.is_err() {
+            let _ = unlinkat(self.dirfd(), &tmp, 0);
+        }
+        moved
+    }
+
     /// A new private (0700) temporary directory inside the cache directory for one compile.
     pub fn scratch(&self, key: &str) -> Result<Scratch> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -435,6 +435,7 @@ impl Jit {
                         Ok(lib) => {
                             self.stats.disk_hits += 1;
                             self.stats.disk_load_time += t.elapsed();
+                            self.keep_simd_verdict(&key, &lib);
                             let lib = Arc::new(lib);
                             self.memory.insert(key, lib.clone());
                             return Ok(lib);
@@ -446,11 +447,34 @@ impl Jit {
             Lookup::Rebuild(_) => self.stats.rebuilt_corrupt += 1,
             Lookup::Missing => {}
         }
-        let lib = Arc::new(self.compile(&key, source, what)?);
+        let lib = self.compile(&key, source, what)?;
+        self.keep_simd_verdict(&key, &lib);
+        let lib = Arc::new(lib);
         self.stats.compiles += 1;
         self.stats.compile_time += t.elapsed();
         self.memory.insert(key, lib.clone());
         Ok(lib)
+    }
+
+    /// `OP2_SIMD=auto`'s verdict is kept with the compiled code: a verdict an earlier run wrote
+    /// beside the entry (`<key>.simd`) is taken; otherwise the one this run makes is written
+    /// there. The key covers the CPU, so a verdict is never taken to another machine's CPU.
+    fn keep_simd_verdict(&self, key: &str, lib: &HostLibrary) {
+        use crate::backend::simd_choice::Variant;
+        if !lib.simd.is_auto() {
+            return;
+        }
+        match self.cache.read_note(key, "simd").as_deref().map(str::trim) {
+            Some("simd") => lib.simd.remember(Variant::Simd),
+            Some("scalar") => lib.simd.remember(Variant::Scalar),
+            _ => {
+                let cache = self.cache.clone();
+                let key = key.to_string();
+                lib.simd.on_decided(Box::new(move |v| {
+                    let _ = cache.write_note(&key, "simd", if v == Variant::Simd { "simd" } else { "scalar" });
+                }));
+            }
+        }
     }
 
     fn compile(&self, key: &str, source: &str, what: &str) -> Result<HostLibrary> {
