@@ -130,7 +130,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     ctx.diags_check_loop(name, set, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
-    let validate = ctx.config.validate;
+    // `check` is the promise checks over the validation wrapper: it always validates, so a
+    // kernel that reads an OP_WRITE-only argument is caught there too.
+    let validate = ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check;
     if validate {
         // The reference reads host bytes: make them current before the loop moves anything.
         for b in &bound {

@@ -2,7 +2,7 @@
 //! outputs are compared. The reference runs first, on copies of the loop's dats (so the backend
 //! under test sees untouched inputs), with every dat the loop only writes (OP_WRITE) poisoned
 //! (all bytes 0xFF: NaN for floating point), so a kernel that reads a WRITE-only argument gives
-//! a different answer and is caught. Bitwise comparison where the order of operations is fixed;
+//! a different answer and is caught (only dats the loop overwrites whole: direct OP_WRITE). Bitwise comparison where the order of operations is fixed;
 //! within `OP2_VALIDATE_RTOL` (default 1e-12 for double, 1e-5 for float) for dats with indirect
 //! increments and for reductions, whose order depends on the backend.
 
@@ -29,8 +29,13 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
         let at = match copies.iter().position(|(q, _)| q == dat) {
             Some(p) => p,
             None => {
+                // Poisoned only when the loop writes every element without reading any (direct,
+                // non-optional OP_WRITE only): elements an indirect write does not reach keep
+                // their values.
                 let write_only = call.descs.iter().zip(call.bound).all(|(d2, b2)| match (d2, b2) {
-                    (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat: q, .. }) if q == dat => *acc == Access::Write,
+                    (ArgDesc::Dat { acc, how, optional, .. }, BoundArg::Dat { dat: q, .. }) if q == dat => {
+                        *acc == Access::Write && *how == DatAccess::Direct && !optional
+                    }
                     _ => true,
                 });
                 let host = dats[dat.0 as usize].data.as_slice();

@@ -5,6 +5,9 @@
 //!   (other backends run such loops uncoloured, so a broken promise is a race there);
 //! - an OP_READ dat must not be modified by the kernel. (OP_READ globals reach kernels as
 //!   private copies in generated code, so the caller's value cannot change.)
+//! - and, since the driver always validates loops on `check` (`crate::validate`, as
+//!   `OP2_VALIDATE=1` does elsewhere), an OP_WRITE-only argument must not be read: the reference
+//!   run sees it poisoned, and `OP2_ERR_VALIDATE` names the loop, argument and element.
 //!
 //! Use it to debug a program before running it on `threads` or a GPU; it costs a copy of the
 //! read data per loop.
