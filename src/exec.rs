@@ -156,7 +156,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let Context { sets, maps, dats, backend, comm, timings, kernels, consts, .. } = ctx;
     let s = &sets[set.0 as usize];
     if device {
-        move_to_device(backend.as_mut(), dats, &descs, &bound)?;
+        move_to_device(name, backend.as_mut(), dats, &descs, &bound)?;
     }
     let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
 
@@ -346,7 +346,13 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
 /// Before a loop on a device backend: every dat it uses gets a current device copy, uploaded
 /// unless the loop overwrites it whole (only direct OP_WRITE arguments on it; one process, so
 /// every section of the set is run).
-fn move_to_device(backend: &mut dyn Backend, dats: &mut [Dat], descs: &[ArgDesc], bound: &[BoundArg]) -> Result<()> {
+fn move_to_device(
+    name: &str,
+    backend: &mut dyn Backend,
+    dats: &mut [Dat],
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+) -> Result<()> {
     for (i, b) in bound.iter().enumerate() {
         let BoundArg::Dat { dat, enabled: true, .. } = *b else { continue };
         if bound[..i].iter().any(|p| matches!(p, BoundArg::Dat { dat: q, enabled: true, .. } if *q == dat)) {
@@ -359,11 +365,14 @@ fn move_to_device(backend: &mut dyn Backend, dats: &mut [Dat], descs: &[ArgDesc]
             _ => true,
         });
         let dv = &mut dats[dat.0 as usize];
+        let named = |e: crate::error::Op2Error| {
+            crate::error::Op2Error::new(e.code, format!("op_par_loop '{name}', dat '{}': {}", dv.name, e.message))
+        };
         match residency::before_loop(dv.residency, overwrites_all) {
             residency::Before::Nothing => {}
-            residency::Before::Allocate => backend.alloc(dat, dv.data.as_slice().len())?,
+            residency::Before::Allocate => backend.alloc(dat, dv.data.as_slice().len()).map_err(named)?,
             residency::Before::Upload => {
-                backend.upload(dat, dv.data.as_slice())?;
+                backend.upload(dat, dv.data.as_slice()).map_err(named)?;
                 dv.to_device += dv.data.as_slice().len() as u64;
             }
         }
