@@ -82,6 +82,8 @@ pub struct Config {
     pub opencl_device: Option<String>,
     /// `OP2_INC`: how device backends keep indirect increments race-free.
     pub inc: crate::backend::opencl::IncChoice,
+    /// `OP_AUTO_SOA=1`: structure-of-arrays device layout for dats of dim > 1.
+    pub auto_soa: bool,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
     pub validate: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
@@ -112,6 +114,7 @@ const KEYS: &[&str] = &[
     "OP2_INC",
     "OP2_VALIDATE",
     "OP2_VALIDATE_RTOL",
+    "OP_AUTO_SOA",
     "OP2_GENERATE",
     "OP2_GENERATE_TARGETS",
     "OP2_SIMD",
@@ -194,6 +197,11 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_VALIDATE={v} (expected 0 or 1)"),
         };
+        let auto_soa = match get("OP_AUTO_SOA").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP_AUTO_SOA={v} (expected 0 or 1)"),
+        };
         let validate_rtol = match get("OP2_VALIDATE_RTOL") {
             None => None,
             Some(v) => match v.trim().parse::<f64>() {
@@ -235,6 +243,7 @@ impl Config {
             opencl_device: get("OP2_OPENCL_DEVICE"),
             inc,
             validate,
+            auto_soa,
             validate_rtol,
             generate_dir: get("OP2_GENERATE").map(PathBuf::from),
             generate_targets,

@@ -239,7 +239,7 @@ impl Context {
         if self.backend.is_device() {
             let (download, after) = residency::host_access(dat.residency, writes);
             if download {
-                self.backend.download(d, dat.data.as_mut_slice())?;
+                self.backend.download(d, crate::backend::DatShape::of(dat), dat.data.as_mut_slice())?;
                 dat.to_host += dat.data.as_slice().len() as u64;
             }
             dat.residency = after;
@@ -255,7 +255,7 @@ impl Context {
         }
         let dat = &mut self.dats[d.0 as usize];
         if residency::before_loop(dat.residency, false) == residency::Before::Upload {
-            self.backend.upload(d, dat.data.as_slice())?;
+            self.backend.upload(d, crate::backend::DatShape::of(dat), dat.data.as_slice())?;
             dat.to_device += dat.data.as_slice().len() as u64;
             dat.residency = residency::after_loop(dat.residency, false);
         }

@@ -370,9 +370,11 @@ fn move_to_device(
         };
         match residency::before_loop(dv.residency, overwrites_all) {
             residency::Before::Nothing => {}
-            residency::Before::Allocate => backend.alloc(dat, dv.data.as_slice().len()).map_err(named)?,
+            residency::Before::Allocate => {
+                backend.alloc(dat, crate::backend::DatShape::of(dv), dv.data.as_slice().len()).map_err(named)?
+            }
             residency::Before::Upload => {
-                backend.upload(dat, dv.data.as_slice()).map_err(named)?;
+                backend.upload(dat, crate::backend::DatShape::of(dv), dv.data.as_slice()).map_err(named)?;
                 dv.to_device += dv.data.as_slice().len() as u64;
             }
         }

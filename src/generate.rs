@@ -96,6 +96,7 @@ pub fn write(
                 const_values,
                 coloured,
                 crate::codegen::opencl::IncStrategy::Plain,
+                false,
             ),
         };
         let hash = hex(&Sha256::digest(code.as_bytes())[..16]);

@@ -108,7 +108,7 @@ pub fn compare(
         let dv = &dats[dat.0 as usize];
         let got: Vec<u8> = if backend.is_device() {
             let mut v = vec![0u8; want.len()];
-            backend.download(*dat, &mut v)?;
+            backend.download(*dat, crate::backend::DatShape::of(dv), &mut v)?;
             downloaded.push((*dat, v.len() as u64));
             v
         } else {

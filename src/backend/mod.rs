@@ -121,6 +121,20 @@ impl LoopCall<'_> {
     }
 }
 
+/// The row layout of a dat's host bytes: `dim` values of `elem` bytes per element (device
+/// backends may store it otherwise, e.g. structure-of-arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatShape {
+    pub dim: usize,
+    pub elem: usize,
+}
+
+impl DatShape {
+    pub fn of(d: &crate::core::Dat) -> DatShape {
+        DatShape { dim: d.dim, elem: d.ty.size() }
+    }
+}
+
 /// A backend: runs compiled loops on ranges of the iteration set.
 pub trait Backend: Send {
     fn kind(&self) -> BackendKind;
@@ -137,17 +151,17 @@ pub trait Backend: Send {
     }
 
     /// Makes room on the device for a dat of `bytes` (its contents need not be valid).
-    fn alloc(&mut self, _dat: DatId, _bytes: usize) -> Result<()> {
+    fn alloc(&mut self, _dat: DatId, _shape: DatShape, _bytes: usize) -> Result<()> {
         Ok(())
     }
 
-    /// Copies a dat's host bytes to the device.
-    fn upload(&mut self, _dat: DatId, _host: &[u8]) -> Result<()> {
+    /// Copies a dat's host bytes (rows of `shape.dim` values) to the device.
+    fn upload(&mut self, _dat: DatId, _shape: DatShape, _host: &[u8]) -> Result<()> {
         Ok(())
     }
 
-    /// Copies a dat's device bytes to the host.
-    fn download(&mut self, _dat: DatId, _host: &mut [u8]) -> Result<()> {
+    /// Copies a dat's device bytes to the host (rows of `shape.dim` values).
+    fn download(&mut self, _dat: DatId, _shape: DatShape, _host: &mut [u8]) -> Result<()> {
         Ok(())
     }
 
@@ -171,7 +185,7 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
         BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
         BackendKind::Check => Ok(Box::new(check::Check)),
-        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config.opencl_device.as_deref(), config.inc, &config.cflags)?)),
+        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config.opencl_device.as_deref(), config.inc, &config.cflags, config.auto_soa)?)),
         BackendKind::Cuda => op2_bail!(
             BackendUnavailable,
             "op_init: backend 'cuda' is not available in this build of op2 (available: seq, threads, check, and opencl where an OpenCL runtime is installed)"

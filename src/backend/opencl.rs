@@ -12,7 +12,7 @@
 //! same code as the threads backend's blocks): deterministic for a given device and set size.
 
 use super::reduce::Partials;
-use super::{Backend, LoopCall};
+use super::{Backend, DatShape, LoopCall};
 use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
@@ -109,6 +109,23 @@ pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
     Ok(dev)
 }
 
+/// Rows of `dim` values (array of structures) to one array per component (structure of
+/// arrays, `to_soa`), or back.
+fn transpose(src: &[u8], shape: DatShape, to_soa: bool) -> Vec<u8> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let rows = src.len() / (dim * es).max(1);
+    let mut out = vec![0u8; src.len()];
+    for r in 0..rows {
+        for k in 0..dim {
+            let aos = (r * dim + k) * es;
+            let soa = (k * rows + r) * es;
+            let (from, to) = if to_soa { (aos, soa) } else { (soa, aos) };
+            out[to..to + es].copy_from_slice(&src[from..from + es]);
+        }
+    }
+    out
+}
+
 /// A colouring's element lists on the device, and (offset, count) per colour.
 type ColourLists = (Buffer<cl_int>, Vec<(usize, usize)>);
 
@@ -144,6 +161,10 @@ pub struct OpenCl {
     max_work_items: usize,
     /// `-I` directories of `OP2_CFLAGS`, where kernels' quoted includes are found.
     include_dirs: Vec<std::path::PathBuf>,
+    /// `OP_AUTO_SOA=1`: dats of dim > 1 stored component by component on the device.
+    soa: bool,
+    /// Rows of each dat on the device (the component stride of the SoA layout).
+    rows: HashMap<DatId, usize>,
 }
 
 // SAFETY: the OpenCL objects are reference-counted handles usable from any thread; op2 uses
@@ -151,7 +172,7 @@ pub struct OpenCl {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(selector: Option<&str>, inc: IncChoice, cflags: &str) -> Result<OpenCl> {
+    pub fn new(selector: Option<&str>, inc: IncChoice, cflags: &str, soa: bool) -> Result<OpenCl> {
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -185,6 +206,8 @@ impl OpenCl {
             dummy: std::mem::ManuallyDrop::new(dummy),
             max_work_items: 65536,
             include_dirs: emit::include_dirs(cflags),
+            soa,
+            rows: HashMap::new(),
         })
     }
 
@@ -358,26 +381,39 @@ impl Backend for OpenCl {
         format!("opencl on {}", self.description)
     }
 
-    fn alloc(&mut self, d: DatId, bytes: usize) -> Result<()> {
+    fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.check_process("device allocation")?;
         if !self.dats.contains_key(&d) {
             let buf = self.create_buffer::<u8>(bytes, "a dat")?;
             self.dats.insert(d, buf);
+            let rows = bytes / (shape.dim * shape.elem).max(1);
+            self.rows.insert(d, rows);
         }
         Ok(())
     }
 
-    fn upload(&mut self, d: DatId, host: &[u8]) -> Result<()> {
-        self.alloc(d, host.len())?;
+    fn upload(&mut self, d: DatId, shape: DatShape, host: &[u8]) -> Result<()> {
+        self.alloc(d, shape, host.len())?;
         let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("upload", "no buffer"))?;
-        let r = self.write(&mut buf, host, "dat upload");
+        let r = if self.soa && shape.dim > 1 {
+            let t = transpose(host, shape, true);
+            self.write(&mut buf, &t, "dat upload")
+        } else {
+            self.write(&mut buf, host, "dat upload")
+        };
         self.dats.insert(d, buf);
         r
     }
 
-    fn download(&mut self, d: DatId, host: &mut [u8]) -> Result<()> {
+    fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
         self.check_process("device download")?;
         match self.dats.get(&d) {
+            Some(buf) if self.soa && shape.dim > 1 => {
+                let mut t = vec![0u8; host.len()];
+                self.read(buf, &mut t, "dat download")?;
+                host.copy_from_slice(&transpose(&t, shape, false));
+                Ok(())
+            }
             Some(buf) => self.read(buf, host, "dat download"),
             None => Ok(()),
         }
@@ -408,13 +444,14 @@ impl Backend for OpenCl {
         let coloured = coloured_loop && !atomics;
         let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
         let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let soa = self.soa;
         let source = match self.by_shape.get(&shape) {
             Some(src) => src.clone(),
             None => {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{}': {e}", call.name)))?;
                 let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
-                let src = emit::generate(&sig, &call.const_values, coloured, inc);
+                let src = emit::generate(&sig, &call.const_values, coloured, inc, soa);
                 self.by_shape.insert(shape, src.clone());
                 src
             }
@@ -512,6 +549,11 @@ impl Backend for OpenCl {
                         &self.dummy
                     };
                     arg!(buf);
+                    if emit::soa_arg(d, soa) {
+                        let rows = if enabled { self.rows.get(&dat).copied().unwrap_or(0) } else { 0 };
+                        let rows = rows as cl_int;
+                        arg!(&rows);
+                    }
                     if how != crate::arg::DatAccess::Direct {
                         let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
                             Some(b) => b,

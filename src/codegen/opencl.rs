@@ -284,15 +284,16 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 
 /// Generates the OpenCL program for one loop. `values` holds each constant's bytes, in the
 /// order of `sig.consts`; `coloured` selects the element-list form of the iteration.
-pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy) -> String {
+pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
     let mut w = CodeWriter::new();
     w.line(format!(
-        "/* op2 loop '{}' (kernel '{}'), target OpenCL C, signature {}, {}{} */",
+        "/* op2 loop '{}' (kernel '{}'), target OpenCL C, signature {}, {}{}{} */",
         super::host::comment_text(sig.loop_name),
         sig.kernel_name,
         sig.hash(),
         if coloured { "coloured" } else { "uncoloured" },
-        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" }
+        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
+        if soa { ", structure-of-arrays dats" } else { "" }
     ));
     for (i, a) in sig.args.iter().enumerate() {
         w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
@@ -306,7 +307,7 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.line("#undef inline");
     w.line("");
-    emit_wrapper(&mut w, sig, coloured, inc);
+    emit_wrapper(&mut w, sig, coloured, inc, soa);
     w.finish()
 }
 
@@ -327,7 +328,13 @@ fn emit_constants(w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
     w.line("");
 }
 
-fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy) {
+/// Whether a dat argument has a row-count parameter `int op2_s{i}` (structure-of-arrays layout:
+/// dats of dim > 1 when `OP_AUTO_SOA=1`).
+pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
+    soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
+}
+
+fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
     let stride = partial_words(sig.args);
     let mut params = vec![
         "int op2_start".to_string(),
@@ -339,6 +346,9 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
         match *a {
             ArgDesc::Dat { ty, how, optional, .. } => {
                 params.push(format!("__global {} *op2_d{i}", buffer_type(ty)));
+                if soa_arg(a, soa) {
+                    params.push(format!("int op2_s{i}"));
+                }
                 if how != DatAccess::Direct {
                     params.push(format!("__global const int *op2_m{i}"));
                 }
@@ -400,23 +410,28 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
         match *a {
             ArgDesc::Dat { ty, dim, acc, how, optional } => {
                 let pt = private_type(ty);
-                let cols: Vec<(String, String)> = match how {
-                    DatAccess::Direct => vec![(format!("op2_p{i}"), format!("(size_t)op2_e * {dim}"))],
+                // (private array, element row) per staged element.
+                let rows: Vec<(String, String)> = match how {
+                    DatAccess::Direct => vec![(format!("op2_p{i}"), "(size_t)op2_e".to_string())],
                     DatAccess::Indirect { map_dim, idx } => {
-                        vec![(
-                            format!("op2_p{i}"),
-                            format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {idx}] * {dim}"),
-                        )]
+                        vec![(format!("op2_p{i}"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {idx}]"))]
                     }
                     DatAccess::Vector { map_dim } => (0..map_dim)
                         .map(|j| {
-                            (
-                                format!("op2_p{i}[{j}]"),
-                                format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {j}] * {dim}"),
-                            )
+                            (format!("op2_p{i}[{j}]"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {j}]"))
                         })
                         .collect(),
                 };
+                // Where component op2_k of a row lives: rows of dim values, or one array per
+                // component (op2_s rows long) in the structure-of-arrays layout.
+                let at = |row: &str| {
+                    if soa_arg(a, soa) {
+                        format!("(size_t)op2_k * op2_s{i} + {row}")
+                    } else {
+                        format!("{row} * {dim} + op2_k")
+                    }
+                };
+                let cols: Vec<(String, String)> = rows.iter().map(|(p, r)| (p.clone(), at(r))).collect();
                 let vector = matches!(how, DatAccess::Vector { .. });
                 if let DatAccess::Vector { map_dim } = how {
                     w.line(format!("{pt} op2_p{i}[{map_dim}][{dim}];"));
@@ -432,7 +447,7 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
                     match acc {
                         Access::Read | Access::Rw => {
                             w.line(format!(
-                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base} + op2_k];"
+                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
                             ));
                         }
                         Access::Inc => {
@@ -442,12 +457,12 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
                     }
                     let store = match acc {
                         Access::Write | Access::Rw => {
-                            format!("op2_d{i}[{base} + op2_k] = ({}){priv_}[op2_k];", buffer_type(ty))
+                            format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", buffer_type(ty))
                         }
                         Access::Inc if inc == IncStrategy::Atomics && how != DatAccess::Direct => {
-                            atomic_add(ty, &format!("&op2_d{i}[{base} + op2_k]"), &format!("{priv_}[op2_k]"))
+                            atomic_add(ty, &format!("&op2_d{i}[{base}]"), &format!("{priv_}[op2_k]"))
                         }
-                        Access::Inc => format!("op2_d{i}[{base} + op2_k] += {priv_}[op2_k];"),
+                        Access::Inc => format!("op2_d{i}[{base}] += {priv_}[op2_k];"),
                         _ => continue,
                     };
                     scatter.push(format!("{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {store}"));
@@ -541,7 +556,7 @@ mod tests {
             args: &args,
             consts: &consts,
         };
-        let src = generate(&sig, &[&v], true, IncStrategy::Atomics);
+        let src = generate(&sig, &[&v], true, IncStrategy::Atomics, false);
         assert!(src.contains("__constant double gam = 1.3999999999999999e0;"), "{src}");
         assert!(src.contains("const int op2_e = op2_elems[op2_start + op2_i];"));
         assert!(src.contains(
@@ -549,9 +564,15 @@ mod tests {
         ));
         assert!(src.contains("__global double *op2_r2 = (__global double *)(op2_row + 0);"));
         assert_eq!(partial_words(&args), 1);
-        let plain = generate(&sig, &[&v], false, IncStrategy::Plain);
+        let plain = generate(&sig, &[&v], false, IncStrategy::Plain, false);
         assert!(plain.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
-        assert_eq!(generate(&sig, &[&v], false, IncStrategy::Plain), plain);
+        assert_eq!(generate(&sig, &[&v], false, IncStrategy::Plain, false), plain);
         assert!(unsupported(&args).is_none());
+        let soa = generate(&sig, &[&v], false, IncStrategy::Plain, true);
+        assert!(soa.contains("__global double *op2_d0,\n    int op2_s0,"), "{soa}");
+        assert!(soa.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_k * op2_s0 + (size_t)op2_e];"));
+        assert!(
+            soa.contains("op2_d1[(size_t)op2_k * op2_s1 + (size_t)op2_m1[(size_t)op2_e * 2 + 1]] += op2_p1[op2_k];")
+        );
     }
 }
