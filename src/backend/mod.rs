@@ -84,7 +84,27 @@ pub struct LoopCall<'a> {
     pub dat_names: Vec<&'a str>,
 }
 
-impl LoopCall<'_> {
+impl<'a> LoopCall<'a> {
+    /// The loop's indirect arguments as the plan builder takes them.
+    pub fn plan_args(&self) -> Vec<crate::plan::IndirectArg<'a>> {
+        use crate::plan::{IndirectDesc, MapIdx};
+        self.indirect
+            .iter()
+            .map(|a| crate::plan::IndirectArg {
+                desc: IndirectDesc {
+                    dat: a.dat.0 as u64,
+                    elem_bytes: a.elem_bytes,
+                    map: a.map.0 as u64,
+                    map_dim: a.map_dim,
+                    idx: a.idx.map_or(MapIdx::All, |i| MapIdx::Col(i as u32)),
+                    target_size: a.to_size,
+                    colour: a.needs_colouring,
+                },
+                map_values: a.map_values,
+            })
+            .collect()
+    }
+
     /// Whether any argument needs colouring (indirect INC).
     pub fn needs_colouring(&self) -> bool {
         self.indirect.iter().any(|a| a.needs_colouring)

@@ -19,7 +19,7 @@ use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_bail;
-use crate::plan::{IndirectArg, IndirectDesc, MapIdx, PlanCache, PlanRequest};
+use crate::plan::{PlanCache, PlanRequest};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -309,22 +309,7 @@ impl OpenCl {
     /// The element lists of a colouring of `[start, end)` by the loop's indirect increments,
     /// with (offset, count) per colour.
     fn colouring(&mut self, call: &LoopCall, start: usize, end: usize) -> Result<u64> {
-        let args: Vec<IndirectArg> = call
-            .indirect
-            .iter()
-            .map(|a| IndirectArg {
-                desc: IndirectDesc {
-                    dat: a.dat.0 as u64,
-                    elem_bytes: a.elem_bytes,
-                    map: a.map.0 as u64,
-                    map_dim: a.map_dim,
-                    idx: a.idx.map_or(MapIdx::All, |i| MapIdx::Col(i as u32)),
-                    target_size: a.to_size,
-                    colour: a.needs_colouring,
-                },
-                map_values: a.map_values,
-            })
-            .collect();
+        let args = call.plan_args();
         let req = PlanRequest {
             set: call.set.0 as u64,
             set_size: call.set_size,

@@ -12,7 +12,7 @@ use super::{Backend, LoopCall};
 use crate::config::BackendKind;
 use crate::error::Result;
 use crate::op2_err;
-use crate::plan::{IndirectArg, IndirectDesc, MapIdx, PlanCache, PlanRequest};
+use crate::plan::{PlanCache, PlanRequest};
 use rayon::prelude::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -157,22 +157,7 @@ impl Backend for Threads {
                 })
             });
         } else {
-            let args: Vec<IndirectArg> = call
-                .indirect
-                .iter()
-                .map(|a| IndirectArg {
-                    desc: IndirectDesc {
-                        dat: a.dat.0 as u64,
-                        elem_bytes: a.elem_bytes,
-                        map: a.map.0 as u64,
-                        map_dim: a.map_dim,
-                        idx: a.idx.map_or(MapIdx::All, |i| MapIdx::Col(i as u32)),
-                        target_size: a.to_size,
-                        colour: a.needs_colouring,
-                    },
-                    map_values: a.map_values,
-                })
-                .collect();
+            let args = call.plan_args();
             let req = PlanRequest {
                 set: call.set.0 as u64,
                 set_size: call.set_size,

@@ -281,15 +281,7 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
             }
         }
     }
-    if call.is_empty() {
-        w.line(format!("{}();", sig.kernel_name));
-    } else {
-        w.line(format!("{}(", sig.kernel_name));
-        let n = call.len();
-        for (k, c) in call.iter().enumerate() {
-            w.line(format!("    {c}{}", if k + 1 < n { "," } else { ");" }));
-        }
-    }
+    w.call(sig.kernel_name, &call);
     w.close();
     // Reduction results and info payloads go back to the (scratch) buffers op2 combines.
     for (i, a) in sig.args.iter().enumerate() {

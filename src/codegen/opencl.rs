@@ -481,15 +481,7 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
             }
         }
     }
-    if call.is_empty() {
-        w.line(format!("{}();", sig.kernel_name));
-    } else {
-        w.line(format!("{}(", sig.kernel_name));
-        let n = call.len();
-        for (k, c) in call.iter().enumerate() {
-            w.line(format!("    {c}{}", if k + 1 < n { "," } else { ");" }));
-        }
-    }
+    w.call(sig.kernel_name, &call);
     for s in scatter {
         w.line(s);
     }

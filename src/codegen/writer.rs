@@ -51,6 +51,19 @@ impl CodeWriter {
         self
     }
 
+    /// A call statement `name(args...);`, one argument per line.
+    pub fn call(&mut self, name: &str, args: &[String]) -> &mut Self {
+        if args.is_empty() {
+            return self.line(format!("{name}();"));
+        }
+        self.line(format!("{name}("));
+        let n = args.len();
+        for (k, a) in args.iter().enumerate() {
+            self.line(format!("    {a}{}", if k + 1 < n { "," } else { ");" }));
+        }
+        self
+    }
+
     /// The number of the next line to be written (1-based), for `#line` directives.
     pub fn next_line_number(&self) -> usize {
         self.out.bytes().filter(|&b| b == b'\n').count() + 1
