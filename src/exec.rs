@@ -9,7 +9,7 @@
 
 use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
 use crate::backend::{Backend, IndirectArg, LoopCall, Reduction};
-use crate::codegen::{host, LoopSignature};
+use crate::codegen::{host, ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::core::residency;
 use crate::core::{Dat, DatId, KernelId, MapId, SetId};
@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 /// A compiled loop, the constants it loads, and what the driver needs to know about its shape.
 pub struct CompiledLoop {
     pub lib: Arc<HostLibrary>,
-    pub consts: Vec<String>,
+    /// The constants the kernel uses, in the order the library loads them.
+    pub consts: Vec<ConstDecl>,
+    /// The kernel's `#line` origin (device backends generate their own code with it).
+    pub origin: String,
     /// Whether some indirect dat is written, so the exec halo must be computed (MPI).
     pub needs_exec_halo: bool,
 }
@@ -54,24 +57,30 @@ impl LoopCache {
     }
 }
 
-/// Generates the source for a loop (also used by `generate`-only callers, e.g. source dumps).
-pub fn generate(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc]) -> (String, Vec<String>) {
+/// Generates the host source for a loop, given the kernel's `#line` origin and the constants
+/// it uses (also used by `generate`-only callers, e.g. source dumps).
+pub fn generate(
+    ctx: &Context,
+    kernel: KernelId,
+    name: &str,
+    descs: &[ArgDesc],
+    origin: &str,
+    consts: &[ConstDecl],
+) -> String {
     let k = &ctx.kernels[kernel.0 as usize];
-    let origin = k.line_origin();
-    let consts = ctx.consts_used_by(kernel);
     let sig = LoopSignature {
         loop_name: name,
         kernel_name: &k.name,
         kernel_source: &k.source,
-        kernel_origin: &origin,
+        kernel_origin: origin,
         args: descs,
-        consts: &consts,
+        consts,
     };
     let simd = match ctx.config.simd {
         crate::config::SimdMode::Off => None,
         mode => Some((mode, ctx.config.simd_len)),
     };
-    (host::generate_with(&sig, simd), consts.into_iter().map(|c| c.name).collect())
+    host::generate_with(&sig, simd)
 }
 
 fn compiled(
@@ -97,18 +106,19 @@ fn compiled(
         op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
     }
     let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
-    let (source, consts) = generate(ctx, kernel, name, descs);
+    let origin = ctx.kernels[kernel.0 as usize].line_origin();
+    let consts = ctx.consts_used_by(kernel);
+    let source = generate(ctx, kernel, name, descs, &origin, &consts);
     if let Some(dir) = &ctx.config.generate_dir {
         let k = &ctx.kernels[kernel.0 as usize];
-        let decls = ctx.consts_used_by(kernel);
-        let values: Vec<&[u8]> = decls.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
+        let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
         let sig = LoopSignature {
             loop_name: name,
             kernel_name: &k.name,
             kernel_source: &k.source,
-            kernel_origin: &k.line_origin(),
+            kernel_origin: &origin,
             args: descs,
-            consts: &decls,
+            consts: &consts,
         };
         let coloured = descs.iter().any(|d| d.needs_colouring());
         crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured)?;
@@ -118,7 +128,7 @@ fn compiled(
     let lib = ctx.jit.host_library(&source, &what, name)?;
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
-    let c = Arc::new(CompiledLoop { lib, consts, needs_exec_halo });
+    let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
@@ -144,14 +154,12 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let rtol = ctx.config.validate_rtol;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
         let ptrs: Vec<*const c_void> =
-            compiled.consts.iter().map(|n| ctx.consts[n].data.as_ptr() as *const c_void).collect();
+            compiled.consts.iter().map(|c| ctx.consts[&c.name].data.as_ptr() as *const c_void).collect();
         lib.ensure_constants(ctx.const_epoch, &ptrs);
     }
     let bytes = bytes_moved(ctx, &descs, &bound, set);
     let device = ctx.backend.is_device();
     let const_epoch = ctx.const_epoch;
-    // Device backends generate their own code from the signature, with the constants' values.
-    let const_decls = if device { ctx.consts_used_by(kernel) } else { Vec::new() };
 
     let Context { sets, maps, dats, backend, comm, timings, kernels, consts, .. } = ctx;
     let s = &sets[set.0 as usize];
@@ -245,16 +253,18 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         .collect();
     let scratch_entries = host::scratch_entries(&descs);
     let k = &kernels[kernel.0 as usize];
-    let origin = if device { k.line_origin() } else { String::new() };
+    // Device backends generate their own code from the signature, with the constants' values
+    // (all worked out once per loop shape, in `compiled`).
     let sig = device.then(|| LoopSignature {
         loop_name: name,
         kernel_name: &k.name,
         kernel_source: &k.source,
-        kernel_origin: &origin,
+        kernel_origin: &compiled.origin,
         args: &descs,
-        consts: &const_decls,
+        consts: &compiled.consts,
     });
-    let const_values: Vec<&[u8]> = const_decls.iter().map(|c| consts[&c.name].data.as_slice()).collect();
+    let const_values: Vec<&[u8]> =
+        if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
     let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
         .iter()
         .map(|b| match *b {

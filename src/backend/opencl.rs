@@ -146,9 +146,12 @@ pub struct OpenCl {
     /// "platform device (version)", for diagnostics.
     pub description: String,
     inc: IncChoice,
-    programs: HashMap<String, Prog>,
-    /// Program (by source) per (loop shape, constants epoch, coloured, atomics).
-    by_shape: HashMap<(usize, u64, bool, bool), String>,
+    programs: Vec<Prog>,
+    /// Index in `programs` by source text (loops of the same code share a program).
+    by_source: HashMap<String, usize>,
+    /// Index in `programs` per (loop shape, constants epoch, coloured, atomics): what a call
+    /// looks up, so code is generated and hashed once per shape, not per call.
+    by_shape: HashMap<(usize, u64, bool, bool), usize>,
     dats: HashMap<DatId, Buffer<u8>>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
@@ -195,7 +198,8 @@ impl OpenCl {
             generation: super::threads::fork_generation(),
             description,
             inc,
-            programs: HashMap::new(),
+            programs: Vec::new(),
+            by_source: HashMap::new(),
             by_shape: HashMap::new(),
             dats: HashMap::new(),
             maps: HashMap::new(),
@@ -270,9 +274,12 @@ impl OpenCl {
         Ok(())
     }
 
-    /// The program for this loop's source, built on first use.
-    fn program(&mut self, source: String, loop_name: &str, kernel: &str) -> Result<&Prog> {
-        if !self.programs.contains_key(&source) {
+    /// The program for this source, built on first use; its index in `programs`.
+    fn program(&mut self, source: String, loop_name: &str, kernel: &str) -> Result<usize> {
+        if let Some(&i) = self.by_source.get(&source) {
+            return Ok(i);
+        }
+        {
             // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
             let reaping = crate::jit::child::Reaping::begin();
             let mut built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
@@ -301,9 +308,10 @@ impl OpenCl {
             let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e));
             drop(reaping);
             let k = k?;
-            self.programs.insert(source.clone(), Prog { kernel: k, _program: program });
+            self.programs.push(Prog { kernel: k, _program: program });
         }
-        Ok(&self.programs[&source])
+        self.by_source.insert(source, self.programs.len() - 1);
+        Ok(self.programs.len() - 1)
     }
 
     /// The element lists of a colouring of `[start, end)` by the loop's indirect increments,
@@ -430,19 +438,19 @@ impl Backend for OpenCl {
         let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
         let shape = (call.shape_key, call.const_epoch, coloured, atomics);
         let soa = self.soa;
-        let source = match self.by_shape.get(&shape) {
-            Some(src) => src.clone(),
+        let name = call.name;
+        let prog_index = match self.by_shape.get(&shape) {
+            Some(&i) => i,
             None => {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
-                    .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{}': {e}", call.name)))?;
+                    .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
                 let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
                 let src = emit::generate(&sig, &call.const_values, coloured, inc, soa);
-                self.by_shape.insert(shape, src.clone());
-                src
+                let i = self.program(src, name, sig.kernel_name)?;
+                self.by_shape.insert(shape, i);
+                i
             }
         };
-        let name = call.name;
-        let kname = sig.kernel_name;
         // Inputs: maps, READ globals, partials.
         for (m, values) in call.maps.iter().flatten() {
             self.map_buffer(*m, values)?;
@@ -496,8 +504,7 @@ impl Backend for OpenCl {
             launches = vec![(start, end - start)];
             None
         };
-        self.program(source.clone(), name, kname)?;
-        let prog = &self.programs[&source];
+        let prog = &self.programs[prog_index];
         let k = &prog.kernel;
         // Fixed arguments: elems and part; per-argument buffers.
         let mut idx = 2u32;
@@ -617,7 +624,7 @@ impl Drop for OpenCl {
     fn drop(&mut self) {
         if super::threads::fork_generation() != self.generation {
             // A forked child: releasing would talk to runtime threads that are not here.
-            for (_, p) in self.programs.drain() {
+            for p in self.programs.drain(..) {
                 std::mem::forget(p);
             }
             for (_, b) in self.dats.drain() {
