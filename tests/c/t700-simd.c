@@ -101,8 +101,7 @@ int main(int argc, char **argv)
 {
   static const int sizes[] = {0, 1, 7, 8, 9, 100003};
   char token[64], *out;
-  int s, fd, saved;
-  FILE *tf;
+  int s;
   op_kernel kmix, ktwin, kred;
 
   if (argc < 2) return 2;
@@ -153,25 +152,7 @@ int main(int argc, char **argv)
     CHECK_DBL(sum, 0.5 * (0 + 2 + 4 + 6 + 8 + 10 + 12 + 14 + 16 + 18));
   }
 
-  fflush(stdout);
-  tf = tmpfile();
-  CHECK(tf != NULL);
-  fd = fileno(tf);
-  saved = dup(1);
-  CHECK(saved >= 0 && dup2(fd, 1) >= 0);
-  op_timing_output();
-  fflush(stdout);
-  CHECK(dup2(saved, 1) >= 0);
-  close(saved);
-  {
-    long len;
-    fseek(tf, 0, SEEK_END);
-    len = ftell(tf);
-    fseek(tf, 0, SEEK_SET);
-    out = (char *)calloc((size_t)len + 1, 1);
-    CHECK(out != NULL && fread(out, 1, (size_t)len, tf) == (size_t)len);
-  }
-  fclose(tf);
+  out = test_stdout_of(op_timing_output);
   if (strcmp(argv[1], "opencl") == 0) {
     /* Device backends run their own code: no host wrapper lines. */
     CHECK(strstr(out, "simd:") == NULL);

@@ -18,9 +18,7 @@ static char *session(const char *prog, const char *backend, int calls)
 {
   static double qv[2 * N], a[N];
   char tok_b[64], tok_c[128], *out;
-  FILE *tf;
-  long len;
-  int e, saved;
+  int e;
   for (e = 0; e < N; e++) qv[2 * e] = 1.0 + 0.001 * (e % 89), qv[2 * e + 1] = 0.5 - 0.002 * (e % 13);
   snprintf(tok_b, sizeof tok_b, "OP2_BACKEND=%s", backend);
   snprintf(tok_c, sizeof tok_c, "OP2_CACHE_DIR=%s", cache);
@@ -39,21 +37,7 @@ static char *session(const char *prog, const char *backend, int calls)
       if (a[e] != sqrt(qv[2 * e] * qv[2 * e] + qv[2 * e + 1] * qv[2 * e + 1]) / qv[2 * e])
         test_fail_(__FILE__, __LINE__, "element %d", e);
   }
-  tf = tmpfile();
-  CHECK(tf != NULL);
-  fflush(stdout);
-  saved = dup(1);
-  CHECK(saved >= 0 && dup2(fileno(tf), 1) >= 0);
-  op_timing_output();
-  fflush(stdout);
-  CHECK(dup2(saved, 1) >= 0);
-  close(saved);
-  fseek(tf, 0, SEEK_END);
-  len = ftell(tf);
-  fseek(tf, 0, SEEK_SET);
-  out = (char *)calloc((size_t)len + 1, 1);
-  CHECK(out != NULL && fread(out, 1, (size_t)len, tf) == (size_t)len);
-  fclose(tf);
+  out = test_stdout_of(op_timing_output);
   op_exit();
   return out;
 }

@@ -183,4 +183,32 @@ static inline char *test_read_file(const char *path)
   return buf;
 }
 
+/* What `fn` prints on stdout (e.g. op_timing_output), as a malloc'd string. Needs POSIX dup. */
+int dup(int fd);
+int dup2(int fd, int fd2);
+int close(int fd);
+int fileno(FILE *stream);
+static inline char *test_stdout_of(void (*fn)(void))
+{
+  FILE *tf = tmpfile();
+  int saved;
+  long len;
+  char *out;
+  if (tf == NULL) test_fail_(__FILE__, __LINE__, "tmpfile failed");
+  fflush(stdout);
+  saved = dup(1);
+  if (saved < 0 || dup2(fileno(tf), 1) < 0) test_fail_(__FILE__, __LINE__, "dup2 failed");
+  fn();
+  fflush(stdout);
+  if (dup2(saved, 1) < 0) test_fail_(__FILE__, __LINE__, "dup2 back failed");
+  close(saved);
+  fseek(tf, 0, SEEK_END);
+  len = ftell(tf);
+  fseek(tf, 0, SEEK_SET);
+  out = (char *)calloc((size_t)len + 1, 1);
+  if (out == NULL || fread(out, 1, (size_t)len, tf) != (size_t)len) test_fail_(__FILE__, __LINE__, "read back failed");
+  fclose(tf);
+  return out;
+}
+
 #endif /* OP2_TEST_H */
