@@ -82,7 +82,11 @@ impl Context {
     pub fn new(config: Config) -> Result<Context> {
         let cache = DiskCache::open(&config.cache_dir)?;
         let backend = backend::create(&config)?;
-        let jit = Jit::new(Compiler::new(&config.cc, &config.cflags), cache, config.dump_source.clone());
+        let mut jit = Jit::new(Compiler::new(&config.cc, &config.cflags), cache, config.dump_source.clone());
+        for p in &config.loop_packs {
+            jit.packs.push(crate::jit::pack::Pack::open(p)?);
+        }
+        jit.jit_off = !config.jit;
         Ok(Context {
             config,
             sets: Vec::new(),
@@ -374,11 +378,13 @@ impl Context {
         let st = &self.jit.stats;
         let _ = writeln!(
             s,
-            "  jit: {} compiled ({:.3} s), {} loaded from disk cache ({:.3} s), {} memory hits; cache {}",
+            "  jit: {} compiled ({:.3} s), {} loaded from disk cache ({:.3} s), {} from loop packs ({:.3} s), {} memory hits; cache {}",
             st.compiles,
             st.compile_time.as_secs_f64(),
             st.disk_hits,
             st.disk_load_time.as_secs_f64(),
+            st.pack_loads,
+            st.pack_load_time.as_secs_f64(),
             st.memory_hits,
             self.jit.cache.dir().display()
         );
