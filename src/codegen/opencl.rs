@@ -241,6 +241,11 @@ const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
+   sees its arguments' components contiguously, so it is plain indexing here. */
+#ifndef OP2_STRIDE
+#define OP2_STRIDE(arr, idx) (arr)[idx]
+#endif
 /* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
 typedef char int8_t;
 typedef uchar uint8_t;
