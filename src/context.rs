@@ -75,6 +75,9 @@ pub struct Context {
     pub loops: LoopCache,
     pub timings: Timings,
     pub comm: Comm,
+    /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
+    /// the Fortran module's op_init through `op_set_index_base`).
+    pub index_base: i32,
 }
 
 impl Context {
@@ -102,6 +105,7 @@ impl Context {
             loops: LoopCache::default(),
             timings: Timings::default(),
             comm: Comm::default(),
+            index_base: 0,
         })
     }
 
@@ -111,7 +115,9 @@ impl Context {
     }
 
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
-        let mut m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        let base = self.index_base as i64;
+        let mut m =
+            Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values, base)?;
         // After op_renumber, the caller still speaks the declared numbering: store rows and
         // targets in the renumbered storage order.
         let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
@@ -126,7 +132,7 @@ impl Context {
             if let Some(o) = to_o {
                 v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
             }
-            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
         self.maps.push(m);
         Ok(MapId(self.maps.len() as u32 - 1))
