@@ -75,6 +75,8 @@ pub struct Context {
     pub loops: LoopCache,
     pub timings: Timings,
     pub comm: Comm,
+    /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
+    pub mats: crate::mat::Mats,
 }
 
 impl Context {
@@ -98,6 +100,7 @@ impl Context {
             loops: LoopCache::default(),
             timings: Timings::default(),
             comm: Comm::default(),
+            mats: crate::mat::Mats::default(),
         })
     }
 
@@ -399,5 +402,10 @@ impl ArgLookup for Context {
     fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize) {
         let map = &self.maps[m.0 as usize];
         (&map.name, map.from, map.to, map.dim)
+    }
+
+    fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
+        let mat = self.mats.mat(m);
+        (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.pattern.nnz())
     }
 }
