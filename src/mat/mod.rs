@@ -9,6 +9,8 @@
 
 pub mod loops;
 mod ops;
+#[cfg(feature = "petsc")]
+pub mod petsc;
 pub mod solve;
 pub mod sparsity;
 
