@@ -269,10 +269,12 @@ const SPMV_CHUNK: usize = 4096;
 
 /// `y = A x` (values accumulated in double).
 pub fn spmv<T: Real>(p: &Pattern, v: &[T], x: &[T], y: &mut [T], pool: Option<&rayon::ThreadPool>) {
+    let x = &x[..p.ncols];
     let row = |r: usize| -> T {
+        let (a, b) = (p.rowptr[r], p.rowptr[r + 1]);
         let mut s = 0.0f64;
-        for k in p.rowptr[r]..p.rowptr[r + 1] {
-            s += v[k].to_f64() * x[p.colidx[k] as usize].to_f64();
+        for (&c, &val) in p.colidx[a..b].iter().zip(&v[a..b]) {
+            s += val.to_f64() * x[c as usize].to_f64();
         }
         T::from_f64(s)
     };
