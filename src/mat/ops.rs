@@ -77,6 +77,39 @@ impl Context {
         Ok(SparsityId(self.mats.sparsities.len() as u32 - 1))
     }
 
+    /// Before `op_renumber`: matrices must still be all zero (their patterns are rebuilt in the
+    /// new numbering; values put in before would land in the wrong places).
+    pub(crate) fn mats_before_renumber(&self, call: &str) -> Result<()> {
+        if let Some(m) = self.mats.mats.iter().find(|m| m.values.bytes().iter().any(|&b| b != 0)) {
+            op2_bail!(
+                BadLoop,
+                "{call}: matrix '{}' already holds values (op_renumber must come before op_mat_zero_rows or loops on matrices)",
+                m.name
+            );
+        }
+        Ok(())
+    }
+
+    /// After `op_renumber`: every sparsity and matrix rebuilt from the renumbered maps.
+    pub(crate) fn mats_after_renumber(&mut self) -> Result<()> {
+        for i in 0..self.mats.sparsities.len() {
+            let (pairs, name) = (self.mats.sparsities[i].pairs.clone(), self.mats.sparsities[i].name.clone());
+            let id = self.decl_sparsity(&pairs, &name, "op_renumber")?;
+            let new = self.mats.sparsities.pop().map(|s| s.pattern);
+            if let Some(p) = new {
+                debug_assert_eq!(id.0 as usize, self.mats.sparsities.len());
+                self.mats.sparsities[i].pattern = p;
+            }
+        }
+        for i in 0..self.mats.mats.len() {
+            let m = &self.mats.mats[i];
+            let sp = self.mats.sparsity(m.sparsity);
+            let fresh = Mat::new(&m.name, m.sparsity, sp, m.rdim, m.cdim, m.ty)?;
+            self.mats.mats[i] = fresh;
+        }
+        Ok(())
+    }
+
     /// `op_decl_mat`.
     pub fn decl_mat(&mut self, sp: SparsityId, rdim: i32, cdim: i32, ty: ElemType, name: &str) -> Result<MatId> {
         if rdim < 1 || cdim < 1 {
