@@ -78,6 +78,8 @@ pub struct Context {
     /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
     /// the Fortran module's op_init through `op_set_index_base`).
     pub index_base: i32,
+    /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
+    pub mats: crate::mat::Mats,
 }
 
 impl Context {
@@ -106,6 +108,7 @@ impl Context {
             timings: Timings::default(),
             comm: Comm::default(),
             index_base: 0,
+            mats: crate::mat::Mats::default(),
         })
     }
 
@@ -411,5 +414,10 @@ impl ArgLookup for Context {
     fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize) {
         let map = &self.maps[m.0 as usize];
         (&map.name, map.from, map.to, map.dim)
+    }
+
+    fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
+        let mat = self.mats.mat(m);
+        (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.pattern.nnz())
     }
 }

@@ -69,6 +69,7 @@ impl Context {
                 self.maps[base.0 as usize].name
             );
         }
+        self.mats_before_renumber(call)?;
         let sizes: Vec<usize> = self.sets.iter().map(|s| s.size).collect();
         let views: Vec<crate::core::renumber::MapView> = self
             .maps
@@ -122,6 +123,7 @@ impl Context {
                 .filter(|o| !o.is_identity());
             }
         }
-        Ok(())
+        // Sparsities follow their (renumbered) maps.
+        self.mats_after_renumber()
     }
 }

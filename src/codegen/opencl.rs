@@ -81,6 +81,11 @@ pub fn unsupported(args: &[ArgDesc]) -> Option<String> {
             ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
             ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
             ArgDesc::Idx { .. } => 1,
+            ArgDesc::Mat { .. } => {
+                return Some(format!(
+                    "arg {i} is a matrix (op_arg_mat): matrices in loops are not supported on opencl yet"
+                ))
+            }
         };
         if values > MAX_PRIVATE_VALUES {
             return Some(format!(
@@ -503,6 +508,8 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
                 w.line(format!("int op2_x{i} = op2_m{i}[(size_t)op2_e * {d} + {idx}];"));
                 call.push(format!("&op2_x{i}"));
             }
+            // Refused before code generation (`unsupported`).
+            ArgDesc::Mat { .. } => call.push("0".to_string()),
         }
     }
     w.call(sig.kernel_name, &call);

@@ -85,7 +85,8 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
                     w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
                 }
             }
-            ArgDesc::Info { .. } => {}
+            // Loops with these are refused by the rewriter (`rewrite::lane_arg`).
+            ArgDesc::Info { .. } | ArgDesc::Mat { .. } => {}
         }
     }
     w.line("ptrdiff_t op2_b = op2_start;");
