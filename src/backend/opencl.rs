@@ -429,7 +429,7 @@ impl Backend for OpenCl {
                 );
             }
         }
-        if let Some(why) = emit::unsupported(call.descs) {
+        if let Some(why) = crate::codegen::device::unsupported(call.descs, "opencl") {
             op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
         }
         let coloured_loop = call.needs_colouring();

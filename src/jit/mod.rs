@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub(crate) mod child;
+pub mod nvrtc;
 
 use crate::error::Result;
 use crate::op2_bail;
