@@ -90,11 +90,27 @@ pub fn write(
     sig: &LoopSignature,
     const_values: &[&[u8]],
     coloured: bool,
+    cflags: &str,
 ) -> Result<()> {
     let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
     let mut lines = Vec::new();
     for &t in targets {
+        // A loop a device backend cannot run (too much to stage per element) has no device code.
+        if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
+            continue;
+        }
+        // Device code is self-contained: the kernel's quoted includes expanded, as the device
+        // backends compile it.
+        let expanded;
+        let sig = if t == Target::Host {
+            sig
+        } else {
+            let dirs = crate::codegen::device::include_dirs(cflags);
+            expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+                .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': OP2_GENERATE: {e}", sig.loop_name))?;
+            &LoopSignature { kernel_source: &expanded, ..sig.clone() }
+        };
         let codes: Vec<(Option<String>, String)> = match t {
             Target::Host => vec![(None, crate::codegen::host::generate(sig))],
             Target::OpenCl => vec![(

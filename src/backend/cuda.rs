@@ -80,7 +80,11 @@ fn driver_version() -> std::result::Result<i32, String> {
             return Err(format!("cuDriverGetVersion failed with code {rc}"));
         }
         if v < 12000 {
-            return Err(format!("the CUDA driver supports CUDA {}.{}; op2 needs 12.0 or newer", v / 1000, v % 1000 / 10));
+            return Err(format!(
+                "the CUDA driver supports CUDA {}.{}; op2 needs 12.0 or newer",
+                v / 1000,
+                v % 1000 / 10
+            ));
         }
         // Keep it loaded: cudarc opens the same library by name.
         std::mem::forget(lib);
@@ -257,9 +261,7 @@ impl Cuda {
             )
         })?;
         let scratch = self.cache.scratch(&key)?;
-        scratch
-            .write(SCRATCH_LIB, &cubin)
-            .map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write a CUBIN: {e}"))?;
+        scratch.write(SCRATCH_LIB, &cubin).map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write a CUBIN: {e}"))?;
         scratch.commit(&key, Vec::new())?;
         Ok(cubin)
     }
@@ -351,8 +353,7 @@ impl Backend for Cuda {
         self.enter(&format!("op_par_loop '{name}'"))?;
         let sig = check_loop(call, "cuda")?;
         let coloured_loop = call.needs_colouring();
-        let atomics =
-            coloured_loop && self.inc != IncChoice::Colour && emit::atomics_possible(call.descs);
+        let atomics = coloured_loop && self.inc != IncChoice::Colour && emit::atomics_possible(call.descs);
         let coloured = coloured_loop && !atomics;
         let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
         let shape = (call.shape_key, call.const_epoch, coloured, atomics);
@@ -450,8 +451,10 @@ impl Backend for Cuda {
                 .collect();
             // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
-            unsafe { cu::launch_kernel(func, (grid, 1, 1), (BLOCK as u32, 1, 1), 0, std::ptr::null_mut(), &mut params) }
-                .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
+            unsafe {
+                cu::launch_kernel(func, (grid, 1, 1), (BLOCK as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
+            }
+            .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
         }
         cu::ctx::synchronize().map_err(|e| drv(&format!("op_par_loop '{name}' (cuCtxSynchronize)"), e))?;
         if let Some(mut p) = partials {

@@ -24,6 +24,7 @@ use crate::core::ElemType;
 pub const DIALECT: Dialect = Dialect {
     global: "",
     constant: "__constant__",
+    const_prefix: "op2_const_",
     u64_type: "unsigned long long",
     buffer_type,
     private_type: buffer_type,
@@ -78,6 +79,22 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long int64_t;
 typedef unsigned long uint64_t;
+/* <math.h>'s constants (glibc's values). */
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
 /* C99 spellings in C++. */
 #define restrict __restrict__
 #define _Bool bool
@@ -172,7 +189,10 @@ mod tests {
             consts: &consts,
         };
         let src = generate(&sig, &[&v], false, IncStrategy::Atomics, false);
-        assert!(src.contains("__constant__ double gam = 1.3999999999999999e0;"), "{src}");
+        assert!(
+            src.contains("__constant__ double op2_const_gam = 1.3999999999999999e0;\n#define gam op2_const_gam"),
+            "{src}"
+        );
         assert!(src.contains("extern \"C\" __global__ void op2_kernel("));
         assert!(
             src.contains("atomicAdd(&op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 0] * 4 + op2_k], op2_p1[0][op2_k]);")

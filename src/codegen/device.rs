@@ -42,6 +42,10 @@ pub struct Dialect {
     pub global: &'static str,
     /// Qualifier of compiled-in constants.
     pub constant: &'static str,
+    /// Prefix of the constants' names in the generated code, with a `#define` of each user
+    /// name to it (or "": the user's names), so a constant may share a name with a builtin
+    /// function of the language (CUDA has `j0`, `y1`, ...).
+    pub const_prefix: &'static str,
     /// The unsigned 64-bit integer type.
     pub u64_type: &'static str,
     /// The type of an element in device buffers.
@@ -218,17 +222,14 @@ pub fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], val
     for (c, v) in consts.iter().zip(values) {
         let ts = c.ty.size();
         let lits: Vec<String> = (0..c.dim).map(|k| literal(d, c.ty, &v[k * ts..(k + 1) * ts])).collect();
+        let name = format!("{}{}", d.const_prefix, c.name);
         if c.dim == 1 {
-            w.line(format!("{} {} {} = {};", d.constant, (d.private_type)(c.ty), c.name, lits[0]));
+            w.line(format!("{} {} {name} = {};", d.constant, (d.private_type)(c.ty), lits[0]));
         } else {
-            w.line(format!(
-                "{} {} {}[{}] = {{{}}};",
-                d.constant,
-                (d.private_type)(c.ty),
-                c.name,
-                c.dim,
-                lits.join(", ")
-            ));
+            w.line(format!("{} {} {name}[{}] = {{{}}};", d.constant, (d.private_type)(c.ty), c.dim, lits.join(", ")));
+        }
+        if !d.const_prefix.is_empty() {
+            w.line(format!("#define {} {name}", c.name));
         }
     }
     w.line("");

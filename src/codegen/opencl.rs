@@ -16,6 +16,7 @@ use crate::core::ElemType;
 pub const DIALECT: Dialect = Dialect {
     global: "__global ",
     constant: "__constant",
+    const_prefix: "",
     u64_type: "ulong",
     buffer_type,
     private_type,
