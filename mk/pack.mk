@@ -3,7 +3,9 @@
 #   make test-pack      tests/pack/run.sh (appended to TESTS): Airfoil and the C suite run from
 #                       packs on every backend of TEST_BACKENDS with no C compiler on PATH and
 #                       OP2_JIT=off, bit for bit as compiled; edited kernels, modified, loose
-#                       or missing packs and kernels that do not compile are refused by name
+#                       or missing packs and kernels that do not compile are refused by name;
+#                       Airfoil's CUDA code packed as CUBINs for sm_80 and sm_90 (NVRTC from
+#                       mk/cuda.mk's venv)
 #   make bench-coldstart  Airfoil's first iteration: cold cache, warm cache, from a pack
 #
 # op2-pack is built by cargo with the library (target/release/op2-pack) and installed by
@@ -16,9 +18,9 @@ $(OP2_PACK): lib
 
 TESTS += test-pack
 .PHONY: test-pack bench-coldstart
-test-pack: $(OP2_PACK) $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat
+test-pack: $(OP2_PACK) $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat $(NVRTC_VENV)/.installed
 	bash tests/pack/run.sh $(OP2_PACK) $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat \
-	  $(BUILD)/test-pack '$(TEST_BACKENDS)'
+	  $(BUILD)/test-pack '$(TEST_BACKENDS)' '$(NVRTC_LIBDIR)'
 
 bench-coldstart: $(OP2_PACK) $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat
 	bash bench/coldstart.sh $(OP2_PACK) $(BIN)/airfoil $(AF_DIR)/mesh-$(AF_CELLS).dat $(BUILD)/bench/coldstart

@@ -143,6 +143,11 @@ pub struct Cuda {
     soa: bool,
     include_dirs: Vec<std::path::PathBuf>,
     cache: DiskCache,
+    /// Loop packs (`OP2_LOOP_PACK`): CUBINs made ahead of time by op2-pack, found by the hash
+    /// of their exact source, before the disk cache and NVRTC.
+    packs: Vec<crate::jit::pack::Pack>,
+    /// `OP2_JIT=off`: a loop in no pack is an error, NVRTC is never run.
+    jit_off: bool,
     modules: Vec<Module>,
     by_source: HashMap<String, usize>,
     /// Index in `modules` per (loop shape, constants epoch, coloured, atomics).
@@ -169,7 +174,10 @@ impl Cuda {
         // SAFETY: a device from cuDeviceGet.
         let ctx = unsafe { cu::primary_ctx::retain(device.dev) }.map_err(|e| drv("cuDevicePrimaryCtxRetain", e))?;
         let cache = DiskCache::open(&config.cache_dir)?;
+        let packs = config.loop_packs.iter().map(|p| crate::jit::pack::Pack::open(p)).collect::<Result<Vec<_>>>()?;
         Ok(Cuda {
+            packs,
+            jit_off: !config.jit,
             arch: format!("sm_{}{}", device.cc.0, device.cc.1),
             device,
             ctx,
@@ -241,8 +249,18 @@ impl Cuda {
         }
     }
 
-    /// The CUBIN of a source: from the disk cache, or compiled by NVRTC and stored there.
-    fn cubin(&self, source: &str, what: &str) -> Result<Vec<u8>> {
+    /// The CUBIN of a source: from a loop pack, from the disk cache, or compiled by NVRTC and
+    /// stored there (with `OP2_JIT=off`, only from a pack).
+    fn cubin(&self, source: &str, what: &str, loop_name: &str) -> Result<Vec<u8>> {
+        let target = format!("cuda-{}", self.arch);
+        let hash = crate::jit::pack::source_hash(source.as_bytes());
+        if let Some((p, e)) = self.packs.iter().find_map(|p| p.find(&target, &hash).map(|e| (p, e))) {
+            return Ok(p.library(e).to_vec());
+        }
+        if self.jit_off {
+            let why = crate::jit::pack::missing(&self.packs, &target, loop_name);
+            op2_bail!(Compile, "{what}: not compiled: OP2_JIT=off and {why}");
+        }
         let flags: Vec<String> = crate::jit::nvrtc::OPTIONS.iter().map(|s| s.to_string()).collect();
         let key = crate::jit::cache::key(source, &crate::jit::nvrtc::version_text(), &self.arch, &flags);
         if let Lookup::Hit(mut entry) = self.cache.lookup(&key) {
@@ -267,11 +285,11 @@ impl Cuda {
     }
 
     /// The module for this source, loaded on first use; its index in `modules`.
-    fn module(&mut self, source: String, what: &str) -> Result<usize> {
+    fn module(&mut self, source: String, what: &str, loop_name: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
         }
-        let cubin = self.cubin(&source, what)?;
+        let cubin = self.cubin(&source, what, loop_name)?;
         // SAFETY: a complete CUBIN image for this device's architecture.
         let module = unsafe { cu::module::load_data(cubin.as_ptr() as *const c_void) }
             .map_err(|e| drv(&format!("cuModuleLoadData ({what})"), e))?;
@@ -366,7 +384,7 @@ impl Backend for Cuda {
                 let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
                 let src = emit::generate(&sig, &call.const_values, coloured, inc, self.soa);
                 let what = format!("op_par_loop '{name}' (kernel '{}')", sig.kernel_name);
-                let i = self.module(src, &what)?;
+                let i = self.module(src, &what, name)?;
                 self.by_shape.insert(shape, i);
                 i
             }

@@ -4,8 +4,10 @@
 //!
 //! The compiler and flags are the JIT's: `OP2_CC` (default `cc`) and op2's flags followed by
 //! `OP2_CFLAGS` (e.g. `OP2_CFLAGS=-march=x86-64-v3` for a pack that runs on any CPU with
-//! AVX2, instead of this CPU's `-march=native`). Kernel errors surface here, with the loop's
-//! name, before any job runs. Loops are compiled in parallel (`--jobs N`, default: the CPUs).
+//! AVX2, instead of this CPU's `-march=native`). CUDA code (`OP2_GENERATE_TARGETS=cuda`) is
+//! compiled by NVRTC into a CUBIN for each architecture of `OP2_CUDA_ARCH` (default
+//! `sm_80,sm_90`). Kernel errors surface here, with the loop's name, before any job runs.
+//! Loops are compiled in parallel (`--jobs N`, default: the CPUs).
 
 use op2::generate::{read_manifest, ManifestEntry};
 use op2::jit::pack::{self, NewEntry, Pack, PackMeta};
@@ -20,7 +22,8 @@ const USAGE: &str = "usage: op2-pack DIR [DIR...] -o FILE [--jobs N] [--skip-bro
   --jobs  parallel compiles (default: the CPUs)\n\
   --skip-broken  leave out loops that do not compile (listed on stderr) instead of failing\n\
   --list  print a pack's build information and loops, and whether this op2 and CPU accept it\n\
-environment: OP2_CC (compiler, default cc), OP2_CFLAGS (appended to op2's flags)";
+environment: OP2_CC (compiler, default cc), OP2_CFLAGS (appended to op2's flags),\n\
+  OP2_CUDA_ARCH (architectures of CUDA code, default sm_80,sm_90; NVRTC loaded at run time)";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -65,22 +68,43 @@ fn run(args: Vec<String>) -> Result<(), String> {
     if dirs.is_empty() {
         return Err(format!("no generated directory given\n{USAGE}"));
     }
-    let mut todo: Vec<(PathBuf, ManifestEntry)> = Vec::new();
+    let archs: Vec<String> = std::env::var("OP2_CUDA_ARCH")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "sm_80,sm_90".into())
+        .split(',')
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
+        .collect();
+    if let Some(a) = archs.iter().find(|a| !a.starts_with("sm_")) {
+        return Err(format!("OP2_CUDA_ARCH: '{a}' is not a GPU architecture (sm_XY)"));
+    }
+    // (directory, manifest entry, target in the pack: host, or cuda-sm_XY per architecture)
+    let mut todo: Vec<(PathBuf, ManifestEntry, String)> = Vec::new();
     let mut skipped = 0;
     for d in &dirs {
         let entries = read_manifest(d).map_err(|e| format!("{}: cannot read its manifest.jsonl: {e}", d.display()))?;
         for e in entries {
-            if e.target == pack::HOST {
-                if !todo.iter().any(|(_, t)| t.file == e.file) {
-                    todo.push((d.clone(), e));
+            let targets: Vec<String> = match e.target.as_str() {
+                pack::HOST => vec![pack::HOST.to_string()],
+                "cuda" => archs.iter().map(|a| format!("cuda-{a}")).collect(),
+                _ => {
+                    skipped += 1;
+                    continue;
                 }
-            } else {
-                skipped += 1;
+            };
+            for t in targets {
+                if !todo.iter().any(|(_, x, tt)| x.file == e.file && *tt == t) {
+                    todo.push((d.clone(), e.clone(), t));
+                }
             }
         }
     }
     if todo.is_empty() {
-        return Err("the manifests list no host loops (generate with OP2_GENERATE_TARGETS=host)".into());
+        return Err("the manifests list no host or cuda loops (generate with OP2_GENERATE_TARGETS=host or cuda)".into());
+    }
+    if todo.iter().any(|(_, _, t)| t != pack::HOST) {
+        op2::jit::nvrtc::probe().map_err(|e| format!("CUDA code needs NVRTC: {e}"))?;
     }
     let mut compiler = Compiler::new(
         &std::env::var("OP2_CC").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cc".into()),
@@ -94,7 +118,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build().map_err(|e| e.to_string())?;
     let t = std::time::Instant::now();
     let built: Vec<Result<NewEntry, String>> = pool.install(|| {
-        todo.par_iter().enumerate().map(|(i, (dir, e))| compile_one(&compiler, &work, i, dir, e)).collect()
+        todo.par_iter().enumerate().map(|(i, (dir, e, t))| compile_one(&compiler, &work, i, dir, e, t)).collect()
     });
     let _ = std::fs::remove_dir_all(&work);
     let mut entries = Vec::new();
@@ -128,7 +152,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
         out.display(),
         t.elapsed().as_secs_f64(),
         if skipped > 0 {
-            format!("; {skipped} non-host entries skipped (OpenCL code is built by the driver at run time)")
+            format!("; {skipped} OpenCL entries skipped (OpenCL code is built by the driver at run time)")
         } else {
             String::new()
         }
@@ -136,10 +160,31 @@ fn run(args: Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
-fn compile_one(c: &Compiler, work: &Path, i: usize, dir: &Path, e: &ManifestEntry) -> Result<NewEntry, String> {
+fn compile_one(
+    c: &Compiler,
+    work: &Path,
+    i: usize,
+    dir: &Path,
+    e: &ManifestEntry,
+    target: &str,
+) -> Result<NewEntry, String> {
     let src = dir.join(&e.file);
     let source =
         std::fs::read(&src).map_err(|err| format!("loop '{}': cannot read '{}': {err}", e.loop_name, src.display()))?;
+    if let Some(arch) = target.strip_prefix("cuda-") {
+        let text = String::from_utf8(source.clone())
+            .map_err(|_| format!("loop '{}': '{}' is not UTF-8", e.loop_name, src.display()))?;
+        let cubin = op2::jit::nvrtc::compile(&text, arch, &e.file).map_err(|err| {
+            format!("loop '{}' (kernel '{}', {}, {arch}): {}", e.loop_name, e.kernel, src.display(), err.message)
+        })?;
+        return Ok(NewEntry {
+            target: target.to_string(),
+            source,
+            kernel: e.kernel.clone(),
+            loop_name: e.loop_name.clone(),
+            library: cubin,
+        });
+    }
     let lib = work.join(format!("{i}.so"));
     let deps = work.join(format!("{i}.d"));
     match c.compile(&src, &lib, &deps) {
@@ -152,7 +197,13 @@ fn compile_one(c: &Compiler, work: &Path, i: usize, dir: &Path, e: &ManifestEntr
     }
     let library = std::fs::read(&lib)
         .map_err(|err| format!("loop '{}': cannot read the compiled library: {err}", e.loop_name))?;
-    Ok(NewEntry { target: e.target.clone(), source, kernel: e.kernel.clone(), loop_name: e.loop_name.clone(), library })
+    Ok(NewEntry {
+        target: target.to_string(),
+        source,
+        kernel: e.kernel.clone(),
+        loop_name: e.loop_name.clone(),
+        library,
+    })
 }
 
 fn list_pack(p: &Path) -> Result<(), String> {
@@ -163,7 +214,16 @@ fn list_pack(p: &Path) -> Result<(), String> {
     println!("pack {}: op2 {} (loop ABI {})", p.display(), m.op2_version, m.abi);
     println!("  compiler {}\n  flags {}\n  cpu {}\n  isa {}", m.compiler, m.flags, m.cpu, m.isa.join(" "));
     for e in &pack.entries {
-        println!("  {} {} loop '{}' kernel '{}'", e.target, &e.hash[..12], e.loop_name, e.kernel);
+        let lib = pack.library(e);
+        let kind = if lib.starts_with(b"\x7fELF") { "ELF" } else { "data" };
+        println!(
+            "  {} {} loop '{}' kernel '{}' ({kind}, {} bytes)",
+            e.target,
+            &e.hash[..12],
+            e.loop_name,
+            e.kernel,
+            lib.len()
+        );
     }
     println!("accepted by this op2 and CPU");
     Ok(())

@@ -525,20 +525,7 @@ impl Jit {
         if !self.jit_off {
             return Ok(None);
         }
-        let names: Vec<String> = self.packs.iter().map(|p| format!("'{}'", p.path.display())).collect();
-        let why = if self.packs.is_empty() {
-            "no loop pack is given (OP2_LOOP_PACK)".to_string()
-        } else if self.packs.iter().any(|p| p.named(pack::HOST, tag).next().is_some()) {
-            format!(
-                "the loop pack {} has a loop '{tag}' compiled from other code (the kernel's source, the argument descriptors, the constants it uses or OP2_SIMD differ from the run that generated the pack): generate the loop again (OP2_GENERATE) and rebuild the pack with op2-pack",
-                names.join(", ")
-            )
-        } else {
-            format!(
-                "the loop pack {} has no loop '{tag}': run the program once with OP2_GENERATE=DIR where a C compiler is available, then op2-pack DIR -o FILE",
-                names.join(", ")
-            )
-        };
+        let why = pack::missing(&self.packs, pack::HOST, tag);
         op2_bail!(Compile, "{what}: not compiled: OP2_JIT=off and {why}")
     }
 

@@ -177,6 +177,27 @@ pub struct PackEntry {
     len: usize,
 }
 
+/// Why a loop compiled from code hashed `hash` is in none of `packs` for `target`, as the end
+/// of an `OP2_JIT=off` error: no pack given, the pack has the loop built from other code, or
+/// not at all.
+pub fn missing(packs: &[Pack], target: &str, loop_name: &str) -> String {
+    let names: Vec<String> = packs.iter().map(|p| format!("'{}'", p.path.display())).collect();
+    if packs.is_empty() {
+        "no loop pack is given (OP2_LOOP_PACK)".to_string()
+    } else if packs.iter().any(|p| p.named(target, loop_name).next().is_some()) {
+        format!(
+            "the loop pack {} has a loop '{loop_name}' compiled from other code (the kernel's source, the argument descriptors, the constants it uses or OP2_SIMD differ from the run that generated the pack): generate the loop again (OP2_GENERATE) and rebuild the pack with op2-pack",
+            names.join(", ")
+        )
+    } else {
+        format!(
+            "the loop pack {} has no loop '{loop_name}' for target {target}: run the program once with OP2_GENERATE=DIR{} where a compiler is available, then op2-pack DIR -o FILE",
+            names.join(", "),
+            if target == HOST { "" } else { " OP2_GENERATE_TARGETS=cuda" }
+        )
+    }
+}
+
 /// A library to put in a pack.
 pub struct NewEntry {
     pub target: String,
@@ -375,9 +396,14 @@ impl Pack {
         self.entries.iter().filter(move |e| e.target == target && e.loop_name == loop_name)
     }
 
+    /// The entry's library (a shared object for `host`, a CUBIN for `cuda-sm_XY`).
+    pub fn library(&self, e: &PackEntry) -> &[u8] {
+        &self.body[e.offset..e.offset + e.len]
+    }
+
     /// A sealed anonymous file holding the entry's library, for the loader.
     pub fn library_file(&self, e: &PackEntry) -> std::io::Result<File> {
-        let bytes = &self.body[e.offset..e.offset + e.len];
+        let bytes = self.library(e);
         let name = std::ffi::CString::new("op2-pack").unwrap_or_default();
         // SAFETY: `name` is NUL-terminated; the descriptor is owned below.
         let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };

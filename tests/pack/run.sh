@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loop packs (op2-pack, OP2_LOOP_PACK, OP2_JIT=off) as a compute node without a compiler uses
 # them. Run from the repository root by `make test-pack`:
-#   tests/pack/run.sh OP2_PACK AIRFOIL MESH WORKDIR 'BACKENDS'
+#   tests/pack/run.sh OP2_PACK AIRFOIL MESH WORKDIR 'BACKENDS' [NVRTC_LIBDIR]
 # 1. Airfoil: a run with OP2_GENERATE, op2-pack, then runs on each backend with no C compiler
 #    on PATH (a `cc` there that records any call), OP2_JIT=off and an empty JIT cache: the rms
 #    history equals the compiled run's bit for bit, and the compiler was never called.
@@ -12,8 +12,11 @@
 #    --skip-broken leaves that loop out.
 # 5. The C suite runs from a pack of its own generated loops, without a compiler, except the
 #    tests whose subject is the compiler or the JIT cache (listed below, with why).
+# 6. With NVRTC (NVRTC_LIBDIR, the pip wheel's library directory): Airfoil's CUDA code goes into
+#    the pack as a CUBIN (an ELF image) per variant and architecture of OP2_CUDA_ARCH; without
+#    NVRTC, op2-pack refuses CUDA code by name. (Loading them needs a GPU: not tested here.)
 set -u
-PACK=$1 AIRFOIL=$2 MESH=$3 WORK=$4 BACKENDS=$5
+PACK=$1 AIRFOIL=$2 MESH=$3 WORK=$4 BACKENDS=$5 NVRTC_LIBDIR=${6:-}
 fails=0
 fail() { echo "test-pack: FAIL: $*"; fails=$((fails + 1)); }
 
@@ -117,8 +120,8 @@ grep -q "^op2-pack: 4 loops into" "$WORK/broken.log" || fail "--skip-broken: $(c
 #    t240/t245/t611 compile errors and their messages, t348 compiler warnings, t250/t300/t320/
 #    t321/t325/t702 disk cache entries and notes, t630 "compiled"/"disk cache hit" diagnostics,
 #    t322/t610 loops whose names or kernel files live in fresh temporary paths (new code each
-#    run), t374 its own OP2_GENERATE directory.
-JIT_TESTS="t240 t245 t250 t300 t320 t321 t322 t325 t348 t374 t610 t611 t630 t702"
+#    run), t374 and t380 their own OP2_GENERATE directories.
+JIT_TESTS="t240 t245 t250 t300 t320 t321 t322 t325 t348 t374 t380 t610 t611 t630 t702"
 tests=""
 for f in tests/c/t*.c; do
   n=$(basename "$f" .c)
@@ -133,6 +136,27 @@ TESTS="$tests" TEST_OUT=$WORK/c-pack OP2_CACHE_DIR=$WORK/cache-cpack \
   TEST_RUN_ENV="PATH=$NOCC OP2_JIT=off OP2_LOOP_PACK=$WORK/c.op2pack" \
   bash tests/c/run.sh $CB >"$WORK/c-run.log" 2>&1 || fail "C suite from the pack: $(grep FAIL "$WORK/c-run.log" | head -n 5)"
 echo "test-pack: C suite from a pack without a compiler: $(tail -n 1 "$WORK/c-run.log") ($CB)"
+
+# 6. CUDA code in packs.
+if [ -n "$NVRTC_LIBDIR" ]; then
+  OP2_CACHE_DIR=$WORK/cache-gen OP2_GENERATE=$WORK/gen-cuda OP2_GENERATE_TARGETS=host,cuda \
+    "$AIRFOIL" --mesh "$MESH" --iters 2 >/dev/null || fail "airfoil with OP2_GENERATE_TARGETS=host,cuda"
+  ncuda=$(grep -c '"target": "cuda"' "$WORK/gen-cuda/manifest.jsonl")
+  [ "$ncuda" -ge 5 ] || fail "only $ncuda cuda entries generated for Airfoil"
+  LD_LIBRARY_PATH=$NVRTC_LIBDIR OP2_CUDA_ARCH=sm_80,sm_90 "$PACK" "$WORK/gen-cuda" -o "$WORK/cuda.op2pack" \
+    >"$WORK/cuda-pack.log" 2>&1 || fail "op2-pack with CUDA code: $(tail -n 5 "$WORK/cuda-pack.log")"
+  "$PACK" --list "$WORK/cuda.op2pack" >"$WORK/cuda-list.log" 2>&1 || fail "op2-pack --list: $(cat "$WORK/cuda-list.log")"
+  for a in sm_80 sm_90; do
+    n=$(grep -c "^  cuda-$a .*(ELF, " "$WORK/cuda-list.log")
+    [ "$n" -eq "$ncuda" ] || fail "$n CUBINs for $a in the pack, want $ncuda"
+  done
+  grep -q "^  host .*loop 'res_calc'" "$WORK/cuda-list.log" || fail "the host code is missing beside the CUDA code"
+  if env -u LD_LIBRARY_PATH "$PACK" "$WORK/gen-cuda" -o "$WORK/cuda2.op2pack" >"$WORK/cuda2.log" 2>&1; then
+    fail "op2-pack packed CUDA code without NVRTC"
+  fi
+  grep -q "CUDA code needs NVRTC" "$WORK/cuda2.log" || fail "op2-pack without NVRTC: $(cat "$WORK/cuda2.log")"
+  echo "test-pack: $ncuda CUDA variants of Airfoil's loops packed for sm_80 and sm_90"
+fi
 
 if [ -s "$CCLOG" ]; then
   fail "the C compiler was called: $(head -n 3 "$CCLOG")"
