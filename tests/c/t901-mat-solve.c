@@ -6,6 +6,19 @@
  * opencl (no matrix loops yet) the matrix is diagonal, set by op_mat_zero_rows. */
 #include "test.h"
 
+/* PETSc's first use initialises MPI, whose runtime (OpenMPI, PMIx, hwloc) leaks small blocks at
+ * MPI_Init and MPI_Finalize (at exit), and PETSc 3.18 leaks two strings when KSPSetFromOptions
+ * fails: LeakSanitizer (`make test-c-sanitize`) is paused around those, and from the end of main
+ * on. Everything else stays checked. */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define LEAKS_IGNORED(stmt) (__lsan_disable(), (stmt), __lsan_enable())
+#define LEAKS_IGNORED_FROM_HERE() __lsan_disable()
+#else
+#define LEAKS_IGNORED(stmt) (stmt)
+#define LEAKS_IGNORED_FROM_HERE() ((void)0)
+#endif
+
 #define N 12
 #define NN ((N + 1) * (N + 1))
 #define NC (2 * N * N)
@@ -136,7 +149,7 @@ int main(int argc, char **argv)
   /* PETSc: block Jacobi and GAMG, or OP2_ERR_BACKEND_UNAVAILABLE in builds without it. (GAMG
    * gives up on opencl's diagonal matrix: a graph without edges.) */
   op_mat_mult(A, dxs, db);
-  op_solve(A, db, dx, "-ksp_type cg -pc_type bjacobi -ksp_rtol 1e-12");
+  LEAKS_IGNORED(op_solve(A, db, dx, "-ksp_type cg -pc_type bjacobi -ksp_rtol 1e-12"));
   petsc = op_last_error_code() == 0;
   if (petsc) {
     CHECK(maxdiff(dx, xs) < 1e-8);
@@ -154,7 +167,7 @@ int main(int argc, char **argv)
     op_solve(A, db, dx, "-op2_petsc -ksp_rtol 1e-12");
     CHECK_OK();
     CHECK(maxdiff(dx, xs) < 1e-9);
-    op_solve(A, db, dx, "-ksp_type nosuchsolver");
+    LEAKS_IGNORED(op_solve(A, db, dx, "-ksp_type nosuchsolver"));
     CHECK_ERR(OP2_ERR_PETSC, "op_solve", "mat 'A'", "PETSc error", "nosuchsolver");
     if (!opencl) {
       op_solve(A, db, dx, "-op2_petsc -ksp_max_it 2 -ksp_rtol 1e-12");
@@ -181,6 +194,7 @@ int main(int argc, char **argv)
     CHECK_ERR(OP2_ERR_NULL_ARGUMENT, "op_solve", "A is NULL");
   }
   (void)got;
+  LEAKS_IGNORED_FROM_HERE(); /* MPI_Finalize runs at exit */
   op_exit();
   return 0;
 }
