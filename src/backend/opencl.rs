@@ -504,6 +504,32 @@ impl Backend for OpenCl {
             launches = vec![(start, end - start)];
             None
         };
+        // Matrices stay in host memory: their values and slot tables go up for the launches and
+        // the values come back after them.
+        let mut mat_bufs: Vec<(usize, Buffer<u8>, Buffer<cl_int>)> = Vec::new();
+        for (i, d) in call.descs.iter().enumerate() {
+            if let (ArgDesc::Mat { rows, cols, .. }, crate::arg::BoundArg::Mat { values_bytes, .. }) =
+                (*d, call.bound[i])
+            {
+                // SAFETY: the driver put the matrix's values (`values_bytes` long) and its slot
+                // table (set size x local block entries) in the argument's two slots.
+                let (vals, table) = unsafe {
+                    (
+                        std::slice::from_raw_parts(call.slots[2 * i] as *const u8, values_bytes),
+                        std::slice::from_raw_parts(call.slots[2 * i + 1] as *const cl_int, call.set_size * rows * cols),
+                    )
+                };
+                let mut vb = self.create_buffer::<u8>(values_bytes.max(1), "a matrix's values")?;
+                if !vals.is_empty() {
+                    self.write(&mut vb, vals, "a matrix's values")?;
+                }
+                let mut tb = self.create_buffer::<cl_int>(table.len().max(1), "a matrix's slot table")?;
+                if !table.is_empty() {
+                    self.write(&mut tb, table, "a matrix's slot table")?;
+                }
+                mat_bufs.push((i, vb, tb));
+            }
+        }
         let prog = &self.programs[prog_index];
         let k = &prog.kernel;
         // Fixed arguments: elems and part; per-argument buffers.
@@ -572,6 +598,13 @@ impl Backend for OpenCl {
                     };
                     arg!(mb);
                 }
+                ArgDesc::Mat { .. } => {
+                    let Some((_, vb, tb)) = mat_bufs.iter().find(|m| m.0 == i) else {
+                        op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no matrix buffers");
+                    };
+                    arg!(vb);
+                    arg!(tb);
+                }
                 _ => {}
             }
         }
@@ -597,6 +630,15 @@ impl Backend for OpenCl {
             }
         }
         self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
+        for (i, vb, _) in &mat_bufs {
+            if let crate::arg::BoundArg::Mat { values_bytes, .. } = call.bound[*i] {
+                if values_bytes > 0 {
+                    // SAFETY: as above; the host values are not otherwise in use during the loop.
+                    let host = unsafe { std::slice::from_raw_parts_mut(call.slots[2 * i] as *mut u8, values_bytes) };
+                    self.read(vb, host, "a matrix's values")?;
+                }
+            }
+        }
         if let Some(mut p) = partials.take() {
             if let Some((buf, _)) = &self.partials {
                 self.read(buf, p.words_mut(), "reduction partials")?;

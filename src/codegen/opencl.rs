@@ -16,8 +16,10 @@
 //!   work-item, seeded by the host (INC: zero; MIN/MAX and info payloads: the caller's values),
 //!   combined by the host in work-item order;
 //! - per argument, in order: a dat's buffer (then its map, when indirect, then `int op2_on{i}`
-//!   when optional); a READ global's buffer; an index argument's map (when it has one); nothing
-//!   for reductions and info payloads (they live in `op2_part`).
+//!   when optional); a READ global's buffer; an index argument's map (when it has one); a
+//!   matrix's values and its element-to-CSR-slot table (`op_arg_mat`: the kernel fills a private
+//!   local block, added through the table, plainly on a launch coloured on the row map, else
+//!   atomically); nothing for reductions and info payloads (they live in `op2_part`).
 //!
 //! Constants are compiled in as `__constant` values (17 significant digits for double, 9 for
 //! float: exact), so a new value means a new program (cached by content).
@@ -78,11 +80,7 @@ pub fn unsupported(args: &[ArgDesc]) -> Option<String> {
             ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
             ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
             ArgDesc::Idx { .. } => 1,
-            ArgDesc::Mat { .. } => {
-                return Some(format!(
-                    "arg {i} is a matrix (op_arg_mat): matrices in loops are not supported on opencl yet"
-                ))
-            }
+            ArgDesc::Mat { rows, cols, .. } => rows.saturating_mul(cols),
         };
         if values > MAX_PRIVATE_VALUES {
             return Some(format!(
@@ -365,6 +363,11 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
                 params.push(format!("__global const {} *op2_d{i}", buffer_type(ty)))
             }
             ArgDesc::Idx { map_dim: Some(_), .. } => params.push(format!("__global const int *op2_m{i}")),
+            ArgDesc::Mat { ty, .. } => {
+                // The matrix's values and the element-to-CSR-slot table.
+                params.push(format!("__global {} *op2_d{i}", buffer_type(ty)));
+                params.push(format!("__global const int *op2_m{i}"));
+            }
             _ => {}
         }
     }
@@ -484,8 +487,23 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
                 w.line(format!("int op2_x{i} = op2_m{i}[(size_t)op2_e * {d} + {idx}];"));
                 call.push(format!("&op2_x{i}"));
             }
-            // Refused before code generation (`unsupported`).
-            ArgDesc::Mat { .. } => call.push("0".to_string()),
+            ArgDesc::Mat { ty, rows, cols, acc } => {
+                // A zeroed private local block, added (stored) through the slot table after the
+                // kernel: plainly when the loop is coloured on the row map, else atomically.
+                let (pt, n) = (private_type(ty), rows * cols);
+                w.line(format!("{pt} op2_p{i}[{n}];"));
+                w.line(format!("for (int op2_k = 0; op2_k < {n}; op2_k++) op2_p{i}[op2_k] = 0;"));
+                let at = format!("op2_m{i}[(size_t)op2_e * {n} + op2_k]");
+                let store = match acc {
+                    Access::Write => format!("op2_d{i}[{at}] = op2_p{i}[op2_k];"),
+                    _ if inc == IncStrategy::Atomics => {
+                        atomic_add(ty, &format!("&op2_d{i}[{at}]"), &format!("op2_p{i}[op2_k]"))
+                    }
+                    _ => format!("op2_d{i}[{at}] += op2_p{i}[op2_k];"),
+                };
+                scatter.push(format!("for (int op2_k = 0; op2_k < {n}; op2_k++) {store}"));
+                call.push(format!("op2_p{i}"));
+            }
         }
     }
     w.call(sig.kernel_name, &call);

@@ -1,5 +1,5 @@
 //! What the loop driver needs for matrix arguments: the element-to-slot tables (built once per
-//! matrix and map pair, then cached on the matrix) and the refusal on device backends.
+//! matrix and map pair, then cached on the matrix).
 
 use super::{MatId, SlotKey};
 use crate::arg::{ArgDesc, BoundArg};
@@ -25,13 +25,6 @@ pub fn slot_tables(
     let mut out = vec![None; bound.len()];
     if !descs.iter().any(|d| matches!(d, ArgDesc::Mat { .. })) {
         return Ok(out);
-    }
-    if ctx.backend.is_device() {
-        op2_bail!(
-            BackendUnavailable,
-            "op_par_loop '{name}': matrix arguments (op_arg_mat) are not supported on the {} backend yet (use seq, threads or check; op_mat_mult and op_solve work on every backend)",
-            ctx.backend.kind().name()
-        );
     }
     for (i, b) in bound.iter().enumerate() {
         let BoundArg::Mat { mat, rowmap, ridx, colmap, cidx, .. } = *b else { continue };
