@@ -117,6 +117,13 @@ int main(int argc, char **argv)
            op_arg_mat(A, 0, pc, 0, pc, "double", OP_INC));
   CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'kf'", "float*", "double*");
 
+  /* OP_WRITE from two cells into shared entries: the check backend reports the broken promise. */
+  if (strcmp(argv[1], "check") == 0) {
+    PAR_LOOP(op_decl_kernel(src_k, "k"), "kwrite", cells, op_arg_mat(A, -3, pc, -3, pc, "double", OP_WRITE));
+    CHECK_ERR(OP2_ERR_CHECK, "op_par_loop 'kwrite', arg 0 (matrix)", "OP_WRITE promises",
+              "elements 0 and 1 both store");
+  }
+
   /* ---- zero_rows ---- */
   op_mat_zero_rows(A, 2, rows, 1.0);
   CHECK_ERR(OP2_ERR_BAD_RANGE, "op_mat_zero_rows", "mat 'A'", "rows[1] is 4, outside [0, 4)");
