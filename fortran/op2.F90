@@ -13,7 +13,9 @@
 !     op_arg_info (the position of the MIN/MAX global in the op_par_loop argument array), and the
 !     element range of op_fetch_data_idx.
 !   * Kernels are C source (op_decl_kernel) and so see C values: what op_arg_idx hands a kernel is
-!     a 0-based element index, and error messages quote 0-based map values.
+!     a 0-based element index. Error messages speak Fortran's numbering: op_init sets the index
+!     base to 1 (op_set_index_base), so map entries, their positions and idx columns are quoted
+!     1-based ("idx 3 is out of range for map 'pedge' of dim 2 (use 1..2, or -2 for all)").
 !   * Multi-component data is laid out as data(dim, n): component fastest, as C expects.
 !   * Data given to op_arg_gbl / op_arg_info is used by address until op_par_loop returns (the C
 !     library reads and writes it then). Pass a variable declared with the `target` attribute, a
@@ -124,7 +126,7 @@ module op2
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
   ! More of OP2's functions (op_printf is C only: it is variadic; Fortran prints on op_is_root()).
   public :: op_decl_kernel_file, op_decl_dat_temp_char, op_free_dat_temp_char
-  public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks
+  public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks, op_set_index_base
   public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat
   public :: op_download_dat
   ! Matrices
@@ -455,6 +457,11 @@ module op2
       real(c_double), intent(out) :: cpu, et
     end subroutine c_op_timers
 
+    subroutine c_op_set_index_base(base) bind(C, name="op_set_index_base")
+      import :: c_int
+      integer(c_int), value :: base
+    end subroutine c_op_set_index_base
+
     subroutine c_op_rank(rank) bind(C, name="op_rank")
       import :: c_int
       integer(c_int), intent(out) :: rank
@@ -633,6 +640,9 @@ contains
     diag_level = 0
     if (present(diags)) diag_level = diags
     call c_op_init(int(n, c_int), argv, int(diag_level, c_int))
+    ! Messages in Fortran's numbering (only after an op_init that worked: otherwise the
+    ! recorded error must stay op_init's).
+    if (c_op_last_error_code() == OP2_SUCCESS) call c_op_set_index_base(1_c_int)
 
   contains
 
@@ -1507,6 +1517,12 @@ contains
     cpu = c
     et = e
   end subroutine op_timers
+
+  !> The index base of error messages: 1 (Fortran, what op_init sets) or 0 (C's numbering).
+  subroutine op_set_index_base(base)
+    integer, intent(in) :: base
+    call c_op_set_index_base(int(base, c_int))
+  end subroutine op_set_index_base
 
   !> This process's rank (0 without MPI).
   subroutine op_rank(rank)

@@ -419,6 +419,14 @@ void op_upload_dat(op_dat dat);
 void op_download_dat(op_dat dat);
 
 /**
+ * The index base of the calling program, for error messages: 0 (C, the default) or 1
+ * (Fortran: map entries, `idx` columns and element positions are then shown 1-based, e.g.
+ * "use 1..2"). The Fortran module's `op_init` calls it; values op2 stores and kernels see stay
+ * 0-based. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_BAD_CONFIG for another base.
+ */
+void op_set_index_base(int base);
+
+/**
  * Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
  * on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
  * (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8

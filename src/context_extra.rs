@@ -112,7 +112,7 @@ impl Context {
             }
             let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
             self.maps[i] =
-                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
         for (set, o) in self.sets.iter_mut().zip(orders) {
             if let Some(o) = o {

@@ -105,7 +105,7 @@ fn compiled(
         };
         op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
     }
-    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
+    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits, ctx.jit.stats.pack_loads);
     let origin = ctx.kernels[kernel.0 as usize].line_origin();
     let consts = ctx.consts_used_by(kernel);
     let source = generate(ctx, kernel, name, descs, &origin, &consts);
@@ -121,7 +121,7 @@ fn compiled(
             consts: &consts,
         };
         let coloured = descs.iter().any(|d| d.needs_colouring());
-        crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured)?;
+        crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured, &source)?;
     }
     let kname = &ctx.kernels[kernel.0 as usize].name;
     let what = format!("op_par_loop '{name}' (kernel '{kname}')");

@@ -159,11 +159,13 @@ fn check_dat(
             let mdim = mp.dim as i64;
             let i = idx as i64;
             if !(0..mdim).contains(&i) && i != -mdim {
+                let base = ctx.index_base as i64;
                 op2_bail!(
                     ArgIdx,
-                    "{call} '{name}': idx {idx} is out of range for map '{}' of dim {mdim} (use 0..{}, or -{mdim} for all)",
+                    "{call} '{name}': idx {} is out of range for map '{}' of dim {mdim} (use {base}..{}, or -{mdim} for all)",
+                    shown_idx(base, idx),
                     mp.name,
-                    mdim - 1
+                    mdim - 1 + base
                 );
             }
         }
@@ -220,6 +222,17 @@ fn check_gbl(call: &dyn Display, data: *mut c_void, dim: c_int, ty: ElemType, ac
     }
 }
 
+/// An `idx` as the caller wrote it: C's as it is; Fortran's (index base 1) one higher for
+/// columns, and 0 for what the Fortran module passes for an idx of 0 (`-INT_MAX`).
+fn shown_idx(base: i64, idx: c_int) -> i64 {
+    match (base, idx) {
+        (0, i) => i as i64,
+        (_, i) if i >= 0 => i as i64 + base,
+        (_, i) if i == -c_int::MAX => 0,
+        (_, i) => i as i64,
+    }
+}
+
 /// The rule of an index argument (`op_arg_idx`), shared with `op_par_loop`'s re-check.
 fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) -> Result<()> {
     match m {
@@ -228,12 +241,14 @@ fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) ->
         Some(m) => {
             let mp = &ctx.maps[m.0 as usize];
             if idx < 0 || idx as usize >= mp.dim {
+                let base = ctx.index_base as i64;
                 op2_bail!(
                     ArgIdx,
-                    "{call}: idx {idx} is out of range for map '{}' of dim {} (use 0..{})",
+                    "{call}: idx {} is out of range for map '{}' of dim {} (use {base}..{})",
+                    shown_idx(base, idx),
                     mp.name,
                     mp.dim,
-                    mp.dim - 1
+                    mp.dim as i64 - 1 + base
                 );
             }
             Ok(())

@@ -50,6 +50,11 @@ const PRELUDE: &str = "#include <math.h>
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
+   sees its arguments' components contiguously, so it is plain indexing here. */
+#ifndef OP2_STRIDE
+#define OP2_STRIDE(arr, idx) (arr)[idx]
+#endif
 #ifndef M_PI
 #define M_E 2.7182818284590452354
 #define M_LN2 0.69314718055994530942

@@ -39,6 +39,9 @@ pub enum IncStrategy {
     Plain,
     /// Indirect increments are atomic adds (compare-and-swap loops for floating point).
     Atomics,
+    /// The plan's blocks, block-coloured: each work-item runs whole blocks, their elements in
+    /// order (`op2_elems` holds (first element, count) pairs), one launch per block colour.
+    Blocks,
 }
 
 /// The OpenCL C type of an element in device buffers.
@@ -244,6 +247,11 @@ const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
+   sees its arguments' components contiguously, so it is plain indexing here. */
+#ifndef OP2_STRIDE
+#define OP2_STRIDE(arr, idx) (arr)[idx]
+#endif
 /* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
 typedef char int8_t;
 typedef uchar uint8_t;
@@ -294,7 +302,13 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
         super::host::comment_text(sig.loop_name),
         sig.kernel_name,
         sig.hash(),
-        if coloured { "coloured" } else { "uncoloured" },
+        if inc == IncStrategy::Blocks {
+            "block-coloured"
+        } else if coloured {
+            "coloured"
+        } else {
+            "uncoloured"
+        },
         if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
         if soa { ", structure-of-arrays dats" } else { "" }
     ));
@@ -384,7 +398,8 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
     } else {
         w.line("(void)op2_part;");
     }
-    if !coloured {
+    let blocks = inc == IncStrategy::Blocks;
+    if !coloured && !blocks {
         w.line("(void)op2_elems;");
     }
     // Globals: READ ones copied to private once; reductions accumulate in private copies of this
@@ -406,11 +421,20 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
             _ => {}
         }
     }
-    w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
-    if coloured {
-        w.line("const int op2_e = op2_elems[op2_start + op2_i];");
+    if blocks {
+        // Whole blocks per work-item, their elements in order (no two blocks of a launch share
+        // an increment target).
+        w.open("for (int op2_b = op2_w; op2_b < op2_count; op2_b += op2_nw)");
+        w.line("const int op2_e0 = op2_elems[2 * (op2_start + op2_b)];");
+        w.line("const int op2_e1 = op2_e0 + op2_elems[2 * (op2_start + op2_b) + 1];");
+        w.open("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)");
     } else {
-        w.line("const int op2_e = op2_start + op2_i;");
+        w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        if coloured {
+            w.line("const int op2_e = op2_elems[op2_start + op2_i];");
+        } else {
+            w.line("const int op2_e = op2_start + op2_i;");
+        }
     }
     let mut call = Vec::new();
     let mut scatter: Vec<String> = Vec::new();
@@ -511,6 +535,9 @@ fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: In
         w.line(s);
     }
     w.close();
+    if blocks {
+        w.close();
+    }
     for (i, a) in sig.args.iter().enumerate() {
         let dim = match *a {
             ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
@@ -585,6 +612,10 @@ mod tests {
         assert!(plain.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
         assert_eq!(generate(&sig, &[&v], false, IncStrategy::Plain, false), plain);
         assert!(unsupported(&args).is_none());
+        let blk = generate(&sig, &[&v], true, IncStrategy::Blocks, false);
+        assert!(blk.contains("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)"), "{blk}");
+        assert!(blk.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
+        assert!(!blk.contains("atomic_add_double(&"));
         let soa = generate(&sig, &[&v], false, IncStrategy::Plain, true);
         assert!(soa.contains("__global double *op2_d0,\n    int op2_s0,"), "{soa}");
         assert!(soa.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_k * op2_s0 + (size_t)op2_e];"));
