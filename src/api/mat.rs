@@ -178,15 +178,17 @@ pub(crate) fn check_mat_arg(
             known.join(", ")
         );
     }
+    let base = ctx.index_base as i64;
     for (idx, mp, what) in [(ridx, rm, "ridx"), (cidx, cm, "cidx")] {
         let d = mp.dim as i64;
         let i = idx as i64;
         if !(0..d).contains(&i) && i != -d {
             op2_bail!(
                 ArgIdx,
-                "{call} '{name}': {what} {idx} is out of range for map '{}' of dim {d} (use 0..{}, or -{d} for all)",
+                "{call} '{name}': {what} {} is out of range for map '{}' of dim {d} (use {base}..{}, or -{d} for all)",
+                super::arg::shown_idx(base, idx),
                 mp.name,
-                d - 1
+                d - 1 + base
             );
         }
     }

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 
   /* ---- zero_rows ---- */
   op_mat_zero_rows(A, 2, rows, 1.0);
-  CHECK_ERR(OP2_ERR_BAD_RANGE, "op_mat_zero_rows", "mat 'A'", "rows[1] is 4, outside [0, 4)");
+  CHECK_ERR(OP2_ERR_BAD_RANGE, "op_mat_zero_rows", "mat 'A'", "rows[1] is 4, outside [0, 3]");
   op_mat_zero_rows(A, -1, rows, 1.0);
   CHECK_ERR(OP2_ERR_BAD_SIZE, "op_mat_zero_rows", "n -1 is negative");
   op_mat_zero_rows(A, 1, NULL, 1.0);

@@ -77,7 +77,10 @@ program t900_mat_f
   bad = op_arg_mat(a, -3, pcell, -3, pcell, 'real(8)', OP_READ)
   call check_err(OP2_ERR_ARG_ACCESS, 'op_arg_mat', [character(len=40) :: "'A'", 'OP_READ'], 'OP_READ')
   bad = op_arg_mat(a, 4, pcell, 1, pcell, 'real(8)', OP_INC)
-  call check_err(OP2_ERR_ARG_IDX, 'op_arg_mat', [character(len=40) :: 'ridx 3'], 'ridx out of range')
+  call check_err(OP2_ERR_ARG_IDX, 'op_arg_mat', [character(len=40) :: 'ridx 4', 'use 1..3'], 'ridx out of range')
+  call op_mat_zero_rows(a, [5], 1.0d0)
+  call check_err(OP2_ERR_BAD_RANGE, 'op_mat_zero_rows', [character(len=40) :: 'rows[1] is 5', 'outside [1, 4]'], &
+                 'row out of range')
   its = op_solve(a, y, sol, '-ksp_rtol abc')
   call check_err(OP2_ERR_BAD_CONFIG, 'op_solve', [character(len=40) :: '-ksp_rtol'], 'bad option')
   call check(its == -1, 'op_solve returns -1 on error')
