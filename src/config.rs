@@ -80,6 +80,8 @@ pub struct Config {
     pub diags: i32,
     /// `OP2_OPENCL_DEVICE`: `P:D` or a name substring.
     pub opencl_device: Option<String>,
+    /// `OP2_CUDA_DEVICE`: the index of the CUDA device (default 0).
+    pub cuda_device: Option<usize>,
     /// `OP2_INC`: how device backends keep indirect increments race-free.
     pub inc: crate::backend::opencl::IncChoice,
     /// `OP_AUTO_SOA=1`: structure-of-arrays device layout for dats of dim > 1.
@@ -115,6 +117,7 @@ const KEYS: &[&str] = &[
     "OP2_DUMP_SOURCE",
     "OP2_ERROR_HANDLER",
     "OP2_OPENCL_DEVICE",
+    "OP2_CUDA_DEVICE",
     "OP2_INC",
     "OP2_VALIDATE",
     "OP2_VALIDATE_RTOL",
@@ -198,6 +201,13 @@ impl Config {
                 None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, colour, atomics or stage)"),
             },
         };
+        let cuda_device = match get("OP2_CUDA_DEVICE") {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) => Some(n),
+                Err(_) => op2_bail!(BadConfig, "op_init: OP2_CUDA_DEVICE={v} is not a device index (0, 1, ...)"),
+            },
+        };
         let validate = match get("OP2_VALIDATE").as_deref() {
             None | Some("0") => false,
             Some("1") => true,
@@ -219,6 +229,7 @@ impl Config {
             Some(t) => crate::generate::parse_targets(&t)?,
             None => vec![match backend {
                 BackendKind::OpenCl => crate::generate::Target::OpenCl,
+                BackendKind::Cuda => crate::generate::Target::Cuda,
                 _ => crate::generate::Target::Host,
             }],
         };
@@ -255,6 +266,7 @@ impl Config {
             errors_return,
             diags,
             opencl_device: get("OP2_OPENCL_DEVICE"),
+            cuda_device,
             inc,
             validate,
             auto_soa,

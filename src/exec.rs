@@ -109,6 +109,10 @@ fn compiled(
     let origin = ctx.kernels[kernel.0 as usize].line_origin();
     let consts = ctx.consts_used_by(kernel);
     let source = generate(ctx, kernel, name, descs, &origin, &consts);
+    let kname = &ctx.kernels[kernel.0 as usize].name;
+    let what = format!("op_par_loop '{name}' (kernel '{kname}')");
+    let lib = ctx.jit.host_library(&source, &what, name)?;
+    // Static generation writes the code of loops that compile.
     if let Some(dir) = &ctx.config.generate_dir {
         let k = &ctx.kernels[kernel.0 as usize];
         let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
@@ -121,11 +125,16 @@ fn compiled(
             consts: &consts,
         };
         let coloured = descs.iter().any(|d| d.needs_colouring());
-        crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured, &source)?;
+        crate::generate::write(
+            dir,
+            &ctx.config.generate_targets,
+            &sig,
+            &values,
+            coloured,
+            &ctx.config.cflags,
+            &source,
+        )?;
     }
-    let kname = &ctx.kernels[kernel.0 as usize].name;
-    let what = format!("op_par_loop '{name}' (kernel '{kname}')");
-    let lib = ctx.jit.host_library(&source, &what, name)?;
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });

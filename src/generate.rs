@@ -1,7 +1,9 @@
 //! Static generation (`OP2_GENERATE=DIR`): while a program runs, on any backend, each new loop
 //! shape's code is also written to `DIR` for every target of `OP2_GENERATE_TARGETS` (`host`,
-//! `opencl`; default: the running backend's), with `manifest.json` listing loop name, kernel,
-//! argument descriptors, target, file and content hash. Several runs (also concurrent ones) may
+//! `opencl`, `cuda`; default: the running backend's), with `manifest.json` listing loop name,
+//! kernel, argument descriptors, target, file and content hash (and for `cuda`, one file per
+//! variant the backend may run: `colour`/`atomics` for loops with indirect increments, each
+//! also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent ones) may
 //! share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
@@ -20,6 +22,7 @@ use std::path::Path;
 pub enum Target {
     Host,
     OpenCl,
+    Cuda,
 }
 
 impl Target {
@@ -27,6 +30,7 @@ impl Target {
         match s.trim().to_ascii_lowercase().as_str() {
             "host" | "seq" | "threads" | "check" => Some(Target::Host),
             "opencl" => Some(Target::OpenCl),
+            "cuda" => Some(Target::Cuda),
             _ => None,
         }
     }
@@ -35,6 +39,7 @@ impl Target {
         match self {
             Target::Host => "host",
             Target::OpenCl => "opencl",
+            Target::Cuda => "cuda",
         }
     }
 
@@ -42,6 +47,7 @@ impl Target {
         match self {
             Target::Host => "c",
             Target::OpenCl => "cl",
+            Target::Cuda => "cu",
         }
     }
 }
@@ -86,40 +92,68 @@ pub fn write(
     sig: &LoopSignature,
     const_values: &[&[u8]],
     coloured: bool,
+    cflags: &str,
     host_source: &str,
 ) -> Result<()> {
     let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
     let mut lines = Vec::new();
     for &t in targets {
-        let code = match t {
-            Target::Host => host_source.to_string(),
-            Target::OpenCl => crate::codegen::opencl::generate(
-                sig,
-                const_values,
-                coloured,
-                crate::codegen::opencl::IncStrategy::Plain,
-                false,
-            ),
-        };
-        let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
-        let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
-        let path = dir.join(&file);
-        if !path.exists() {
-            let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, &code).map_err(|e| fail("cannot write", e))?;
-            std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+        // A loop a device backend cannot run (too much to stage per element) has no device code.
+        if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
+            continue;
         }
-        let args: Vec<String> = sig.args.iter().map(|a| json(&describe(a))).collect();
-        lines.push(format!(
-            "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
-            json(sig.loop_name),
-            json(sig.kernel_name),
-            json(t.name()),
-            json(&file),
-            json(&hash),
-            args.join(", ")
-        ));
+        // Device code is self-contained: the kernel's quoted includes expanded, as the device
+        // backends compile it.
+        let expanded;
+        let sig = if t == Target::Host {
+            sig
+        } else {
+            let dirs = crate::codegen::device::include_dirs(cflags);
+            expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+                .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': OP2_GENERATE: {e}", sig.loop_name))?;
+            &LoopSignature { kernel_source: &expanded, ..sig.clone() }
+        };
+        let codes: Vec<(Option<String>, String)> = match t {
+            Target::Host => vec![(None, host_source.to_string())],
+            Target::OpenCl => vec![(
+                None,
+                crate::codegen::opencl::generate(
+                    sig,
+                    const_values,
+                    coloured,
+                    crate::codegen::opencl::IncStrategy::Plain,
+                    false,
+                ),
+            )],
+            Target::Cuda => crate::codegen::cuda::variants(sig.args)
+                .into_iter()
+                .map(|(v, col, inc, soa)| (Some(v), crate::codegen::cuda::generate(sig, const_values, col, inc, soa)))
+                .collect(),
+        };
+        for (variant, code) in codes {
+            let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
+            let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
+            let path = dir.join(&file);
+            if !path.exists() {
+                let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+                std::fs::write(&tmp, &code).map_err(|e| fail("cannot write", e))?;
+                std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+            }
+            let args: Vec<String> = sig.args.iter().map(|a| json(&describe(a))).collect();
+            lines.push(format!(
+                "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
+                json(sig.loop_name),
+                json(sig.kernel_name),
+                json(t.name()),
+                json(&file),
+                json(&hash),
+                args.join(", ")
+            ));
+            if let (Some(v), Some(l)) = (variant, lines.last_mut()) {
+                l.insert_str(l.len() - 1, &format!(", \"variant\": {}", json(&v)));
+            }
+        }
     }
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
 }
@@ -163,7 +197,10 @@ pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
         match Target::parse(t) {
             Some(x) if !out.contains(&x) => out.push(x),
             Some(_) => {}
-            None => op2_bail!(BadConfig, "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host or opencl; cuda is not in this build yet)"),
+            None => op2_bail!(
+                BadConfig,
+                "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host, opencl or cuda)"
+            ),
         }
     }
     Ok(out)

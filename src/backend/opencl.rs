@@ -11,15 +11,15 @@
 //! one partials row per work-item (seeded and combined on the host in work-item order, by the
 //! same code as the threads backend's blocks): deterministic for a given device and set size.
 
+use super::device::KernelArg;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
-use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_bail;
-use crate::plan::{PlanCache, PlanRequest};
+use crate::plan::PlanCache;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -115,23 +115,6 @@ pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
         ));
     }
     Ok(dev)
-}
-
-/// Rows of `dim` values (array of structures) to one array per component (structure of
-/// arrays, `to_soa`), or back.
-fn transpose(src: &[u8], shape: DatShape, to_soa: bool) -> Vec<u8> {
-    let (dim, es) = (shape.dim, shape.elem);
-    let rows = src.len() / (dim * es).max(1);
-    let mut out = vec![0u8; src.len()];
-    for r in 0..rows {
-        for k in 0..dim {
-            let aos = (r * dim + k) * es;
-            let soa = (k * rows + r) * es;
-            let (from, to) = if to_soa { (aos, soa) } else { (soa, aos) };
-            out[to..to + es].copy_from_slice(&src[from..from + es]);
-        }
-    }
-    out
 }
 
 /// A colouring's element lists on the device, and (offset, count) per colour.
@@ -250,13 +233,7 @@ impl OpenCl {
 
     /// After fork() the child has no OpenCL runtime threads: any call could hang.
     fn check_process(&self, call: &str) -> Result<()> {
-        if super::threads::fork_generation() != self.generation {
-            op2_bail!(
-                Device,
-                "{call}: opencl: this process was forked after op_init, and the OpenCL runtime does not survive fork(); call op_exit() and op_init() in the child, or fork before op_init"
-            );
-        }
-        Ok(())
+        super::device::check_process(self.generation, call, "opencl")
     }
 
     /// Work-items for `n` elements: enough to fill the device, never more than the elements.
@@ -347,47 +324,13 @@ impl OpenCl {
         Ok(self.programs.len() - 1)
     }
 
-    /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments,
-    /// with (offset, count) per colour: elements of an element colouring (`part_size` 1), or
-    /// (first element, count) pairs of the blocks of a block colouring.
+    /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments on
+    /// the device (`device::element_lists`: elements, or block pairs when `part_size` > 1),
+    /// with (offset, count) per colour; their key in `colour_lists`.
     fn colouring(&mut self, call: &LoopCall, start: usize, end: usize, part_size: usize) -> Result<u64> {
-        let args = call.plan_args();
-        let req = PlanRequest {
-            set: call.set.0 as u64,
-            set_size: call.set_size,
-            start,
-            end,
-            part_size,
-            staging: false,
-            args: &args,
-        };
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            req.key().hash(&mut h);
-            h.finish()
-        };
+        let key = super::device::colouring_key(call, start, end, part_size);
         if !self.colour_lists.contains_key(&key) {
-            let plan = self.colourings.get_or_build(&req).map_err(|e| {
-                Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name))
-            })?;
-            let mut elems: Vec<cl_int> =
-                Vec::with_capacity(if part_size == 1 { end - start } else { 2 * plan.nblocks });
-            let mut ranges = Vec::with_capacity(plan.ncolours);
-            for c in 0..plan.ncolours {
-                if part_size == 1 {
-                    let from = elems.len();
-                    elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as cl_int));
-                    ranges.push((from, elems.len() - from));
-                } else {
-                    let from = elems.len() / 2;
-                    for &b in plan.colour_blocks(c) {
-                        elems.push(plan.offset[b as usize]);
-                        elems.push(plan.nelems[b as usize]);
-                    }
-                    ranges.push((from, elems.len() / 2 - from));
-                }
-            }
+            let (elems, ranges) = super::device::element_lists(&mut self.colourings, call, start, end, part_size)?;
             let mut buf = self.create_buffer::<cl_int>(elems.len(), "an element colouring")?;
             self.write(&mut buf, &elems, "element colouring")?;
             self.colour_lists.insert(key, (buf, ranges));
@@ -433,7 +376,7 @@ impl Backend for OpenCl {
         self.alloc(d, shape, host.len())?;
         let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("upload", "no buffer"))?;
         let r = if self.soa && shape.dim > 1 {
-            let t = transpose(host, shape, true);
+            let t = super::device::transpose(host, shape, true);
             self.write(&mut buf, &t, "dat upload")
         } else {
             self.write(&mut buf, host, "dat upload")
@@ -448,7 +391,7 @@ impl Backend for OpenCl {
             Some(buf) if self.soa && shape.dim > 1 => {
                 let mut t = vec![0u8; host.len()];
                 self.read(buf, &mut t, "dat download")?;
-                host.copy_from_slice(&transpose(&t, shape, false));
+                host.copy_from_slice(&super::device::transpose(&t, shape, false));
                 Ok(())
             }
             Some(buf) => self.read(buf, host, "dat download"),
@@ -461,21 +404,7 @@ impl Backend for OpenCl {
             return Ok(());
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
-        let Some(sig) = call.sig.as_ref() else {
-            op2_bail!(Internal, "op_par_loop '{}': no loop signature for the opencl backend", call.name);
-        };
-        for (i, d) in call.descs.iter().enumerate() {
-            if matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
-                op2_bail!(
-                    BadLoop,
-                    "op_par_loop '{}', arg {i}: op_arg_idx on a set reordered by op_renumber is not supported by the opencl backend",
-                    call.name
-                );
-            }
-        }
-        if let Some(why) = emit::unsupported(call.descs) {
-            op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
-        }
+        let sig = super::device::check_loop(call, "opencl")?;
         let form = match self.inc {
             _ if !call.needs_colouring() => Form::Direct,
             IncChoice::Atomics => Form::Atomics,
@@ -510,22 +439,17 @@ impl Backend for OpenCl {
         if self.globals.len() < call.descs.len() {
             self.globals.resize_with(call.descs.len(), || None);
         }
-        for (i, d) in call.descs.iter().enumerate() {
-            if let ArgDesc::Gbl { ty, dim, acc: crate::arg::Access::Read } = *d {
-                let bytes = dim * ty.size();
-                let fits = matches!(&self.globals[i], Some((_, n)) if *n >= bytes);
-                if !fits {
-                    let b = self.create_buffer::<u8>(bytes, "a global")?;
-                    self.globals[i] = Some((b, bytes));
-                }
-                // SAFETY: the slot holds the caller's global of `bytes` bytes (op_arg_gbl).
-                let host = unsafe { std::slice::from_raw_parts(call.slots[2 * i] as *const u8, bytes) };
-                let mut slot = self.globals[i].take();
-                if let Some((buf, _)) = slot.as_mut() {
-                    self.write(buf, host, "global")?;
-                }
-                self.globals[i] = slot;
+        for (i, host) in super::device::read_globals(call) {
+            let fits = matches!(&self.globals[i], Some((_, n)) if *n >= host.len());
+            if !fits {
+                let b = self.create_buffer::<u8>(host.len(), "a global")?;
+                self.globals[i] = Some((b, host.len()));
             }
+            let mut slot = self.globals[i].take();
+            if let Some((buf, _)) = slot.as_mut() {
+                self.write(buf, host, "global")?;
+            }
+            self.globals[i] = slot;
         }
         let rows = self.max_work_items;
         let stride = emit::partial_words(call.descs);
@@ -563,28 +487,16 @@ impl Backend for OpenCl {
         // Matrices stay in host memory: their values and slot tables go up for the launches and
         // the values come back after them.
         let mut mat_bufs: Vec<(usize, Buffer<u8>, Buffer<cl_int>)> = Vec::new();
-        for (i, d) in call.descs.iter().enumerate() {
-            if let (ArgDesc::Mat { rows, cols, .. }, crate::arg::BoundArg::Mat { values_bytes, .. }) =
-                (*d, call.bound[i])
-            {
-                // SAFETY: the driver put the matrix's values (`values_bytes` long) and its slot
-                // table (set size x local block entries) in the argument's two slots.
-                let (vals, table) = unsafe {
-                    (
-                        std::slice::from_raw_parts(call.slots[2 * i] as *const u8, values_bytes),
-                        std::slice::from_raw_parts(call.slots[2 * i + 1] as *const cl_int, call.set_size * rows * cols),
-                    )
-                };
-                let mut vb = self.create_buffer::<u8>(values_bytes.max(1), "a matrix's values")?;
-                if !vals.is_empty() {
-                    self.write(&mut vb, vals, "a matrix's values")?;
-                }
-                let mut tb = self.create_buffer::<cl_int>(table.len().max(1), "a matrix's slot table")?;
-                if !table.is_empty() {
-                    self.write(&mut tb, table, "a matrix's slot table")?;
-                }
-                mat_bufs.push((i, vb, tb));
+        for m in super::device::mat_args(call) {
+            let mut vb = self.create_buffer::<u8>(m.values.len().max(1), "a matrix's values")?;
+            if !m.values.is_empty() {
+                self.write(&mut vb, m.values, "a matrix's values")?;
             }
+            let mut tb = self.create_buffer::<cl_int>(m.slots.len().max(1), "a matrix's slot table")?;
+            if !m.slots.is_empty() {
+                self.write(&mut tb, m.slots, "a matrix's slot table")?;
+            }
+            mat_bufs.push((m.arg, vb, tb));
         }
         let prog = &self.programs[prog_index];
         let k = &prog.kernel;
@@ -608,60 +520,41 @@ impl Backend for OpenCl {
         };
         arg!(elems);
         arg!(part);
-        for (i, d) in call.descs.iter().enumerate() {
-            match *d {
-                ArgDesc::Dat { how, optional, .. } => {
-                    let crate::arg::BoundArg::Dat { dat, enabled, .. } = call.bound[i] else {
-                        op2_bail!(Internal, "op_par_loop '{name}': arg {i} is not bound to a dat");
-                    };
-                    let buf: &Buffer<u8> = if enabled {
-                        match self.dats.get(&dat) {
-                            Some(b) => b,
-                            None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: dat not on the device"),
+        for a in super::device::kernel_args(call, soa)? {
+            match a {
+                KernelArg::Dat(d) => match d {
+                    Some(d) => match self.dats.get(&d) {
+                        Some(b) => arg!(b),
+                        None => op2_bail!(Internal, "op_par_loop '{name}': a dat is not on the device"),
+                    },
+                    None => arg!(&*self.dummy),
+                },
+                KernelArg::Rows(d) => {
+                    let rows = d.and_then(|d| self.rows.get(&d)).map_or(0, |&r| r as cl_int);
+                    arg!(&rows);
+                }
+                KernelArg::Map(m) => match m.and_then(|m| self.maps.get(&m)) {
+                    Some(b) => arg!(b),
+                    None => arg!(self.dummy_i32()),
+                },
+                KernelArg::Flag(f) => {
+                    let f: cl_int = f;
+                    arg!(&f);
+                }
+                KernelArg::Global(i) => match &self.globals[i] {
+                    Some((b, _)) => arg!(b),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
+                },
+                KernelArg::MatValues(i) | KernelArg::MatSlots(i) => match mat_bufs.iter().find(|m| m.0 == i) {
+                    Some((_, vb, tb)) => {
+                        if matches!(a, KernelArg::MatValues(_)) {
+                            arg!(vb)
+                        } else {
+                            arg!(tb)
                         }
-                    } else {
-                        &self.dummy
-                    };
-                    arg!(buf);
-                    if emit::soa_arg(d, soa) {
-                        let rows = if enabled { self.rows.get(&dat).copied().unwrap_or(0) } else { 0 };
-                        let rows = rows as cl_int;
-                        arg!(&rows);
                     }
-                    if how != crate::arg::DatAccess::Direct {
-                        let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
-                            Some(b) => b,
-                            None => self.dummy_i32(),
-                        };
-                        arg!(mb);
-                    }
-                    if optional {
-                        let on: cl_int = enabled as cl_int;
-                        arg!(&on);
-                    }
-                }
-                ArgDesc::Gbl { acc: crate::arg::Access::Read, .. } => {
-                    let b = match &self.globals[i] {
-                        Some((b, _)) => b,
-                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
-                    };
-                    arg!(b);
-                }
-                ArgDesc::Idx { map_dim: Some(_), .. } => {
-                    let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
-                        Some(b) => b,
-                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no map buffer"),
-                    };
-                    arg!(mb);
-                }
-                ArgDesc::Mat { .. } => {
-                    let Some((_, vb, tb)) = mat_bufs.iter().find(|m| m.0 == i) else {
-                        op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no matrix buffers");
-                    };
-                    arg!(vb);
-                    arg!(tb);
-                }
-                _ => {}
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no matrix buffers"),
+                },
             }
         }
         // The runtime may compile and link work-group functions at the first launch: children
@@ -692,12 +585,12 @@ impl Backend for OpenCl {
         }
         self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
         for (i, vb, _) in &mat_bufs {
-            if let crate::arg::BoundArg::Mat { values_bytes, .. } = call.bound[*i] {
-                if values_bytes > 0 {
-                    // SAFETY: as above; the host values are not otherwise in use during the loop.
-                    let host = unsafe { std::slice::from_raw_parts_mut(call.slots[2 * i] as *mut u8, values_bytes) };
-                    self.read(vb, host, "a matrix's values")?;
-                }
+            let (ptr, len) = super::device::mat_values_ptr(call, *i);
+            if len > 0 {
+                // SAFETY: the matrix's host values, `len` bytes, which nothing else refers to
+                // during the loop.
+                let host = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+                self.read(vb, host, "a matrix's values")?;
             }
         }
         if let Some(mut p) = partials.take() {

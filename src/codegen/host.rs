@@ -391,7 +391,7 @@ static double qinf[4];
 void k(const double *x, double **r, float *o, double *m, int *l, int *i) {{
   *m = gam;
 }}
-#line 45 "op2-wrapper:k"
+#line 50 "op2-wrapper:k"
 
 OP2_EXPORT void op2_set_constants(void *const *op2_src) {{
   memcpy(&gam, op2_src[0], sizeof(gam));

@@ -1,6 +1,8 @@
 //! Code generation: loop signature in, source text out. Pure: no compilers, no data, no
 //! backends. One emitter per target.
 
+pub mod cuda;
+pub mod device;
 pub mod host;
 pub mod opencl;
 pub mod rewrite;

@@ -251,7 +251,7 @@ static inline void op2_simd_k(const double x[][4], double r[][4], float o[][4], 
   r[0][op2_lane] += x[1][op2_lane] * *g;
   o[0][op2_lane] = (float)i[0][op2_lane];
 }
-#line 48 "op2-wrapper:k"
+#line 53 "op2-wrapper:k"
 "#;
         assert!(tail.starts_with(expected), "{tail}");
         let lines: Vec<&str> = got.lines().collect();

@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub(crate) mod child;
+pub mod nvrtc;
 pub mod pack;
 
 use crate::error::Result;

@@ -26,6 +26,12 @@ pub fn slot_tables(
     if !descs.iter().any(|d| matches!(d, ArgDesc::Mat { .. })) {
         return Ok(out);
     }
+    if ctx.backend.kind() == crate::config::BackendKind::Cuda {
+        op2_bail!(
+            BackendUnavailable,
+            "op_par_loop '{name}': matrix arguments (op_arg_mat) are not supported on the cuda backend yet (use seq, threads, check or opencl; op_mat_mult and op_solve work on every backend)"
+        );
+    }
     for (i, b) in bound.iter().enumerate() {
         let BoundArg::Mat { mat, rowmap, ridx, colmap, cidx, .. } = *b else { continue };
         let (rm, cm) = (&ctx.maps[rowmap.0 as usize], &ctx.maps[colmap.0 as usize]);
@@ -49,6 +55,7 @@ pub fn slot_tables(
 #[cfg(test)]
 mod tests {
     use crate::arg::{Access, ArgDesc, DatAccess};
+    use crate::codegen::device::{unsupported, IncStrategy};
     use crate::codegen::{host, opencl, LoopSignature};
     use crate::core::ElemType;
 
@@ -97,14 +104,14 @@ mod tests {
     #[test]
     fn opencl_code_adds_plainly_or_atomically() {
         let a = args(Access::Inc);
-        let plain = opencl::generate(&sig(&a), &[], true, opencl::IncStrategy::Plain, false);
+        let plain = opencl::generate(&sig(&a), &[], true, IncStrategy::Plain, false);
         assert!(plain.contains("__global double *op2_d1,"), "{plain}");
         assert!(plain.contains("__global const int *op2_m1"));
         assert!(plain.contains("op2_d1[op2_m1[(size_t)op2_e * 9 + op2_k]] += op2_p1[op2_k];"));
-        let atomic = opencl::generate(&sig(&a), &[], false, opencl::IncStrategy::Atomics, false);
+        let atomic = opencl::generate(&sig(&a), &[], false, IncStrategy::Atomics, false);
         assert!(atomic.contains("op2_atomic_add_double(&op2_d1[op2_m1[(size_t)op2_e * 9 + op2_k]], op2_p1[op2_k]);"));
-        assert_eq!(opencl::unsupported(&a), None);
+        assert_eq!(unsupported(&a, "opencl"), None);
         let big = [ArgDesc::Mat { ty: ElemType::Float, rows: 100, cols: 100, acc: Access::Inc }];
-        assert!(opencl::unsupported(&big).is_some_and(|m| m.contains("10000 values")));
+        assert!(unsupported(&big, "opencl").is_some_and(|m| m.contains("10000 values")));
     }
 }
