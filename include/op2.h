@@ -612,8 +612,9 @@ op_mat op_decl_mat(op_sparsity sparsity, int rdim, int cdim, const char *type, c
  * `ridx, cidx >= 0`, one `rdim x cdim` block for `rowmap[e][ridx]`, `colmap[e][cidx]`.
  * Additions to one row never race: `threads` colours the loop on the row map; `opencl` too
  * (`OP2_INC=colour`, the default) or adds atomically (`OP2_INC=atomics`), with the matrix kept in
- * host memory and copied to the device and back around each such loop. `type` must be the
- * matrix's. The loop's set must be the maps' source set.
+ * host memory and copied to the device and back around each such loop; `cuda` refuses such
+ * loops for now (OP2_ERR_BACKEND_UNAVAILABLE). `type` must be the matrix's. The loop's set
+ * must be the maps' source set.
  * Errors (the returned op_arg is then refused by op_par_loop): OP2_ERR_ARG_ACCESS
  * (OP_READ, OP_RW, OP_MIN, OP_MAX), OP2_ERR_ARG_MISMATCH (maps that are not a pair of the
  * matrix's sparsity, or another type), OP2_ERR_ARG_IDX, OP2_ERR_BAD_SIZE (a local block of more
