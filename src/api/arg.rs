@@ -224,7 +224,7 @@ fn check_gbl(call: &dyn Display, data: *mut c_void, dim: c_int, ty: ElemType, ac
 
 /// An `idx` as the caller wrote it: C's as it is; Fortran's (index base 1) one higher for
 /// columns, and 0 for what the Fortran module passes for an idx of 0 (`-INT_MAX`).
-fn shown_idx(base: i64, idx: c_int) -> i64 {
+pub(crate) fn shown_idx(base: i64, idx: c_int) -> i64 {
     match (base, idx) {
         (0, i) => i as i64,
         (_, i) if i >= 0 => i as i64 + base,

@@ -3,6 +3,8 @@
 //! the loop, the argument and the data:
 //! - an indirect OP_WRITE / OP_RW argument promises that no two elements reach the same target
 //!   (other backends run such loops uncoloured, so a broken promise is a race there);
+//! - an OP_WRITE matrix argument (`op_arg_mat`) promises that no two elements store the same
+//!   matrix entry;
 //! - an OP_READ dat must not be modified by the kernel. (OP_READ globals reach kernels as
 //!   private copies in generated code, so the caller's value cannot change.)
 //! - and, since the driver always validates loops on `check` (`crate::validate`, as
@@ -68,6 +70,36 @@ impl Check {
         Ok(())
     }
 
+    /// OP_WRITE matrix arguments: no two elements of `[start, end)` may store the same entry.
+    fn check_mat_writes(call: &LoopCall, start: usize, end: usize) -> Result<()> {
+        for (i, d) in call.descs.iter().enumerate() {
+            let (ArgDesc::Mat { ty, rows, cols, acc: Access::Write }, crate::arg::BoundArg::Mat { values_bytes, .. }) =
+                (*d, call.bound[i])
+            else {
+                continue;
+            };
+            let n = rows * cols;
+            // SAFETY: the driver put the argument's slot table (set size x n entries) in its slot.
+            let table = unsafe { std::slice::from_raw_parts(call.slots[2 * i + 1] as *const i32, call.set_size * n) };
+            let mut owner = vec![u32::MAX; values_bytes / ty.size()];
+            for e in start..end {
+                for &s in &table[e * n..(e + 1) * n] {
+                    let o = &mut owner[s as usize];
+                    if *o != u32::MAX && *o != e as u32 {
+                        op2_bail!(
+                            Check,
+                            "op_par_loop '{}', arg {i} (matrix): OP_WRITE promises that no two elements store the same entry, but elements {} and {e} both store stored value {s} (check backend; use OP_INC to add)",
+                            call.name,
+                            *o
+                        );
+                    }
+                    *o = e as u32;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Copies of every read-only argument that no other argument of the loop may write.
     fn snapshot_reads(call: &LoopCall) -> Vec<Snapshot> {
         let written_dats: Vec<*mut std::ffi::c_void> = call
@@ -111,6 +143,7 @@ impl Backend for Check {
             return Ok(());
         }
         Check::check_exclusive_writes(call, start, end)?;
+        Check::check_mat_writes(call, start, end)?;
         let snaps = Check::snapshot_reads(call);
         let mut slots = std::mem::take(&mut call.slots);
         // SAFETY: the driver built `slots` for this loop and the range lies in the set.

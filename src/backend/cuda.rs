@@ -449,6 +449,11 @@ impl Backend for Cuda {
                     Some(b) => Val::Ptr(b.ptr),
                     None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
                 },
+                // The driver refuses matrix loops on cuda before they get here (mat::loops).
+                KernelArg::MatValues(i) | KernelArg::MatSlots(i) => op2_bail!(
+                    BackendUnavailable,
+                    "op_par_loop '{name}', arg {i}: matrix arguments (op_arg_mat) are not supported on the cuda backend yet"
+                ),
             });
         }
         let func = self.modules[module].func;

@@ -111,6 +111,9 @@ pub enum KernelArg {
     Flag(i32),
     /// The device copy of READ global argument `i`.
     Global(usize),
+    /// The values of the matrix of argument `i` (`op_arg_mat`), then its slot table.
+    MatValues(usize),
+    MatSlots(usize),
 }
 
 /// The kernel arguments after the fixed ones, in the generated code's order.
@@ -140,6 +143,10 @@ pub fn kernel_args(call: &LoopCall, soa: bool) -> Result<Vec<KernelArg>> {
                 Some(m) => out.push(KernelArg::Map(Some(m))),
                 None => op2_bail!(Internal, "op_par_loop '{}': arg {i}: no map", call.name),
             },
+            ArgDesc::Mat { .. } => {
+                out.push(KernelArg::MatValues(i));
+                out.push(KernelArg::MatSlots(i));
+            }
             _ => {}
         }
     }
@@ -177,4 +184,40 @@ pub fn transpose(src: &[u8], shape: super::DatShape, to_soa: bool) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A matrix argument's host memory, as a device backend copies it around a launch (matrices
+/// stay in host memory): argument position, values, slot table.
+pub struct MatHost<'c> {
+    pub arg: usize,
+    pub values: &'c [u8],
+    pub slots: &'c [i32],
+}
+
+/// The matrix arguments of a call, with their values and slot tables in host memory.
+pub fn mat_args<'c>(call: &'c LoopCall) -> Vec<MatHost<'c>> {
+    let mut out = Vec::new();
+    for (i, d) in call.descs.iter().enumerate() {
+        if let (ArgDesc::Mat { rows, cols, .. }, BoundArg::Mat { values_bytes, .. }) = (*d, call.bound[i]) {
+            // SAFETY: the driver put the matrix's values (`values_bytes` long) and its slot table
+            // (set size x local block entries) in the argument's two slots.
+            let (values, slots) = unsafe {
+                (
+                    std::slice::from_raw_parts(call.slots[2 * i] as *const u8, values_bytes),
+                    std::slice::from_raw_parts(call.slots[2 * i + 1] as *const i32, call.set_size * rows * cols),
+                )
+            };
+            out.push(MatHost { arg: i, values, slots });
+        }
+    }
+    out
+}
+
+/// Where the values of matrix argument `arg` go back to after a launch: the host values'
+/// address and length in bytes (null and 0 for another kind of argument).
+pub fn mat_values_ptr(call: &LoopCall, arg: usize) -> (*mut u8, usize) {
+    match call.bound[arg] {
+        BoundArg::Mat { values_bytes, .. } => (call.slots[2 * arg] as *mut u8, values_bytes),
+        _ => (std::ptr::null_mut(), 0),
+    }
 }

@@ -484,6 +484,20 @@ impl Backend for OpenCl {
             launches = vec![(start, end - start)];
             None
         };
+        // Matrices stay in host memory: their values and slot tables go up for the launches and
+        // the values come back after them.
+        let mut mat_bufs: Vec<(usize, Buffer<u8>, Buffer<cl_int>)> = Vec::new();
+        for m in super::device::mat_args(call) {
+            let mut vb = self.create_buffer::<u8>(m.values.len().max(1), "a matrix's values")?;
+            if !m.values.is_empty() {
+                self.write(&mut vb, m.values, "a matrix's values")?;
+            }
+            let mut tb = self.create_buffer::<cl_int>(m.slots.len().max(1), "a matrix's slot table")?;
+            if !m.slots.is_empty() {
+                self.write(&mut tb, m.slots, "a matrix's slot table")?;
+            }
+            mat_bufs.push((m.arg, vb, tb));
+        }
         let prog = &self.programs[prog_index];
         let k = &prog.kernel;
         // Fixed arguments: elems and part; per-argument buffers.
@@ -531,6 +545,16 @@ impl Backend for OpenCl {
                     Some((b, _)) => arg!(b),
                     None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
                 },
+                KernelArg::MatValues(i) | KernelArg::MatSlots(i) => match mat_bufs.iter().find(|m| m.0 == i) {
+                    Some((_, vb, tb)) => {
+                        if matches!(a, KernelArg::MatValues(_)) {
+                            arg!(vb)
+                        } else {
+                            arg!(tb)
+                        }
+                    }
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no matrix buffers"),
+                },
             }
         }
         // The runtime may compile and link work-group functions at the first launch: children
@@ -560,6 +584,15 @@ impl Backend for OpenCl {
             }
         }
         self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
+        for (i, vb, _) in &mat_bufs {
+            let (ptr, len) = super::device::mat_values_ptr(call, *i);
+            if len > 0 {
+                // SAFETY: the matrix's host values, `len` bytes, which nothing else refers to
+                // during the loop.
+                let host = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+                self.read(vb, host, "a matrix's values")?;
+            }
+        }
         if let Some(mut p) = partials.take() {
             if let Some((buf, _)) = &self.partials {
                 self.read(buf, p.words_mut(), "reduction partials")?;

@@ -16,8 +16,10 @@
 //!   combined by the host in work-item order;
 //! - per argument, in order: a dat's buffer (then `int op2_s{i}`, its rows, in the
 //!   structure-of-arrays layout, then its map, when indirect, then `int op2_on{i}` when
-//!   optional); a READ global's buffer; an index argument's map (when it has one); nothing
-//!   for reductions and info payloads (they live in `op2_part`).
+//!   optional); a READ global's buffer; an index argument's map (when it has one); a matrix's
+//!   values and its element-to-CSR-slot table (`op_arg_mat`: the kernel fills a private local
+//!   block, added through the table, plainly on launches coloured on the row map, else
+//!   atomically); nothing for reductions and info payloads (they live in `op2_part`).
 //!
 //! Constants are compiled in as constant-memory values (17 significant digits for double, 9
 //! for float: exact), so a new value means a new program (cached by content).
@@ -89,11 +91,7 @@ pub fn unsupported(args: &[ArgDesc], backend: &str) -> Option<String> {
             ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
             ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
             ArgDesc::Idx { .. } => 1,
-            ArgDesc::Mat { .. } => {
-                return Some(format!(
-                    "arg {i} is a matrix (op_arg_mat): matrices in loops are not supported on {backend} yet"
-                ))
-            }
+            ArgDesc::Mat { rows, cols, .. } => rows.saturating_mul(cols),
         };
         if values > MAX_PRIVATE_VALUES {
             return Some(format!(
@@ -276,6 +274,11 @@ pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, colour
                 params.push(format!("{g}const {} *op2_d{i}", (d.buffer_type)(ty)))
             }
             ArgDesc::Idx { map_dim: Some(_), .. } => params.push(format!("{g}const int *op2_m{i}")),
+            ArgDesc::Mat { ty, .. } => {
+                // The matrix's values and the element-to-CSR-slot table.
+                params.push(format!("{g}{} *op2_d{i}", (d.buffer_type)(ty)));
+                params.push(format!("{g}const int *op2_m{i}"));
+            }
             _ => {}
         }
     }
@@ -406,8 +409,23 @@ pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, colour
                 w.line(format!("int op2_x{i} = op2_m{i}[(size_t)op2_e * {d} + {idx}];"));
                 call.push(format!("&op2_x{i}"));
             }
-            // Refused before code generation (`unsupported`).
-            ArgDesc::Mat { .. } => call.push("0".to_string()),
+            ArgDesc::Mat { ty, rows, cols, acc } => {
+                // A zeroed private local block, added (stored) through the slot table after the
+                // kernel: plainly when the launch is coloured on the row map, else atomically.
+                let (pt, n) = ((d.private_type)(ty), rows * cols);
+                w.line(format!("{pt} op2_p{i}[{n}];"));
+                w.line(format!("for (int op2_k = 0; op2_k < {n}; op2_k++) op2_p{i}[op2_k] = 0;"));
+                let at = format!("op2_m{i}[(size_t)op2_e * {n} + op2_k]");
+                let store = match acc {
+                    Access::Write => format!("op2_d{i}[{at}] = op2_p{i}[op2_k];"),
+                    _ if inc == IncStrategy::Atomics => {
+                        (d.atomic_add)(ty, &format!("&op2_d{i}[{at}]"), &format!("op2_p{i}[op2_k]"))
+                    }
+                    _ => format!("op2_d{i}[{at}] += op2_p{i}[op2_k];"),
+                };
+                scatter.push(format!("for (int op2_k = 0; op2_k < {n}; op2_k++) {store}"));
+                call.push(format!("op2_p{i}"));
+            }
         }
     }
     w.call(sig.kernel_name, &call);

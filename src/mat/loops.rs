@@ -1,5 +1,5 @@
 //! What the loop driver needs for matrix arguments: the element-to-slot tables (built once per
-//! matrix and map pair, then cached on the matrix) and the refusal on device backends.
+//! matrix and map pair, then cached on the matrix).
 
 use super::{MatId, SlotKey};
 use crate::arg::{ArgDesc, BoundArg};
@@ -26,11 +26,10 @@ pub fn slot_tables(
     if !descs.iter().any(|d| matches!(d, ArgDesc::Mat { .. })) {
         return Ok(out);
     }
-    if ctx.backend.is_device() {
+    if ctx.backend.kind() == crate::config::BackendKind::Cuda {
         op2_bail!(
             BackendUnavailable,
-            "op_par_loop '{name}': matrix arguments (op_arg_mat) are not supported on the {} backend yet (use seq, threads or check; op_mat_mult and op_solve work on every backend)",
-            ctx.backend.kind().name()
+            "op_par_loop '{name}': matrix arguments (op_arg_mat) are not supported on the cuda backend yet (use seq, threads, check or opencl; op_mat_mult and op_solve work on every backend)"
         );
     }
     for (i, b) in bound.iter().enumerate() {
@@ -51,4 +50,68 @@ pub fn slot_tables(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::arg::{Access, ArgDesc, DatAccess};
+    use crate::codegen::device::{unsupported, IncStrategy};
+    use crate::codegen::{host, opencl, LoopSignature};
+    use crate::core::ElemType;
+
+    fn args(acc: Access) -> Vec<ArgDesc> {
+        vec![
+            ArgDesc::Dat {
+                ty: ElemType::Double,
+                dim: 2,
+                acc: Access::Read,
+                how: DatAccess::Vector { map_dim: 3 },
+                optional: false,
+            },
+            ArgDesc::Mat { ty: ElemType::Double, rows: 3, cols: 3, acc },
+        ]
+    }
+
+    fn sig(a: &[ArgDesc]) -> LoopSignature<'_> {
+        LoopSignature {
+            loop_name: "stiff",
+            kernel_name: "k",
+            kernel_source: "void k(const double **x, double *A) { A[0] = x[0][0]; }",
+            kernel_origin: "\"kernel:k\"",
+            args: a,
+            consts: &[],
+        }
+    }
+
+    /// The host wrapper zeroes a local block per element and adds (stores) it through the slot
+    /// table after the kernel.
+    #[test]
+    fn host_code_adds_the_local_block() {
+        let a = args(Access::Inc);
+        let src = host::generate(&sig(&a));
+        assert!(src.contains("double *op2_a1 = (double *)op2_slots[2];"), "{src}");
+        assert!(src.contains("const int *op2_m1 = (const int *)op2_slots[3];"));
+        assert!(src.contains("    double op2_b1[9];\n    memset(op2_b1, 0, sizeof(op2_b1));"));
+        assert!(src.contains("(void *)op2_b1);"));
+        assert!(src.contains(
+            "    const int *op2_s1 = op2_m1 + op2_n * 9;\n    for (int op2_k = 0; op2_k < 9; op2_k++) op2_a1[op2_s1[op2_k]] += op2_b1[op2_k];"
+        ));
+        let a = args(Access::Write);
+        assert!(host::generate(&sig(&a)).contains("op2_a1[op2_s1[op2_k]] = op2_b1[op2_k];"));
+        assert_eq!(host::describe(&a[1]), "mat double[3x3] OP_WRITE");
+    }
+
+    #[test]
+    fn opencl_code_adds_plainly_or_atomically() {
+        let a = args(Access::Inc);
+        let plain = opencl::generate(&sig(&a), &[], true, IncStrategy::Plain, false);
+        assert!(plain.contains("__global double *op2_d1,"), "{plain}");
+        assert!(plain.contains("__global const int *op2_m1"));
+        assert!(plain.contains("op2_d1[op2_m1[(size_t)op2_e * 9 + op2_k]] += op2_p1[op2_k];"));
+        let atomic = opencl::generate(&sig(&a), &[], false, IncStrategy::Atomics, false);
+        assert!(atomic.contains("op2_atomic_add_double(&op2_d1[op2_m1[(size_t)op2_e * 9 + op2_k]], op2_p1[op2_k]);"));
+        assert_eq!(unsupported(&a, "opencl"), None);
+        let big = [ArgDesc::Mat { ty: ElemType::Float, rows: 100, cols: 100, acc: Access::Inc }];
+        assert!(unsupported(&big, "opencl").is_some_and(|m| m.contains("10000 values")));
+    }
 }

@@ -208,13 +208,17 @@ impl Context {
     pub fn mat_zero_rows(&mut self, m: MatId, rows: &[i32], diag: f64) -> Result<()> {
         let mat = self.mats.mat(m);
         let n = mat.pattern.nrows;
+        let base = self.index_base as i64;
         let mut storage = Vec::with_capacity(rows.len());
         for (i, &r) in rows.iter().enumerate() {
             if r < 0 || r as usize >= n {
                 op2_bail!(
                     BadRange,
-                    "op_mat_zero_rows on mat '{}': rows[{i}] is {r}, outside [0, {n}) (rows of {} elements x {})",
+                    "op_mat_zero_rows on mat '{}': rows[{}] is {}, outside [{base}, {}] (rows of {} elements x {})",
                     mat.name,
+                    i as i64 + base,
+                    r as i64 + base,
+                    n as i64 - 1 + base,
                     n / mat.rdim.max(1),
                     mat.rdim
                 );

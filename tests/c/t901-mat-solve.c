@@ -2,9 +2,21 @@
  * and the same plus a skew convection term (non-symmetric), assembled in loops; b = A x* by
  * op_mat_mult, then the native CG / GMRES with Jacobi / none must give x* back; PETSc (in builds
  * with it) with CG/block Jacobi, CG/GAMG and GMRES/ILU the same; non-convergence (OP2_ERR_SOLVE, x keeps the last
- * iterate), PETSc's own errors (OP2_ERR_PETSC), malformed options (OP2_ERR_BAD_CONFIG). On
- * opencl (no matrix loops yet) the matrix is diagonal, set by op_mat_zero_rows. */
+ * iterate), PETSc's own errors (OP2_ERR_PETSC), malformed options (OP2_ERR_BAD_CONFIG). */
 #include "test.h"
+
+/* PETSc's first use initialises MPI, whose runtime (OpenMPI, PMIx, hwloc) leaks small blocks at
+ * MPI_Init and MPI_Finalize (at exit), and PETSc 3.18 leaks two strings when KSPSetFromOptions
+ * fails: LeakSanitizer (`make test-c-sanitize`) is paused around those, and from the end of main
+ * on. Everything else stays checked. */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define LEAKS_IGNORED(stmt) (__lsan_disable(), (stmt), __lsan_enable())
+#define LEAKS_IGNORED_FROM_HERE() __lsan_disable()
+#else
+#define LEAKS_IGNORED(stmt) (stmt)
+#define LEAKS_IGNORED_FROM_HERE() ((void)0)
+#endif
 
 #define N 12
 #define NN ((N + 1) * (N + 1))
@@ -54,8 +66,7 @@ static double maxdiff(op_dat d, const double *want)
 
 int main(int argc, char **argv)
 {
-  const char *backend = test_init(argc, argv);
-  int opencl = strcmp(backend, "opencl") == 0, i, its, petsc;
+  int i, its, petsc;
   static double xs[NN], zero[NN], got[NN];
   double skew = 0.0;
   op_set nodes, cells;
@@ -65,6 +76,7 @@ int main(int argc, char **argv)
   op_mat A, G;
   op_kernel k;
 
+  test_init(argc, argv);
   mesh();
   for (i = 0; i < NN; i++) xs[i] = sin(0.3 * i) + 0.5;
   nodes = op_decl_set(NN, "nodes");
@@ -79,28 +91,21 @@ int main(int argc, char **argv)
   A = op_decl_mat(sp, 1, 1, "double", "A");
   G = op_decl_mat(sp, 1, 1, "double", "G");
   k = op_decl_kernel(src_op, "op");
-  if (opencl) {
-    int rows[NN];
-    for (i = 0; i < NN; i++) rows[i] = i;
-    op_mat_zero_rows(A, NN, rows, 4.0);
-    op_mat_zero_rows(G, NN, rows, 2.0);
-  } else {
-    PAR_LOOP(k, "spd", cells, op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ),
-             op_arg_mat(A, -3, pcell, -3, pcell, "double", OP_INC));
-    skew = 3.0;
-    op_decl_const(1, "double", &skew, "skew");
-    PAR_LOOP(k, "nonsym", cells, op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ),
-             op_arg_mat(G, -3, pcell, -3, pcell, "double", OP_INC));
-  }
+  PAR_LOOP(k, "spd", cells, op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ),
+           op_arg_mat(A, -3, pcell, -3, pcell, "double", OP_INC));
+  skew = 3.0;
+  op_decl_const(1, "double", &skew, "skew");
+  PAR_LOOP(k, "nonsym", cells, op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ),
+           op_arg_mat(G, -3, pcell, -3, pcell, "double", OP_INC));
 
   /* SPD: CG (default options), CG without preconditioner, GMRES. */
   op_mat_mult(A, dxs, db);
   its = op_solve(A, db, dx, NULL); /* rtol 1e-5 */
-  CHECK(its > 0 || opencl);
+  CHECK(its > 0);
   CHECK(maxdiff(dx, xs) < 1e-3);
   its = op_solve(A, db, dx, "-ksp_rtol 1e-12");
   CHECK(maxdiff(dx, xs) < 1e-9);
-  if (!opencl) CHECK(its > 5 && its < 200);
+  CHECK(its > 5 && its < 200);
   its = op_solve(A, db, dx, "-ksp_type cg -pc_type none -ksp_rtol 1e-12");
   CHECK(maxdiff(dx, xs) < 1e-9);
   its = op_solve(A, db, dx, "-ksp_type gmres -pc_type jacobi -ksp_rtol 1e-12 -ksp_gmres_restart 20");
@@ -116,7 +121,7 @@ int main(int argc, char **argv)
   CHECK_OK();
 
   op_set_error_handler(OP_ERRORS_RETURN);
-  if (!opencl) {
+  {
     /* Not converged in 3 iterations: x holds the 3rd iterate, not zero and not x*. */
     op_mat_mult(A, dxs, db);
     its = op_solve(A, db, dx, "-ksp_max_it 3 -ksp_rtol 1e-12");
@@ -133,14 +138,13 @@ int main(int argc, char **argv)
   op_solve(A, db, dx, "-ksp_max_it");
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_solve", "-ksp_max_it needs a value");
 
-  /* PETSc: block Jacobi and GAMG, or OP2_ERR_BACKEND_UNAVAILABLE in builds without it. (GAMG
-   * gives up on opencl's diagonal matrix: a graph without edges.) */
+  /* PETSc: block Jacobi and GAMG, or OP2_ERR_BACKEND_UNAVAILABLE in builds without it. */
   op_mat_mult(A, dxs, db);
-  op_solve(A, db, dx, "-ksp_type cg -pc_type bjacobi -ksp_rtol 1e-12");
+  LEAKS_IGNORED(op_solve(A, db, dx, "-ksp_type cg -pc_type bjacobi -ksp_rtol 1e-12"));
   petsc = op_last_error_code() == 0;
   if (petsc) {
     CHECK(maxdiff(dx, xs) < 1e-8);
-    if (!opencl) {
+    {
       op_solve(A, db, dx, "-ksp_type cg -pc_type gamg -ksp_rtol 1e-12");
       CHECK_OK();
       CHECK(maxdiff(dx, xs) < 1e-8);
@@ -154,9 +158,9 @@ int main(int argc, char **argv)
     op_solve(A, db, dx, "-op2_petsc -ksp_rtol 1e-12");
     CHECK_OK();
     CHECK(maxdiff(dx, xs) < 1e-9);
-    op_solve(A, db, dx, "-ksp_type nosuchsolver");
+    LEAKS_IGNORED(op_solve(A, db, dx, "-ksp_type nosuchsolver"));
     CHECK_ERR(OP2_ERR_PETSC, "op_solve", "mat 'A'", "PETSc error", "nosuchsolver");
-    if (!opencl) {
+    {
       op_solve(A, db, dx, "-op2_petsc -ksp_max_it 2 -ksp_rtol 1e-12");
       CHECK_ERR(OP2_ERR_SOLVE, "op_solve", "PETSc cg with jacobi", "2 iterations", "DIVERGED_ITS");
     }
@@ -181,6 +185,7 @@ int main(int argc, char **argv)
     CHECK_ERR(OP2_ERR_NULL_ARGUMENT, "op_solve", "A is NULL");
   }
   (void)got;
+  LEAKS_IGNORED_FROM_HERE(); /* MPI_Finalize runs at exit */
   op_exit();
   return 0;
 }
