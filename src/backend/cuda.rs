@@ -324,23 +324,13 @@ impl Backend for Cuda {
     fn upload(&mut self, d: DatId, shape: DatShape, host: &[u8]) -> Result<()> {
         self.alloc(d, shape, host.len())?;
         let buf = self.dats.get(&d).ok_or_else(|| crate::op2_err!(Internal, "cuda: upload: no buffer"))?;
-        if self.soa && shape.dim > 1 {
-            self.write(buf, &super::device::transpose(host, shape, true), "dat upload")
-        } else {
-            self.write(buf, host, "dat upload")
-        }
+        self.write(buf, &super::device::device_layout(self.soa, shape, host), "dat upload")
     }
 
     fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
         self.enter("device download")?;
         match self.dats.get(&d) {
-            Some(buf) if self.soa && shape.dim > 1 => {
-                let mut t = vec![0u8; host.len()];
-                self.read(buf, &mut t, "dat download")?;
-                host.copy_from_slice(&super::device::transpose(&t, shape, false));
-                Ok(())
-            }
-            Some(buf) => self.read(buf, host, "dat download"),
+            Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
     }

@@ -59,14 +59,12 @@ pub fn colouring_key(call: &LoopCall, start: usize, end: usize) -> u64 {
     h.finish()
 }
 
+/// Elements colour by colour, and (offset, count) of each colour in that list.
+pub type ElementLists = (Vec<i32>, Vec<(usize, usize)>);
+
 /// The element colouring of `[start, end)` (the plan with one element per block): the
 /// elements colour by colour, and (offset, count) per colour in that list.
-pub fn element_lists(
-    plans: &mut PlanCache,
-    call: &LoopCall,
-    start: usize,
-    end: usize,
-) -> Result<(Vec<i32>, Vec<(usize, usize)>)> {
+pub fn element_lists(plans: &mut PlanCache, call: &LoopCall, start: usize, end: usize) -> Result<ElementLists> {
     let args = call.plan_args();
     let req = colouring_request(call, &args, start, end);
     let plan = plans.get_or_build(&req).map_err(|e| {
@@ -161,4 +159,32 @@ pub fn transpose(src: &[u8], shape: super::DatShape, to_soa: bool) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A dat's bytes as the device stores them: rows of dim values, or one array per component
+/// (structure-of-arrays, `soa`, for dim > 1).
+pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if soa && shape.dim > 1 {
+        std::borrow::Cow::Owned(transpose(host, shape, true))
+    } else {
+        std::borrow::Cow::Borrowed(host)
+    }
+}
+
+/// Fills `host` (rows of dim values) by `read`, which copies the device's bytes of a dat into
+/// the slice it is given (through a structure-of-arrays copy when `soa` and dim > 1).
+pub fn read_host_layout(
+    soa: bool,
+    shape: super::DatShape,
+    host: &mut [u8],
+    read: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<()> {
+    if soa && shape.dim > 1 {
+        let mut t = vec![0u8; host.len()];
+        read(&mut t)?;
+        host.copy_from_slice(&transpose(&t, shape, false));
+        Ok(())
+    } else {
+        read(host)
+    }
 }

@@ -60,6 +60,14 @@ pub struct Dialect {
     pub entry: &'static str,
     /// The statement defining `op2_w` (this work-item) and `op2_nw` (how many there are).
     pub ids: &'static str,
+    /// The target's name in the header comment.
+    pub title: &'static str,
+    /// What precedes the constants and the kernel.
+    pub prelude: &'static [&'static str],
+    /// The user's kernel source as the language reads it.
+    pub kernel_source: fn(&str) -> String,
+    /// Lines after the kernel, before the wrapper.
+    pub after_kernel: &'static str,
     /// A NaN and a positive infinity, as constant expressions.
     pub nan: &'static str,
     pub inf: &'static str,
@@ -214,7 +222,45 @@ pub fn drop_std_includes(src: &str) -> String {
         .collect()
 }
 
-pub fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
+/// Generates the program for one loop in dialect `d`. `values` holds each constant's bytes, in
+/// the order of `sig.consts`; `coloured` selects the element-list form of the iteration.
+pub fn generate(
+    d: &Dialect,
+    sig: &LoopSignature,
+    values: &[&[u8]],
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+) -> String {
+    let mut w = CodeWriter::new();
+    w.line(format!(
+        "/* op2 loop '{}' (kernel '{}'), target {}, signature {}, {}{}{} */",
+        super::host::comment_text(sig.loop_name),
+        sig.kernel_name,
+        d.title,
+        sig.hash(),
+        if coloured { "coloured" } else { "uncoloured" },
+        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
+        if soa { ", structure-of-arrays dats" } else { "" }
+    ));
+    for (i, a) in sig.args.iter().enumerate() {
+        w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
+    }
+    for p in d.prelude {
+        w.raw(p);
+    }
+    w.line("");
+    emit_constants(d, &mut w, sig.consts, values);
+    w.line(format!("#line 1 {}", sig.kernel_origin));
+    w.raw(&(d.kernel_source)(sig.kernel_source));
+    let next = w.next_line_number();
+    w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
+    w.raw(d.after_kernel);
+    emit_wrapper(d, &mut w, sig, coloured, inc, soa);
+    w.finish()
+}
+
+fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
     if consts.is_empty() {
         return;
     }
@@ -241,7 +287,7 @@ pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
     soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
 }
 
-pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
+fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
     let g = d.global;
     let stride = partial_words(sig.args);
     let mut params = vec![
