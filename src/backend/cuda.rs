@@ -35,8 +35,9 @@ const BLOCK: usize = 256;
 /// Most threads of a launch with reductions (one partials row each).
 const MAX_REDUCTION_THREADS: usize = 65536;
 
-/// The driver library names tried, in order (all of them among those cudarc tries).
-const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
+/// The driver library names tried, in the order cudarc tries them (so the one probed is the
+/// one it loads).
+const DRIVER_NAMES: [&str; 3] = ["libcuda.so", "libcuda.so.12", "libcuda.so.1"];
 
 /// The GPU op2 would run on.
 #[derive(Debug, Clone)]

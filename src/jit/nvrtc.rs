@@ -11,8 +11,9 @@ use cudarc::nvrtc::{result, sys};
 use std::ffi::{c_int, CString};
 use std::sync::OnceLock;
 
-/// The library names tried, in order (all of them among those cudarc tries).
-const NAMES: [&str; 2] = ["libnvrtc.so.12", "libnvrtc.so"];
+/// The library names tried, in the order cudarc tries them (so the one probed is the one it
+/// loads).
+const NAMES: [&str; 2] = ["libnvrtc.so", "libnvrtc.so.12"];
 
 /// Options every compile gets besides the architecture: the kernel and its helpers are device
 /// functions (`-default-device`); no fused multiply-add, so direct loops give the bits `seq`
