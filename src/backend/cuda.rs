@@ -23,7 +23,7 @@ use crate::codegen::cuda::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
-use crate::jit::cache::{DiskCache, Lookup, SCRATCH_LIB};
+use crate::jit::cache::DiskCache;
 use crate::op2_bail;
 use crate::plan::PlanCache;
 use cudarc::driver::{result as cu, sys};
@@ -242,37 +242,18 @@ impl Cuda {
         }
     }
 
-    /// The CUBIN of a source: from the disk cache, or compiled by NVRTC and stored there.
-    fn cubin(&self, source: &str, what: &str) -> Result<Vec<u8>> {
-        let flags: Vec<String> = crate::jit::nvrtc::OPTIONS.iter().map(|s| s.to_string()).collect();
-        let key = crate::jit::cache::key(source, &crate::jit::nvrtc::version_text(), &self.arch, &flags);
-        if let Lookup::Hit(mut entry) = self.cache.lookup(&key) {
-            use std::io::{Read, Seek};
-            let mut bytes = Vec::new();
-            let read = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes));
-            if let (Ok(_), Some((len, _))) = (read, crate::jit::cache::parse_entry(&bytes)) {
-                bytes.truncate(len);
-                return Ok(bytes);
-            }
-        }
-        let cubin = crate::jit::nvrtc::compile(source, &self.arch, "op2_loop.cu").map_err(|e| {
-            Op2Error::new(
-                e.code,
-                format!("{what}: {} (kernel lines are numbered as in the kernel's own source)", e.message),
-            )
-        })?;
-        let scratch = self.cache.scratch(&key)?;
-        scratch.write(SCRATCH_LIB, &cubin).map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write a CUBIN: {e}"))?;
-        scratch.commit(&key, Vec::new())?;
-        Ok(cubin)
-    }
-
     /// The module for this source, loaded on first use; its index in `modules`.
     fn module(&mut self, source: String, what: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
         }
-        let cubin = self.cubin(&source, what)?;
+        let (cubin, _) =
+            crate::jit::nvrtc::compile_cached(&self.cache, &source, &self.arch, "op2_loop.cu").map_err(|e| {
+                Op2Error::new(
+                    e.code,
+                    format!("{what}: {} (kernel lines are numbered as in the kernel's own source)", e.message),
+                )
+            })?;
         // SAFETY: a complete CUBIN image for this device's architecture.
         let module = unsafe { cu::module::load_data(cubin.as_ptr() as *const c_void) }
             .map_err(|e| drv(&format!("cuModuleLoadData ({what})"), e))?;
