@@ -30,7 +30,7 @@ use cudarc::driver::{result as cu, sys};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
-/// Threads per block.
+/// Threads per block unless `OP_BLOCK_SIZE` says otherwise.
 const BLOCK: usize = 256;
 /// Most threads of a launch with reductions (one partials row each).
 const MAX_REDUCTION_THREADS: usize = 65536;
@@ -140,6 +140,8 @@ pub struct Cuda {
     /// `threads::fork_generation()` when the context was made.
     generation: u64,
     arch: String,
+    /// Threads per block (`OP_BLOCK_SIZE`, 1 to 1024).
+    block: usize,
     inc: IncChoice,
     soa: bool,
     include_dirs: Vec<std::path::PathBuf>,
@@ -169,8 +171,22 @@ impl Cuda {
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'cuda': {e}")))?;
         // SAFETY: a device from cuDeviceGet.
         let ctx = unsafe { cu::primary_ctx::retain(device.dev) }.map_err(|e| drv("cuDevicePrimaryCtxRetain", e))?;
-        let cache = DiskCache::open(&config.cache_dir)?;
+        let block = config.block_size.unwrap_or(BLOCK);
+        if block > 1024 {
+            // SAFETY: retained just above, released once.
+            let _ = unsafe { cu::primary_ctx::release(device.dev) };
+            op2_bail!(BadConfig, "op_init: OP_BLOCK_SIZE={block}: CUDA blocks have at most 1024 threads");
+        }
+        let cache = match DiskCache::open(&config.cache_dir) {
+            Ok(c) => c,
+            Err(e) => {
+                // SAFETY: as above.
+                let _ = unsafe { cu::primary_ctx::release(device.dev) };
+                return Err(e);
+            }
+        };
         Ok(Cuda {
+            block,
             arch: format!("sm_{}{}", device.cc.0, device.cc.1),
             device,
             ctx,
@@ -359,7 +375,8 @@ impl Backend for Cuda {
             written?;
         }
         let stride = crate::codegen::device::partial_words(call.descs);
-        let rows = MAX_REDUCTION_THREADS;
+        // Whole blocks: every thread of a launch has its own row.
+        let rows = MAX_REDUCTION_THREADS.div_ceil(self.block) * self.block;
         let mut partials = None;
         if stride > 0 {
             let Some(p) = Partials::new(&call.reductions, rows) else {
@@ -413,7 +430,7 @@ impl Backend for Cuda {
             vals[0] = Val::Int(first as c_int);
             vals[1] = Val::Int(count as c_int);
             let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, rows) };
-            let grid = threads.div_ceil(BLOCK) as u32;
+            let grid = threads.div_ceil(self.block) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()
                 .map(|v| match v {
@@ -424,7 +441,7 @@ impl Backend for Cuda {
             // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
             unsafe {
-                cu::launch_kernel(func, (grid, 1, 1), (BLOCK as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
+                cu::launch_kernel(func, (grid, 1, 1), (self.block as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
             }
             .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
         }
