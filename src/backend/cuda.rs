@@ -6,8 +6,9 @@
 //! architecture, and loaded as a module.
 //!
 //! Execution as on opencl: without reductions one thread per element, with reductions a
-//! bounded grid-stride launch with one partials row per thread (combined on the host in thread
-//! order: deterministic for a given set size). Indirect increments (`OP2_INC`): `atomics`
+//! bounded grid-stride launch whose blocks combine their threads' partials in shared memory
+//! (a fixed tree) into one row per block, combined on the host in block order: deterministic
+//! for a given set size and block size. Indirect increments (`OP2_INC`): `atomics`
 //! (`atomicAdd`, what `auto` picks: OP2's GPU default) or `colour` (also `stage`): one launch
 //! per colour of an element colouring. Loops that increment a bool dat indirectly are always
 //! coloured (no atomic add on bool).
@@ -32,8 +33,10 @@ use std::ffi::{c_int, c_void};
 
 /// Threads per block unless `OP_BLOCK_SIZE` says otherwise.
 const BLOCK: usize = 256;
-/// Most threads of a launch with reductions (one partials row each).
+/// Most threads of a launch with reductions.
 const MAX_REDUCTION_THREADS: usize = 65536;
+/// Dynamic shared memory a block may use for its threads' partials without opting in.
+const SHARED_BYTES: usize = 48 * 1024;
 
 /// The driver library names tried, in the order cudarc tries them (so the one probed is the
 /// one it loads).
@@ -375,8 +378,10 @@ impl Backend for Cuda {
             written?;
         }
         let stride = crate::codegen::device::partial_words(call.descs);
-        // Whole blocks: every thread of a launch has its own row.
-        let rows = MAX_REDUCTION_THREADS.div_ceil(self.block) * self.block;
+        // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
+        // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
+        let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
+        let rows = MAX_REDUCTION_THREADS.div_ceil(block);
         let mut partials = None;
         if stride > 0 {
             let Some(p) = Partials::new(&call.reductions, rows) else {
@@ -429,8 +434,9 @@ impl Backend for Cuda {
             }
             vals[0] = Val::Int(first as c_int);
             vals[1] = Val::Int(count as c_int);
-            let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, rows) };
-            let grid = threads.div_ceil(self.block) as u32;
+            let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, MAX_REDUCTION_THREADS) };
+            let grid = threads.div_ceil(block) as u32;
+            let shared = (block * stride * 8) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()
                 .map(|v| match v {
@@ -441,7 +447,7 @@ impl Backend for Cuda {
             // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
             unsafe {
-                cu::launch_kernel(func, (grid, 1, 1), (self.block as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
+                cu::launch_kernel(func, (grid, 1, 1), (block as u32, 1, 1), shared, std::ptr::null_mut(), &mut params)
             }
             .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
         }

@@ -31,6 +31,7 @@ pub const DIALECT: Dialect = Dialect {
     vector_arg: |e| format!("op2_any({e})"),
     entry: "extern \"C\" __global__ void op2_kernel",
     ids: "const int op2_w = (int)(blockIdx.x * blockDim.x + threadIdx.x), op2_nw = (int)(gridDim.x * blockDim.x);",
+    block_reduce: true,
     title: "CUDA C++ (NVRTC, -default-device)",
     prelude: &[super::host::KERNEL_MACROS, PRELUDE],
     kernel_source: drop_std_includes,
@@ -151,7 +152,12 @@ mod tests {
             src.contains("atomicAdd(&op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 0] * 4 + op2_k], op2_p1[0][op2_k]);")
         );
         assert!(src.contains("op2_any(op2_on1 ? op2_v1 : 0)"), "{src}");
-        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)op2_w * 1;"));
+        // Reductions: one row per block, seeded into thread 0 only (for increments), combined
+        // in shared memory.
+        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)blockIdx.x * 1;"), "{src}");
+        assert!(src.contains("op2_g2[op2_k] = threadIdx.x == 0 ? op2_r2[op2_k] : (double)0;"));
+        assert!(src.contains("extern __shared__ unsigned long long op2_sh[];"));
+        assert!(src.contains("((double *)(op2_mine + 0))[op2_k] += ((const double *)(op2_other + 0))[op2_k];"));
         assert!(!src.contains("#include"));
         assert!(!src.contains("__global "));
         let names: Vec<String> = variants(&args).into_iter().map(|v| v.0).collect();

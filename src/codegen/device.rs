@@ -60,6 +60,9 @@ pub struct Dialect {
     pub entry: &'static str,
     /// The statement defining `op2_w` (this work-item) and `op2_nw` (how many there are).
     pub ids: &'static str,
+    /// Reductions combined per block in shared memory (one partials row per block, each
+    /// launch's block `b` adding to row `b`), instead of one row per work-item.
+    pub block_reduce: bool,
     /// The target's name in the header comment.
     pub title: &'static str,
     /// What precedes the constants and the kernel.
@@ -326,7 +329,8 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
     w.open("");
     w.line(d.ids);
     if stride > 0 {
-        w.line(format!("{g}{} *op2_row = op2_part + (size_t)op2_w * {stride};", d.u64_type));
+        let row = if d.block_reduce { "blockIdx.x" } else { "op2_w" };
+        w.line(format!("{g}{} *op2_row = op2_part + (size_t){row} * {stride};", d.u64_type));
     } else {
         w.line("(void)op2_part;");
     }
@@ -346,7 +350,13 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
                 let words = (dim * ty.size()).div_ceil(8).max(1);
                 w.line(format!("{g}{0} *op2_r{i} = ({g}{0} *)(op2_row + {off});", (d.buffer_type)(ty)));
                 w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
-                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_r{i}[op2_k];"));
+                // A block's row is shared by its threads: one of them starts increments from it.
+                let from = if d.block_reduce && matches!(a, ArgDesc::Gbl { acc: Access::Inc, .. }) {
+                    format!("threadIdx.x == 0 ? op2_r{i}[op2_k] : ({})0", (d.private_type)(ty))
+                } else {
+                    format!("op2_r{i}[op2_k]")
+                };
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = {from};"));
                 off += words;
             }
             _ => {}
@@ -441,13 +451,96 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
         w.line(s);
     }
     w.close();
-    for (i, a) in sig.args.iter().enumerate() {
-        let dim = match *a {
-            ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
-            ArgDesc::Info { dim, .. } => dim,
-            _ => continue,
-        };
-        w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+    if d.block_reduce && stride > 0 {
+        emit_block_reduce(d, w, sig.args, stride);
+    } else {
+        for (i, a) in sig.args.iter().enumerate() {
+            let dim = match *a {
+                ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
+                ArgDesc::Info { dim, .. } => dim,
+                _ => continue,
+            };
+            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+        }
     }
     w.close();
+}
+
+/// The end of a block-reducing wrapper: each thread puts its partials in its row of dynamic
+/// shared memory (`stride` words a thread), a fixed tree combines the rows (thread t takes in
+/// t + h for h = 2^k, ..., 1; MIN/MAX ties keep t's value, and payloads follow a win of the
+/// first component, as in the host's combine), and thread 0 writes the block's row. Any block
+/// size works; the result depends only on the block size.
+fn emit_block_reduce(d: &Dialect, w: &mut CodeWriter, args: &[ArgDesc], stride: usize) {
+    // (arg, type, dim, access, word offset) of each reduction and payload.
+    let mut parts = Vec::new();
+    let mut off = 0usize;
+    for (i, a) in args.iter().enumerate() {
+        let (ty, dim, acc) = match *a {
+            ArgDesc::Gbl { ty, dim, acc } if acc.is_reduction() => (ty, dim, acc),
+            ArgDesc::Info { ty, dim, .. } => (ty, dim, Access::Read),
+            _ => continue,
+        };
+        parts.push((i, ty, dim, acc, off));
+        off += (dim * ty.size()).div_ceil(8).max(1);
+    }
+    let u = d.u64_type;
+    w.line(format!("extern __shared__ {u} op2_sh[];"));
+    w.line(format!("{u} *op2_mine = op2_sh + (size_t)threadIdx.x * {stride};"));
+    for &(i, ty, dim, _, off) in &parts {
+        let t = (d.private_type)(ty);
+        w.line(format!(
+            "for (int op2_k = 0; op2_k < {dim}; op2_k++) (({t} *)(op2_mine + {off}))[op2_k] = op2_g{i}[op2_k];"
+        ));
+    }
+    w.line("__syncthreads();");
+    w.line("unsigned int op2_half = 1;");
+    w.line("while (op2_half < blockDim.x) op2_half <<= 1;");
+    w.open("for (op2_half >>= 1; op2_half > 0; op2_half >>= 1)");
+    w.open("if (threadIdx.x < op2_half && threadIdx.x + op2_half < blockDim.x)");
+    w.line(format!("const {u} *op2_other = op2_mine + (size_t)op2_half * {stride};"));
+    for &(i, ty, dim, acc, off) in &parts {
+        // Sums wrap for integers (unsigned arithmetic), as the host's combine does.
+        let t = match (acc, ty) {
+            (Access::Inc, ElemType::Int | ElemType::Uint | ElemType::Bool) => match ty {
+                ElemType::Bool => "unsigned char",
+                _ => "unsigned int",
+            },
+            (Access::Inc, ElemType::Ll | ElemType::Ull) => "unsigned long long",
+            _ => (d.private_type)(ty),
+        };
+        let (mine, other) = (format!("(({t} *)(op2_mine + {off}))"), format!("((const {t} *)(op2_other + {off}))"));
+        match acc {
+            Access::Inc => {
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) {mine}[op2_k] += {other}[op2_k];"));
+            }
+            Access::Min | Access::Max => {
+                let cmp = if acc == Access::Min { "<" } else { ">" };
+                w.open("");
+                w.line("bool op2_first = false;");
+                w.open(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++)"));
+                w.open(format!("if ({other}[op2_k] {cmp} {mine}[op2_k])"));
+                w.line(format!("{mine}[op2_k] = {other}[op2_k];"));
+                w.line("if (op2_k == 0) op2_first = true;");
+                w.close();
+                w.close();
+                for &(j, pty, pdim, _, poff) in &parts {
+                    if matches!(args[j], ArgDesc::Info { reference, .. } if reference == i) {
+                        let words = (pdim * pty.size()).div_ceil(8).max(1);
+                        w.line(format!(
+                            "if (op2_first) for (int op2_k = 0; op2_k < {words}; op2_k++) op2_mine[{poff} + op2_k] = op2_other[{poff} + op2_k];"
+                        ));
+                    }
+                }
+                w.close();
+            }
+            _ => {}
+        }
+    }
+    w.close();
+    w.line("__syncthreads();");
+    w.close();
+    w.line(format!(
+        "if (threadIdx.x == 0) for (int op2_k = 0; op2_k < {stride}; op2_k++) op2_row[op2_k] = op2_sh[op2_k];"
+    ));
 }

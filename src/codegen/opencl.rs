@@ -23,6 +23,7 @@ pub const DIALECT: Dialect = Dialect {
     vector_arg: |e| e.to_string(),
     entry: "__kernel void op2_kernel",
     ids: "const int op2_w = (int)get_global_id(0), op2_nw = (int)get_global_size(0);",
+    block_reduce: false,
     title: "OpenCL C",
     prelude: &[PRELUDE],
     kernel_source: opencl_source,
