@@ -9,14 +9,18 @@
 //! bounded grid-stride launch whose blocks combine their threads' partials in shared memory
 //! (a fixed tree) into one row per block, combined on the host in block order: deterministic
 //! for a given set size and block size. Indirect increments (`OP2_INC`): `atomics`
-//! (`atomicAdd`, what `auto` picks: OP2's GPU default) or `colour` (also `stage`): one launch
-//! per colour of an element colouring. Loops that increment a bool dat indirectly are always
-//! coloured (no atomic add on bool).
+//! (`atomicAdd`, what `auto` picks: OP2's GPU default), `colour` (one launch per colour of an
+//! element colouring) or `stage` (the plan's blocks of `OP_BLOCK_SIZE` elements as thread
+//! blocks, one launch per block colour, increments applied one thread colour at a time, with no
+//! shared-memory staging of the data yet). Loops that increment a bool dat indirectly are
+//! coloured under `auto` and `atomics` (no atomic add on bool).
 //!
 //! Nothing here has run on a GPU yet: without a driver the backend is unavailable, and the
 //! generated code is proven by compiling it with NVRTC (`make test-cuda-nvrtc`).
 
-use super::device::{check_loop, check_process, colouring_key, element_lists, kernel_args, read_globals, KernelArg};
+use super::device::{
+    check_loop, check_process, element_lists, kernel_args, packed_plan, plan_key, read_globals, KernelArg,
+};
 use super::opencl::IncChoice;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
@@ -151,8 +155,8 @@ pub struct Cuda {
     cache: DiskCache,
     modules: Vec<Module>,
     by_source: HashMap<String, usize>,
-    /// Index in `modules` per (loop shape, constants epoch, coloured, atomics).
-    by_shape: HashMap<(usize, u64, bool, bool), usize>,
+    /// Index in `modules` per (loop shape, constants epoch, coloured, increment strategy).
+    by_shape: HashMap<(usize, u64, bool, IncStrategy), usize>,
     dats: HashMap<DatId, DevBuf>,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
@@ -344,10 +348,17 @@ impl Backend for Cuda {
         self.enter(&format!("op_par_loop '{name}'"))?;
         let sig = check_loop(call, "cuda")?;
         let coloured_loop = call.needs_colouring();
-        let atomics = coloured_loop && self.inc != IncChoice::Colour && emit::atomics_possible(call.descs);
-        let coloured = coloured_loop && !atomics;
-        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
-        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let staged = coloured_loop && self.inc == IncChoice::Stage;
+        let atomics = coloured_loop
+            && matches!(self.inc, IncChoice::Auto | IncChoice::Atomics)
+            && emit::atomics_possible(call.descs);
+        let coloured = coloured_loop && !atomics && !staged;
+        let inc = match (atomics, staged) {
+            (true, _) => IncStrategy::Atomics,
+            (_, true) => IncStrategy::Blocks,
+            _ => IncStrategy::Plain,
+        };
+        let shape = (call.shape_key, call.const_epoch, coloured, inc);
         let module = match self.by_shape.get(&shape) {
             Some(&i) => i,
             None => {
@@ -394,10 +405,16 @@ impl Backend for Cuda {
             written?;
             partials = Some(p);
         }
-        let (elems, launches) = if coloured {
-            let key = colouring_key(call, start, end);
+        let (elems, launches) = if coloured || staged {
+            // Element colourings, or plans of `block`-element blocks, uploaded once.
+            let part = if staged { self.block } else { 1 };
+            let key = plan_key(call, start, end, part);
             if !self.colour_lists.contains_key(&key) {
-                let (elems, ranges) = element_lists(&mut self.colourings, call, start, end)?;
+                let (elems, ranges) = if staged {
+                    packed_plan(&mut self.colourings, call, start, end, part)?
+                } else {
+                    element_lists(&mut self.colourings, call, start, end)?
+                };
                 let buf = self.alloc_buf(std::mem::size_of_val(&elems[..]), "an element colouring")?;
                 self.write(&buf, &elems, "element colouring")?;
                 self.colour_lists.insert(key, (buf, ranges));
@@ -434,8 +451,17 @@ impl Backend for Cuda {
             }
             vals[0] = Val::Int(first as c_int);
             vals[1] = Val::Int(count as c_int);
-            let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, MAX_REDUCTION_THREADS) };
-            let grid = threads.div_ceil(block) as u32;
+            let grid = if staged {
+                // One thread block per plan block (a grid-stride loop over them past `rows`).
+                if stride == 0 {
+                    count
+                } else {
+                    count.min(rows)
+                }
+            } else {
+                let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, MAX_REDUCTION_THREADS) };
+                threads.div_ceil(block)
+            } as u32;
             let shared = (block * stride * 8) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()

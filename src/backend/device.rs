@@ -41,22 +41,54 @@ pub fn check_process(generation: u64, call: &str, backend: &str) -> Result<()> {
     Ok(())
 }
 
-fn colouring_request<'a>(
+fn plan_request<'a>(
     call: &LoopCall<'a>,
     args: &'a [crate::plan::IndirectArg<'a>],
     start: usize,
     end: usize,
+    part_size: usize,
 ) -> PlanRequest<'a> {
-    PlanRequest { set: call.set.0 as u64, set_size: call.set_size, start, end, part_size: 1, staging: false, args }
+    PlanRequest { set: call.set.0 as u64, set_size: call.set_size, start, end, part_size, staging: false, args }
+}
+
+/// The key of the plan of `[start, end)` in blocks of `part_size` (1: the element colouring).
+pub fn plan_key(call: &LoopCall, start: usize, end: usize, part_size: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let args = call.plan_args();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    plan_request(call, &args, start, end, part_size).key().hash(&mut h);
+    h.finish()
 }
 
 /// The key of the element colouring of `[start, end)` by the loop's indirect increments.
 pub fn colouring_key(call: &LoopCall, start: usize, end: usize) -> u64 {
-    use std::hash::{Hash, Hasher};
+    plan_key(call, start, end, 1)
+}
+
+/// The plan of `[start, end)` in blocks of `part_size`, packed as a two-level colouring kernel
+/// takes it (`codegen::device`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
+/// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour.
+pub fn packed_plan(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<ElementLists> {
     let args = call.plan_args();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    colouring_request(call, &args, start, end).key().hash(&mut h);
-    h.finish()
+    let req = plan_request(call, &args, start, end, part_size);
+    let plan = plans
+        .get_or_build(&req)
+        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': execution plan: {e}", call.name)))?;
+    let nb = plan.nelems.len();
+    let mut packed: Vec<i32> = Vec::with_capacity(2 + 4 * nb + plan.thrcol.len());
+    packed.push(nb as i32);
+    packed.push(start as i32);
+    for a in [&plan.blkmap, &plan.offset, &plan.nelems, &plan.nthrcol, &plan.thrcol] {
+        packed.extend_from_slice(a);
+    }
+    let ranges = (0..plan.ncolours).map(|c| (plan.colour_offsets[c], plan.ncolblk[c] as usize)).collect();
+    Ok((packed, ranges))
 }
 
 /// Elements colour by colour, and (offset, count) of each colour in that list.
@@ -66,7 +98,7 @@ pub type ElementLists = (Vec<i32>, Vec<(usize, usize)>);
 /// elements colour by colour, and (offset, count) per colour in that list.
 pub fn element_lists(plans: &mut PlanCache, call: &LoopCall, start: usize, end: usize) -> Result<ElementLists> {
     let args = call.plan_args();
-    let req = colouring_request(call, &args, start, end);
+    let req = plan_request(call, &args, start, end, 1);
     let plan = plans.get_or_build(&req).map_err(|e| {
         Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name))
     })?;

@@ -39,13 +39,16 @@ pub enum IncChoice {
     Auto,
     Colour,
     Atomics,
+    /// Two-level colouring over plan blocks (cuda); the same as `Colour` on opencl.
+    Stage,
 }
 
 impl IncChoice {
     pub fn parse(s: &str) -> Option<IncChoice> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "auto" => IncChoice::Auto,
-            "colour" | "color" | "stage" => IncChoice::Colour,
+            "colour" | "color" => IncChoice::Colour,
+            "stage" => IncChoice::Stage,
             "atomics" | "atomic" => IncChoice::Atomics,
             _ => return None,
         })

@@ -10,8 +10,9 @@
 //! `memcpy`, `memset`, `printf`).
 //!
 //! Increments: `IncStrategy::Atomics` uses `atomicAdd` (on double: compute capability 6.0 and
-//! later, which `--gpu-architecture` must name); `Plain` is for loops without indirect
-//! increments or launched colour by colour.
+//! later, which `--gpu-architecture` must name); `Blocks` runs the plan's blocks of one block
+//! colour as thread blocks, applying increments one thread colour at a time; `Plain` is for
+//! loops without indirect increments or launched colour by colour.
 
 pub use super::device::IncStrategy;
 use super::device::{drop_std_includes, Dialect};
@@ -90,13 +91,13 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
 }
 
 /// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
-/// for loops with indirect increments, colouring (`colour`, also what `stage` runs) and, where
-/// possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
+/// for loops with indirect increments, element colouring (`colour`), plan blocks with two-level
+/// colouring (`stage`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
 pub fn variants(args: &[ArgDesc]) -> Vec<(String, bool, IncStrategy, bool)> {
     let inc = args.iter().any(ArgDesc::needs_colouring);
     let mut strategies = vec![("plain", false, IncStrategy::Plain)];
     if inc {
-        strategies = vec![("colour", true, IncStrategy::Plain)];
+        strategies = vec![("colour", true, IncStrategy::Plain), ("stage", false, IncStrategy::Blocks)];
         if atomics_possible(args) {
             strategies.push(("atomics", false, IncStrategy::Atomics));
         }
@@ -161,7 +162,10 @@ mod tests {
         assert!(!src.contains("#include"));
         assert!(!src.contains("__global "));
         let names: Vec<String> = variants(&args).into_iter().map(|v| v.0).collect();
-        assert_eq!(names, ["colour", "colour-soa", "atomics", "atomics-soa"]);
+        assert_eq!(names, ["colour", "colour-soa", "stage", "stage-soa", "atomics", "atomics-soa"]);
+        let staged = generate(&sig, &[&v], false, IncStrategy::Blocks, false);
+        assert!(staged.contains("const int op2_b = op2_blkmap[op2_start + op2_bi];"), "{staged}");
+        assert!(staged.contains("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c) {"));
         let b = [ArgDesc::Dat {
             ty: ElemType::Bool,
             dim: 1,
@@ -170,7 +174,7 @@ mod tests {
             optional: false,
         }];
         assert!(!atomics_possible(&b));
-        assert_eq!(variants(&b).len(), 1);
+        assert_eq!(variants(&b).len(), 2);
         assert_eq!(variants(&args[..1]).len(), 2);
     }
 }

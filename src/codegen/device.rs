@@ -10,7 +10,10 @@
 //! - `int op2_start, int op2_count`: the work is elements `op2_start + i` (or, for a coloured
 //!   launch, `op2_elems[op2_start + i]`), `i` in `[0, op2_count)`, spread over the work-items
 //!   (threads) by a grid-stride loop;
-//! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise);
+//! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise); for
+//!   `IncStrategy::Blocks` the packed plan instead: `nb` (blocks), the plan's first element,
+//!   then `blkmap`, `offset`, `nelems`, `nthrcol` (`nb` each, OP2's names and meanings) and
+//!   `thrcol` (one per element), with `op2_start`/`op2_count` the colour's range of `blkmap`;
 //! - `u64 *op2_part`: reduction partials, one row of `partial_words(args)` words per
 //!   work-item, seeded by the host (INC: zero; MIN/MAX and info payloads: the caller's values),
 //!   combined by the host in work-item order;
@@ -34,6 +37,9 @@ pub enum IncStrategy {
     Plain,
     /// Indirect increments are atomic adds.
     Atomics,
+    /// Two-level colouring (CUDA): the plan's blocks of one block colour are thread blocks of
+    /// one launch; inside a block, increments are applied one thread colour at a time.
+    Blocks,
 }
 
 /// What a device language calls things.
@@ -243,7 +249,11 @@ pub fn generate(
         d.title,
         sig.hash(),
         if coloured { "coloured" } else { "uncoloured" },
-        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
+        match inc {
+            IncStrategy::Atomics => ", atomic increments",
+            IncStrategy::Blocks => ", plan blocks with two-level colouring",
+            IncStrategy::Plain => "",
+        },
         if soa { ", structure-of-arrays dats" } else { "" }
     ));
     for (i, a) in sig.args.iter().enumerate() {
@@ -362,11 +372,29 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
             _ => {}
         }
     }
-    w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
-    if coloured {
-        w.line("const int op2_e = op2_elems[op2_start + op2_i];");
+    let blocks = inc == IncStrategy::Blocks;
+    if blocks {
+        // op2_elems is the packed plan (see `BLOCKS_ABI`); op2_start/op2_count select the
+        // colour's blocks in blkmap. Control flow is uniform in a thread block (barriers).
+        w.line("const int op2_nb = op2_elems[0], op2_pstart = op2_elems[1];");
+        w.line("const int *op2_blkmap = op2_elems + 2, *op2_offset = op2_blkmap + op2_nb;");
+        w.line("const int *op2_nelems = op2_offset + op2_nb, *op2_nthrcol = op2_nelems + op2_nb;");
+        w.line("const int *op2_thrcol = op2_nthrcol + op2_nb;");
+        w.line("(void)op2_nw;");
+        w.open("for (int op2_bi = (int)blockIdx.x; op2_bi < op2_count; op2_bi += (int)gridDim.x)");
+        w.line("const int op2_b = op2_blkmap[op2_start + op2_bi];");
+        w.line("const int op2_n = op2_nelems[op2_b], op2_nc = op2_nthrcol[op2_b];");
+        w.open("for (int op2_j0 = 0; op2_j0 < op2_n; op2_j0 += (int)blockDim.x)");
+        w.line("const int op2_j = op2_j0 + (int)threadIdx.x;");
+        w.line("const bool op2_live = op2_j < op2_n;");
+        w.line("const int op2_e = op2_offset[op2_b] + (op2_live ? op2_j : 0);");
     } else {
-        w.line("const int op2_e = op2_start + op2_i;");
+        w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        if coloured {
+            w.line("const int op2_e = op2_elems[op2_start + op2_i];");
+        } else {
+            w.line("const int op2_e = op2_start + op2_i;");
+        }
     }
     let mut call = Vec::new();
     let mut scatter: Vec<String> = Vec::new();
@@ -446,9 +474,26 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
             }
         }
     }
-    w.call(sig.kernel_name, &call);
-    for s in scatter {
-        w.line(s);
+    if blocks {
+        // Every thread gathers (in bounds: a dead thread reads its block's first element); live
+        // ones run the kernel and write back in their thread colour's turn.
+        w.open("if (op2_live)");
+        w.call(sig.kernel_name, &call);
+        w.close();
+        w.open("for (int op2_c = 0; op2_c < op2_nc; op2_c++)");
+        w.open("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c)");
+        for s in scatter {
+            w.line(s);
+        }
+        w.close();
+        w.line("__syncthreads();");
+        w.close();
+        w.close();
+    } else {
+        w.call(sig.kernel_name, &call);
+        for s in scatter {
+            w.line(s);
+        }
     }
     w.close();
     if d.block_reduce && stride > 0 {
