@@ -99,6 +99,10 @@ pub struct Config {
     pub simd: SimdMode,
     /// `OP2_SIMD_LEN`: lanes per vectorised block, a power of two from 2 to `MAX_SIMD_LEN`.
     pub simd_len: usize,
+    /// `OP2_LOOP_PACK`: loop packs (`op2-pack`) searched before the compiler.
+    pub loop_packs: Vec<PathBuf>,
+    /// `OP2_JIT` (on by default): `off` never runs the compiler; loops come from packs.
+    pub jit: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -122,6 +126,8 @@ const KEYS: &[&str] = &[
     "OP2_GENERATE_TARGETS",
     "OP2_SIMD",
     "OP2_SIMD_LEN",
+    "OP2_LOOP_PACK",
+    "OP2_JIT",
 ];
 
 /// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
@@ -240,6 +246,14 @@ impl Config {
                 op2_bail!(BadConfig, "op_init: OP2_SIMD_LEN={n} (expected a power of two from 2 to {MAX_SIMD_LEN})")
             }
         };
+        let loop_packs = get("OP2_LOOP_PACK")
+            .map(|v| v.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect())
+            .unwrap_or_default();
+        let jit = match get("OP2_JIT").as_deref().map(str::trim) {
+            None | Some("on") | Some("1") => true,
+            Some("off") | Some("0") => false,
+            Some(other) => op2_bail!(BadConfig, "op_init: OP2_JIT={other} (expected on or off)"),
+        };
         Ok(Config {
             backend,
             num_threads,
@@ -261,6 +275,8 @@ impl Config {
             generate_targets,
             simd,
             simd_len,
+            loop_packs,
+            jit,
         })
     }
 

@@ -69,6 +69,7 @@ impl Context {
                 self.maps[base.0 as usize].name
             );
         }
+        self.mats_before_renumber(call)?;
         let sizes: Vec<usize> = self.sets.iter().map(|s| s.size).collect();
         let views: Vec<crate::core::renumber::MapView> = self
             .maps
@@ -111,7 +112,7 @@ impl Context {
             }
             let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
             self.maps[i] =
-                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
         for (set, o) in self.sets.iter_mut().zip(orders) {
             if let Some(o) = o {
@@ -122,6 +123,7 @@ impl Context {
                 .filter(|o| !o.is_identity());
             }
         }
-        Ok(())
+        // Sparsities follow their (renumbered) maps.
+        self.mats_after_renumber()
     }
 }

@@ -79,6 +79,12 @@ codes! {
     Device = 801,
     /// A host or device allocation failed; the dat and its data are unchanged.
     OutOfMemory = 802,
+    /// A matrix contribution outside its sparsity.
+    MatPattern = 820,
+    /// A linear solve did not converge (names the solver, iterations and residual).
+    Solve = 821,
+    /// PETSc returned an error (its code and message).
+    Petsc = 822,
     /// A bug in op2 (a caught panic); please report it.
     Internal = 901,
 }

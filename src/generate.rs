@@ -2,9 +2,9 @@
 //! shape's code is also written to `DIR` for every target of `OP2_GENERATE_TARGETS` (`host`,
 //! `opencl`, `cuda`; default: the running backend's), with `manifest.json` listing loop name,
 //! kernel, argument descriptors, target, file and content hash (and for `cuda`, one file per
-//! variant the backend may run: `colour`/`atomics` for loops with indirect increments, each
-//! also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent ones) may
-//! share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
+//! variant the backend may run: `colour`/`blocks`/`atomics` for loops with indirect increments,
+//! each also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent
+//! ones) may share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
 
@@ -83,7 +83,9 @@ fn stem(name: &str) -> String {
     }
 }
 
-/// Writes the loop's code for each target and records it in the manifest.
+/// Writes the loop's code for each target and records it in the manifest. The host target's
+/// code is `host_source`, exactly what the JIT compiles for this run's configuration (vector
+/// wrappers included), so `op2-pack` builds what a later run looks up.
 pub fn write(
     dir: &Path,
     targets: &[Target],
@@ -91,6 +93,7 @@ pub fn write(
     const_values: &[&[u8]],
     coloured: bool,
     cflags: &str,
+    host_source: &str,
 ) -> Result<()> {
     let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
@@ -112,7 +115,7 @@ pub fn write(
             &LoopSignature { kernel_source: &expanded, ..sig.clone() }
         };
         let codes: Vec<(Option<String>, String)> = match t {
-            Target::Host => vec![(None, crate::codegen::host::generate(sig))],
+            Target::Host => vec![(None, host_source.to_string())],
             Target::OpenCl => vec![(
                 None,
                 crate::codegen::opencl::generate(
@@ -201,4 +204,74 @@ pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
         }
     }
     Ok(out)
+}
+
+/// One line of `manifest.jsonl`: the fields `op2-pack` needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEntry {
+    pub loop_name: String,
+    pub kernel: String,
+    pub target: String,
+    pub file: String,
+}
+
+/// The JSON string value of `key` in a one-line object written by [`write`].
+fn field(line: &str, key: &str) -> Option<String> {
+    let start = line.find(&format!("{}: \"", json(key)))? + key.len() + 5;
+    let mut out = String::new();
+    let mut chars = line[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                'u' => {
+                    let h: String = chars.by_ref().take(4).collect();
+                    out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+                }
+                c => out.push(c),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The entries of a generated directory's manifest (`manifest.jsonl`), in the order written.
+pub fn read_manifest(dir: &Path) -> std::io::Result<Vec<ManifestEntry>> {
+    let text = std::fs::read_to_string(dir.join("manifest.jsonl"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let get = |k: &str| {
+            field(line, k).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("manifest.jsonl line {}: no \"{k}\" field", i + 1),
+                )
+            })
+        };
+        out.push(ManifestEntry {
+            loop_name: get("loop")?,
+            kernel: get("kernel")?,
+            target: get("target")?,
+            file: get("file")?,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_fields_round_trip() {
+        let name = "odd \"loop\"\\ name\n\u{1}é";
+        let line =
+            format!("{{\"loop\": {}, \"kernel\": {}, \"target\": \"host\", \"file\": \"a.c\"}}", json(name), json("k"));
+        assert_eq!(field(&line, "loop").as_deref(), Some(name));
+        assert_eq!(field(&line, "kernel").as_deref(), Some("k"));
+        assert_eq!(field(&line, "file").as_deref(), Some("a.c"));
+        assert_eq!(field(&line, "hash"), None);
+    }
 }

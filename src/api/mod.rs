@@ -15,6 +15,7 @@ pub mod handle;
 pub mod io;
 pub mod lifecycle;
 pub mod loops;
+pub mod mat;
 
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};

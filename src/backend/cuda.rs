@@ -10,7 +10,7 @@
 //! (a fixed tree) into one row per block, combined on the host in block order: deterministic
 //! for a given set size and block size. Indirect increments (`OP2_INC`): `atomics`
 //! (`atomicAdd`, what `auto` picks: OP2's GPU default), `colour` (one launch per colour of an
-//! element colouring) or `stage` (the plan's blocks of `OP_BLOCK_SIZE` elements as thread
+//! element colouring) or `blocks` (also `stage`: the plan's blocks of `OP_BLOCK_SIZE` elements as thread
 //! blocks, one launch per block colour, increments applied one thread colour at a time, with no
 //! shared-memory staging of the data yet). Loops that increment a bool dat indirectly are
 //! coloured under `auto` and `atomics` (no atomic add on bool).
@@ -19,7 +19,7 @@
 //! generated code is proven by compiling it with NVRTC (`make test-cuda-nvrtc`).
 
 use super::device::{
-    check_loop, check_process, element_lists, kernel_args, packed_plan, plan_key, read_globals, KernelArg,
+    check_loop, check_process, colouring_key, element_lists, kernel_args, packed_plan, read_globals, KernelArg,
 };
 use super::opencl::IncChoice;
 use super::reduce::Partials;
@@ -348,14 +348,14 @@ impl Backend for Cuda {
         self.enter(&format!("op_par_loop '{name}'"))?;
         let sig = check_loop(call, "cuda")?;
         let coloured_loop = call.needs_colouring();
-        let staged = coloured_loop && self.inc == IncChoice::Stage;
+        let staged = coloured_loop && self.inc == IncChoice::Blocks;
         let atomics = coloured_loop
             && matches!(self.inc, IncChoice::Auto | IncChoice::Atomics)
             && emit::atomics_possible(call.descs);
         let coloured = coloured_loop && !atomics && !staged;
         let inc = match (atomics, staged) {
             (true, _) => IncStrategy::Atomics,
-            (_, true) => IncStrategy::Blocks,
+            (_, true) => IncStrategy::TwoLevel,
             _ => IncStrategy::Plain,
         };
         let shape = (call.shape_key, call.const_epoch, coloured, inc);
@@ -408,12 +408,12 @@ impl Backend for Cuda {
         let (elems, launches) = if coloured || staged {
             // Element colourings, or plans of `block`-element blocks, uploaded once.
             let part = if staged { self.block } else { 1 };
-            let key = plan_key(call, start, end, part);
+            let key = colouring_key(call, start, end, part);
             if !self.colour_lists.contains_key(&key) {
                 let (elems, ranges) = if staged {
                     packed_plan(&mut self.colourings, call, start, end, part)?
                 } else {
-                    element_lists(&mut self.colourings, call, start, end)?
+                    element_lists(&mut self.colourings, call, start, end, 1)?
                 };
                 let buf = self.alloc_buf(std::mem::size_of_val(&elems[..]), "an element colouring")?;
                 self.write(&buf, &elems, "element colouring")?;

@@ -51,8 +51,9 @@ fn plan_request<'a>(
     PlanRequest { set: call.set.0 as u64, set_size: call.set_size, start, end, part_size, staging: false, args }
 }
 
-/// The key of the plan of `[start, end)` in blocks of `part_size` (1: the element colouring).
-pub fn plan_key(call: &LoopCall, start: usize, end: usize, part_size: usize) -> u64 {
+/// The key of the colouring of `[start, end)` by the loop's indirect increments, in blocks of
+/// `part_size` elements (1: an element colouring).
+pub fn colouring_key(call: &LoopCall, start: usize, end: usize, part_size: usize) -> u64 {
     use std::hash::{Hash, Hasher};
     let args = call.plan_args();
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -60,21 +61,20 @@ pub fn plan_key(call: &LoopCall, start: usize, end: usize, part_size: usize) -> 
     h.finish()
 }
 
-/// The key of the element colouring of `[start, end)` by the loop's indirect increments.
-pub fn colouring_key(call: &LoopCall, start: usize, end: usize) -> u64 {
-    plan_key(call, start, end, 1)
-}
+/// A colouring's launch list and its (offset, count) per colour.
+pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
 
 /// The plan of `[start, end)` in blocks of `part_size`, packed as a two-level colouring kernel
 /// takes it (`codegen::device`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
-/// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour.
+/// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour. Its key is
+/// `colouring_key` with the same `part_size`.
 pub fn packed_plan(
     plans: &mut PlanCache,
     call: &LoopCall,
     start: usize,
     end: usize,
     part_size: usize,
-) -> Result<ElementLists> {
+) -> Result<LaunchLists> {
     let args = call.plan_args();
     let req = plan_request(call, &args, start, end, part_size);
     let plan = plans
@@ -91,23 +91,36 @@ pub fn packed_plan(
     Ok((packed, ranges))
 }
 
-/// Elements colour by colour, and (offset, count) of each colour in that list.
-pub type ElementLists = (Vec<i32>, Vec<(usize, usize)>);
-
-/// The element colouring of `[start, end)` (the plan with one element per block): the
-/// elements colour by colour, and (offset, count) per colour in that list.
-pub fn element_lists(plans: &mut PlanCache, call: &LoopCall, start: usize, end: usize) -> Result<ElementLists> {
+/// The launch lists of a colouring of `[start, end)`, colour by colour, and (offset, count) per
+/// colour in that list: with `part_size` 1 (the plan with one element per block) the elements;
+/// otherwise (first element, count) pairs of the blocks (offsets and counts in pairs).
+pub fn element_lists(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<LaunchLists> {
     let args = call.plan_args();
-    let req = plan_request(call, &args, start, end, 1);
-    let plan = plans.get_or_build(&req).map_err(|e| {
-        Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name))
-    })?;
-    let mut elems: Vec<i32> = Vec::with_capacity(end - start);
+    let req = plan_request(call, &args, start, end, part_size);
+    let plan = plans
+        .get_or_build(&req)
+        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))?;
+    let mut elems: Vec<i32> = Vec::with_capacity(if part_size == 1 { end - start } else { 2 * plan.nblocks });
     let mut ranges = Vec::with_capacity(plan.ncolours);
     for c in 0..plan.ncolours {
-        let from = elems.len();
-        elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as i32));
-        ranges.push((from, elems.len() - from));
+        if part_size == 1 {
+            let from = elems.len();
+            elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as i32));
+            ranges.push((from, elems.len() - from));
+        } else {
+            let from = elems.len() / 2;
+            for &b in plan.colour_blocks(c) {
+                elems.push(plan.offset[b as usize]);
+                elems.push(plan.nelems[b as usize]);
+            }
+            ranges.push((from, elems.len() / 2 - from));
+        }
     }
     Ok((elems, ranges))
 }

@@ -215,6 +215,7 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
             config.inc,
             &config.cflags,
             config.auto_soa,
+            config.part_size,
         )?)),
         BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
     }

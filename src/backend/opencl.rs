@@ -33,14 +33,19 @@ use std::ffi::c_void;
 /// How indirect increments avoid races (`OP2_INC`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IncChoice {
-    /// The measured rule: colouring on devices without native floating-point atomics (every
-    /// OpenCL 1.2 device, PoCL on CPUs included: CAS loops cost ~1.7x a coloured launch there),
-    /// atomics otherwise.
+    /// The measured rule (README, "Devices"): on CPU devices (PoCL) the plan's blocks
+    /// (`Blocks`: a block's elements run in order on one core, as `threads` runs them, which
+    /// keeps the indirect data in cache; an element colouring scatters each launch over the
+    /// whole mesh); on other devices element colouring (OpenCL 1.2 has no floating-point
+    /// atomics, so atomics are compare-and-swap loops).
     Auto,
+    /// Element colouring: one launch per colour of a colouring of single elements.
     Colour,
     Atomics,
-    /// Two-level colouring over plan blocks (cuda); the same as `Colour` on opencl.
-    Stage,
+    /// The plan's blocks (mini-partitions of `OP_PART_SIZE` elements), block-coloured: each
+    /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
+    /// accepted for it).
+    Blocks,
 }
 
 impl IncChoice {
@@ -48,8 +53,8 @@ impl IncChoice {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "auto" => IncChoice::Auto,
             "colour" | "color" => IncChoice::Colour,
-            "stage" => IncChoice::Stage,
             "atomics" | "atomic" => IncChoice::Atomics,
+            "blocks" | "block" | "stage" => IncChoice::Blocks,
             _ => return None,
         })
     }
@@ -135,9 +140,9 @@ pub struct OpenCl {
     programs: Vec<Prog>,
     /// Index in `programs` by source text (loops of the same code share a program).
     by_source: HashMap<String, usize>,
-    /// Index in `programs` per (loop shape, constants epoch, coloured, atomics): what a call
-    /// looks up, so code is generated and hashed once per shape, not per call.
-    by_shape: HashMap<(usize, u64, bool, bool), usize>,
+    /// Index in `programs` per (loop shape, constants epoch, launch form): what a call looks
+    /// up, so code is generated and hashed once per shape, not per call.
+    by_shape: HashMap<(usize, u64, Form), usize>,
     dats: HashMap<DatId, Buffer<u8>>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
@@ -154,6 +159,18 @@ pub struct OpenCl {
     soa: bool,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
+    /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
+    part_size: Option<usize>,
+}
+
+/// How one loop is launched: every element at once; element-coloured; block-coloured; or at
+/// once with atomic increments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Form {
+    Direct,
+    Elements,
+    Blocks,
+    Atomics,
 }
 
 // SAFETY: the OpenCL objects are reference-counted handles usable from any thread; op2 uses
@@ -161,7 +178,13 @@ pub struct OpenCl {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(selector: Option<&str>, inc: IncChoice, cflags: &str, soa: bool) -> Result<OpenCl> {
+    pub fn new(
+        selector: Option<&str>,
+        inc: IncChoice,
+        cflags: &str,
+        soa: bool,
+        part_size: Option<usize>,
+    ) -> Result<OpenCl> {
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -171,6 +194,12 @@ impl OpenCl {
         let dummy = unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, 16, std::ptr::null_mut()) }
             .map_err(|e| cl_err("clCreateBuffer", e))?;
         let cu = device.max_compute_units().unwrap_or(1).max(1);
+        let cpu = device.dev_type().is_ok_and(|t| t & opencl3::device::CL_DEVICE_TYPE_CPU != 0);
+        let inc = match inc {
+            IncChoice::Auto if cpu => IncChoice::Blocks,
+            IncChoice::Auto => IncChoice::Colour,
+            other => other,
+        };
         let description = format!(
             "{} ({}, {} compute units)",
             device.name().unwrap_or_default(),
@@ -198,6 +227,7 @@ impl OpenCl {
             include_dirs: emit::include_dirs(cflags),
             soa,
             rows: HashMap::new(),
+            part_size,
         })
     }
 
@@ -294,12 +324,13 @@ impl OpenCl {
         Ok(self.programs.len() - 1)
     }
 
-    /// The element lists of a colouring of `[start, end)` by the loop's indirect increments
-    /// on the device, with (offset, count) per colour; their key in `colour_lists`.
-    fn colouring(&mut self, call: &LoopCall, start: usize, end: usize) -> Result<u64> {
-        let key = super::device::colouring_key(call, start, end);
+    /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments on
+    /// the device (`device::element_lists`: elements, or block pairs when `part_size` > 1),
+    /// with (offset, count) per colour; their key in `colour_lists`.
+    fn colouring(&mut self, call: &LoopCall, start: usize, end: usize, part_size: usize) -> Result<u64> {
+        let key = super::device::colouring_key(call, start, end, part_size);
         if !self.colour_lists.contains_key(&key) {
-            let (elems, ranges) = super::device::element_lists(&mut self.colourings, call, start, end)?;
+            let (elems, ranges) = super::device::element_lists(&mut self.colourings, call, start, end, part_size)?;
             let mut buf = self.create_buffer::<cl_int>(elems.len(), "an element colouring")?;
             self.write(&mut buf, &elems, "element colouring")?;
             self.colour_lists.insert(key, (buf, ranges));
@@ -363,11 +394,19 @@ impl Backend for OpenCl {
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
         let sig = super::device::check_loop(call, "opencl")?;
-        let coloured_loop = call.needs_colouring();
-        let atomics = coloured_loop && self.inc == IncChoice::Atomics;
-        let coloured = coloured_loop && !atomics;
-        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
-        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let form = match self.inc {
+            _ if !call.needs_colouring() => Form::Direct,
+            IncChoice::Atomics => Form::Atomics,
+            IncChoice::Blocks => Form::Blocks,
+            IncChoice::Colour | IncChoice::Auto => Form::Elements,
+        };
+        let coloured = matches!(form, Form::Elements | Form::Blocks);
+        let inc = match form {
+            Form::Atomics => IncStrategy::Atomics,
+            Form::Blocks => IncStrategy::Blocks,
+            _ => IncStrategy::Plain,
+        };
+        let shape = (call.shape_key, call.const_epoch, form);
         let soa = self.soa;
         let name = call.name;
         let prog_index = match self.by_shape.get(&shape) {
@@ -423,7 +462,11 @@ impl Backend for OpenCl {
         };
         let launches: Vec<(usize, usize)>;
         let colour_key = if coloured {
-            let key = self.colouring(call, start, end)?;
+            let part_size = match form {
+                Form::Blocks => self.part_size.unwrap_or_else(|| super::threads::default_part_size(call.set_size)),
+                _ => 1,
+            };
+            let key = self.colouring(call, start, end, part_size)?;
             launches = self.colour_lists[&key].1.clone();
             Some(key)
         } else {
@@ -491,12 +534,17 @@ impl Backend for OpenCl {
             // work-groups and vectorises across them); with reductions, a bounded number of
             // grid-striding work-items, one partials row each.
             let global = [if stride == 0 { count } else { self.work_items(count) }];
+            // Blocks are heavy work-items: one per work-group, so the runtime spreads them over
+            // its compute units (left to choose, PoCL packs a colour's few blocks into one group,
+            // which then runs on one core).
+            let one = [1usize];
+            let local = if form == Form::Blocks { one.as_ptr() } else { std::ptr::null() };
             // SAFETY: the scalar arguments and a 1-D launch of `global` work-items.
             unsafe {
                 k.set_arg(0, &s).map_err(|e| cl_err("clSetKernelArg 0", e))?;
                 k.set_arg(1, &c).map_err(|e| cl_err("clSetKernelArg 1", e))?;
                 self.queue
-                    .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
+                    .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), local, &[])
                     .map_err(|e| cl_err(&format!("clEnqueueNDRangeKernel (op_par_loop '{name}')"), e))?;
             }
         }

@@ -92,12 +92,12 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
 
 /// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
 /// for loops with indirect increments, element colouring (`colour`), plan blocks with two-level
-/// colouring (`stage`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
+/// colouring (`blocks`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
 pub fn variants(args: &[ArgDesc]) -> Vec<(String, bool, IncStrategy, bool)> {
     let inc = args.iter().any(ArgDesc::needs_colouring);
     let mut strategies = vec![("plain", false, IncStrategy::Plain)];
     if inc {
-        strategies = vec![("colour", true, IncStrategy::Plain), ("stage", false, IncStrategy::Blocks)];
+        strategies = vec![("colour", true, IncStrategy::Plain), ("blocks", false, IncStrategy::TwoLevel)];
         if atomics_possible(args) {
             strategies.push(("atomics", false, IncStrategy::Atomics));
         }
@@ -162,8 +162,8 @@ mod tests {
         assert!(!src.contains("#include"));
         assert!(!src.contains("__global "));
         let names: Vec<String> = variants(&args).into_iter().map(|v| v.0).collect();
-        assert_eq!(names, ["colour", "colour-soa", "stage", "stage-soa", "atomics", "atomics-soa"]);
-        let staged = generate(&sig, &[&v], false, IncStrategy::Blocks, false);
+        assert_eq!(names, ["colour", "colour-soa", "blocks", "blocks-soa", "atomics", "atomics-soa"]);
+        let staged = generate(&sig, &[&v], false, IncStrategy::TwoLevel, false);
         assert!(staged.contains("const int op2_b = op2_blkmap[op2_start + op2_bi];"), "{staged}");
         assert!(staged.contains("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c) {"));
         let b = [ArgDesc::Dat {

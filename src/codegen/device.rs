@@ -11,7 +11,7 @@
 //!   launch, `op2_elems[op2_start + i]`), `i` in `[0, op2_count)`, spread over the work-items
 //!   (threads) by a grid-stride loop;
 //! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise); for
-//!   `IncStrategy::Blocks` the packed plan instead: `nb` (blocks), the plan's first element,
+//!   `IncStrategy::TwoLevel` the packed plan instead: `nb` (blocks), the plan's first element,
 //!   then `blkmap`, `offset`, `nelems`, `nthrcol` (`nb` each, OP2's names and meanings) and
 //!   `thrcol` (one per element), with `op2_start`/`op2_count` the colour's range of `blkmap`;
 //! - `u64 *op2_part`: reduction partials, one row of `partial_words(args)` words per
@@ -37,9 +37,12 @@ pub enum IncStrategy {
     Plain,
     /// Indirect increments are atomic adds.
     Atomics,
+    /// The plan's blocks, block-coloured: each work-item runs whole blocks, their elements in
+    /// order (`op2_elems` holds (first element, count) pairs), one launch per block colour.
+    Blocks,
     /// Two-level colouring (CUDA): the plan's blocks of one block colour are thread blocks of
     /// one launch; inside a block, increments are applied one thread colour at a time.
-    Blocks,
+    TwoLevel,
 }
 
 /// What a device language calls things.
@@ -103,6 +106,11 @@ pub fn unsupported(args: &[ArgDesc], backend: &str) -> Option<String> {
             ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
             ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
             ArgDesc::Idx { .. } => 1,
+            ArgDesc::Mat { .. } => {
+                return Some(format!(
+                    "arg {i} is a matrix (op_arg_mat): matrices in loops are not supported on {backend} yet"
+                ))
+            }
         };
         if values > MAX_PRIVATE_VALUES {
             return Some(format!(
@@ -248,11 +256,17 @@ pub fn generate(
         sig.kernel_name,
         d.title,
         sig.hash(),
-        if coloured { "coloured" } else { "uncoloured" },
+        if inc == IncStrategy::Blocks {
+            "block-coloured"
+        } else if coloured {
+            "coloured"
+        } else {
+            "uncoloured"
+        },
         match inc {
             IncStrategy::Atomics => ", atomic increments",
-            IncStrategy::Blocks => ", plan blocks with two-level colouring",
-            IncStrategy::Plain => "",
+            IncStrategy::TwoLevel => ", plan blocks with two-level colouring",
+            IncStrategy::Plain | IncStrategy::Blocks => "",
         },
         if soa { ", structure-of-arrays dats" } else { "" }
     ));
@@ -344,7 +358,8 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
     } else {
         w.line("(void)op2_part;");
     }
-    if !coloured {
+    let blocks = inc == IncStrategy::Blocks;
+    if !coloured && !blocks {
         w.line("(void)op2_elems;");
     }
     // Globals: READ ones copied to private once; reductions accumulate in private copies of this
@@ -372,9 +387,9 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
             _ => {}
         }
     }
-    let blocks = inc == IncStrategy::Blocks;
-    if blocks {
-        // op2_elems is the packed plan (see `BLOCKS_ABI`); op2_start/op2_count select the
+    let two_level = inc == IncStrategy::TwoLevel;
+    if two_level {
+        // op2_elems is the packed plan (the ABI note above); op2_start/op2_count select the
         // colour's blocks in blkmap. Control flow is uniform in a thread block (barriers).
         w.line("const int op2_nb = op2_elems[0], op2_pstart = op2_elems[1];");
         w.line("const int *op2_blkmap = op2_elems + 2, *op2_offset = op2_blkmap + op2_nb;");
@@ -388,6 +403,13 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
         w.line("const int op2_j = op2_j0 + (int)threadIdx.x;");
         w.line("const bool op2_live = op2_j < op2_n;");
         w.line("const int op2_e = op2_offset[op2_b] + (op2_live ? op2_j : 0);");
+    } else if blocks {
+        // Whole blocks per work-item, their elements in order (no two blocks of a launch share
+        // an increment target).
+        w.open("for (int op2_b = op2_w; op2_b < op2_count; op2_b += op2_nw)");
+        w.line("const int op2_e0 = op2_elems[2 * (op2_start + op2_b)];");
+        w.line("const int op2_e1 = op2_e0 + op2_elems[2 * (op2_start + op2_b) + 1];");
+        w.open("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)");
     } else {
         w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
         if coloured {
@@ -472,9 +494,11 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
                 w.line(format!("int op2_x{i} = op2_m{i}[(size_t)op2_e * {d} + {idx}];"));
                 call.push(format!("&op2_x{i}"));
             }
+            // Refused before code generation (`unsupported`).
+            ArgDesc::Mat { .. } => call.push("0".to_string()),
         }
     }
-    if blocks {
+    if two_level {
         // Every thread gathers (in bounds: a dead thread reads its block's first element); live
         // ones run the kernel and write back in their thread colour's turn.
         w.open("if (op2_live)");
@@ -496,6 +520,9 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
         }
     }
     w.close();
+    if blocks {
+        w.close();
+    }
     if d.block_reduce && stride > 0 {
         emit_block_reduce(d, w, sig.args, stride);
     } else {

@@ -98,6 +98,11 @@ const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
+   sees its arguments' components contiguously, so it is plain indexing here. */
+#ifndef OP2_STRIDE
+#define OP2_STRIDE(arr, idx) (arr)[idx]
+#endif
 /* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
 typedef char int8_t;
 typedef uchar uint8_t;
@@ -214,6 +219,10 @@ mod tests {
         assert!(plain.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
         assert_eq!(generate(&sig, &[&v], false, IncStrategy::Plain, false), plain);
         assert!(unsupported(&args, "opencl").is_none());
+        let blk = generate(&sig, &[&v], true, IncStrategy::Blocks, false);
+        assert!(blk.contains("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)"), "{blk}");
+        assert!(blk.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
+        assert!(!blk.contains("atomic_add_double(&"));
         let soa = generate(&sig, &[&v], false, IncStrategy::Plain, true);
         assert!(soa.contains("__global double *op2_d0,\n    int op2_s0,"), "{soa}");
         assert!(soa.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_k * op2_s0 + (size_t)op2_e];"));

@@ -55,7 +55,7 @@ done
 for dev in opencl cuda; do
   case " $backends " in
     *" $dev "*)
-      for cfg in OP2_INC=colour OP2_INC=atomics OP_AUTO_SOA=1; do
+      for cfg in OP2_INC=colour OP2_INC=atomics OP2_INC=blocks OP_AUTO_SOA=1; do
         tag=$(echo "$cfg" | tr '=' '-')
         if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-$dev-$tag.log" \
              OP2_BACKEND=$dev "$cfg" > "$dir/$dev-$tag.out" 2>&1; then
