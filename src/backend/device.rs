@@ -61,6 +61,21 @@ pub fn colouring_key(call: &LoopCall, start: usize, end: usize, part_size: usize
     h.finish()
 }
 
+/// The plan of `[start, end)` in blocks of `part_size` (built once, then from `plans`).
+fn plan_of(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<std::sync::Arc<crate::plan::Plan>> {
+    let args = call.plan_args();
+    let req = plan_request(call, &args, start, end, part_size);
+    plans
+        .get_or_build(&req)
+        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))
+}
+
 /// A colouring's launch list and its (offset, count) per colour.
 pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
 
@@ -75,11 +90,7 @@ pub fn packed_plan(
     end: usize,
     part_size: usize,
 ) -> Result<LaunchLists> {
-    let args = call.plan_args();
-    let req = plan_request(call, &args, start, end, part_size);
-    let plan = plans
-        .get_or_build(&req)
-        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': execution plan: {e}", call.name)))?;
+    let plan = plan_of(plans, call, start, end, part_size)?;
     let nb = plan.nelems.len();
     let mut packed: Vec<i32> = Vec::with_capacity(2 + 4 * nb + plan.thrcol.len());
     packed.push(nb as i32);
@@ -101,11 +112,7 @@ pub fn element_lists(
     end: usize,
     part_size: usize,
 ) -> Result<LaunchLists> {
-    let args = call.plan_args();
-    let req = plan_request(call, &args, start, end, part_size);
-    let plan = plans
-        .get_or_build(&req)
-        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))?;
+    let plan = plan_of(plans, call, start, end, part_size)?;
     let mut elems: Vec<i32> = Vec::with_capacity(if part_size == 1 { end - start } else { 2 * plan.nblocks });
     let mut ranges = Vec::with_capacity(plan.ncolours);
     for c in 0..plan.ncolours {
