@@ -434,7 +434,11 @@ impl Backend for Cuda {
         let mut vals = vec![Val::Int(0), Val::Int(0), Val::Ptr(elems), Val::Ptr(part_ptr)];
         for a in kernel_args(call, self.soa)? {
             vals.push(match a {
-                KernelArg::Dat(d) => Val::Ptr(d.and_then(|d| self.dats.get(&d)).map_or(0, |b| b.ptr)),
+                KernelArg::Dat(None) => Val::Ptr(0),
+                KernelArg::Dat(Some(d)) => match self.dats.get(&d) {
+                    Some(b) => Val::Ptr(b.ptr),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': a dat is not on the device"),
+                },
                 KernelArg::Rows(d) => Val::Int(d.and_then(|d| self.rows.get(&d)).map_or(0, |&r| r as c_int)),
                 KernelArg::Map(m) => Val::Ptr(m.and_then(|m| self.maps.get(&m)).map_or(0, |b| b.ptr)),
                 KernelArg::Flag(f) => Val::Int(f),
