@@ -2,9 +2,9 @@
 //! shape's code is also written to `DIR` for every target of `OP2_GENERATE_TARGETS` (`host`,
 //! `opencl`, `cuda`; default: the running backend's), with `manifest.json` listing loop name,
 //! kernel, argument descriptors, target, file and content hash (and for `cuda`, one file per
-//! variant the backend may run: `colour`/`atomics` for loops with indirect increments, each
-//! also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent ones) may
-//! share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
+//! variant the backend may run: `colour`/`blocks`/`atomics` for loops with indirect increments,
+//! each also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent
+//! ones) may share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
 

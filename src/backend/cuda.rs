@@ -6,16 +6,21 @@
 //! architecture, and loaded as a module.
 //!
 //! Execution as on opencl: without reductions one thread per element, with reductions a
-//! bounded grid-stride launch with one partials row per thread (combined on the host in thread
-//! order: deterministic for a given set size). Indirect increments (`OP2_INC`): `atomics`
-//! (`atomicAdd`, what `auto` picks: OP2's GPU default) or `colour` (also `stage`): one launch
-//! per colour of an element colouring. Loops that increment a bool dat indirectly are always
-//! coloured (no atomic add on bool).
+//! bounded grid-stride launch whose blocks combine their threads' partials in shared memory
+//! (a fixed tree) into one row per block, combined on the host in block order: deterministic
+//! for a given set size and block size. Indirect increments (`OP2_INC`): `atomics`
+//! (`atomicAdd`, what `auto` picks: OP2's GPU default), `colour` (one launch per colour of an
+//! element colouring) or `blocks` (also `stage`: the plan's blocks of `OP_BLOCK_SIZE` elements as thread
+//! blocks, one launch per block colour, increments applied one thread colour at a time, with no
+//! shared-memory staging of the data yet). Loops that increment a bool dat indirectly are
+//! coloured under `auto` and `atomics` (no atomic add on bool).
 //!
 //! Nothing here has run on a GPU yet: without a driver the backend is unavailable, and the
 //! generated code is proven by compiling it with NVRTC (`make test-cuda-nvrtc`).
 
-use super::device::{check_loop, check_process, colouring_key, element_lists, kernel_args, read_globals, KernelArg};
+use super::device::{
+    check_loop, check_process, colouring_key, element_lists, kernel_args, packed_plan, read_globals, KernelArg,
+};
 use super::opencl::IncChoice;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
@@ -23,20 +28,23 @@ use crate::codegen::cuda::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
-use crate::jit::cache::{DiskCache, Lookup, SCRATCH_LIB};
+use crate::jit::cache::DiskCache;
 use crate::op2_bail;
 use crate::plan::PlanCache;
 use cudarc::driver::{result as cu, sys};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
-/// Threads per block.
+/// Threads per block unless `OP_BLOCK_SIZE` says otherwise.
 const BLOCK: usize = 256;
-/// Most threads of a launch with reductions (one partials row each).
+/// Most threads of a launch with reductions.
 const MAX_REDUCTION_THREADS: usize = 65536;
+/// Dynamic shared memory a block may use for its threads' partials without opting in.
+const SHARED_BYTES: usize = 48 * 1024;
 
-/// The driver library names tried, in order (all of them among those cudarc tries).
-const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
+/// The driver library names tried, in the order cudarc tries them (so the one probed is the
+/// one it loads).
+const DRIVER_NAMES: [&str; 3] = ["libcuda.so", "libcuda.so.12", "libcuda.so.1"];
 
 /// The GPU op2 would run on.
 #[derive(Debug, Clone)]
@@ -139,6 +147,8 @@ pub struct Cuda {
     /// `threads::fork_generation()` when the context was made.
     generation: u64,
     arch: String,
+    /// Threads per block (`OP_BLOCK_SIZE`, 1 to 1024).
+    block: usize,
     inc: IncChoice,
     soa: bool,
     include_dirs: Vec<std::path::PathBuf>,
@@ -150,8 +160,8 @@ pub struct Cuda {
     jit_off: bool,
     modules: Vec<Module>,
     by_source: HashMap<String, usize>,
-    /// Index in `modules` per (loop shape, constants epoch, coloured, atomics).
-    by_shape: HashMap<(usize, u64, bool, bool), usize>,
+    /// Index in `modules` per (loop shape, constants epoch, coloured, increment strategy).
+    by_shape: HashMap<(usize, u64, bool, IncStrategy), usize>,
     dats: HashMap<DatId, DevBuf>,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
@@ -173,11 +183,25 @@ impl Cuda {
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'cuda': {e}")))?;
         // SAFETY: a device from cuDeviceGet.
         let ctx = unsafe { cu::primary_ctx::retain(device.dev) }.map_err(|e| drv("cuDevicePrimaryCtxRetain", e))?;
-        let cache = DiskCache::open(&config.cache_dir)?;
+        let block = config.block_size.unwrap_or(BLOCK);
+        if block > 1024 {
+            // SAFETY: retained just above, released once.
+            let _ = unsafe { cu::primary_ctx::release(device.dev) };
+            op2_bail!(BadConfig, "op_init: OP_BLOCK_SIZE={block}: CUDA blocks have at most 1024 threads");
+        }
+        let cache = match DiskCache::open(&config.cache_dir) {
+            Ok(c) => c,
+            Err(e) => {
+                // SAFETY: as above.
+                let _ = unsafe { cu::primary_ctx::release(device.dev) };
+                return Err(e);
+            }
+        };
         let packs = config.loop_packs.iter().map(|p| crate::jit::pack::Pack::open(p)).collect::<Result<Vec<_>>>()?;
         Ok(Cuda {
             packs,
             jit_off: !config.jit,
+            block,
             arch: format!("sm_{}{}", device.cc.0, device.cc.1),
             device,
             ctx,
@@ -249,8 +273,8 @@ impl Cuda {
         }
     }
 
-    /// The CUBIN of a source: from a loop pack, from the disk cache, or compiled by NVRTC and
-    /// stored there (with `OP2_JIT=off`, only from a pack).
+    /// The CUBIN of a source: from a loop pack, else from the disk cache or NVRTC
+    /// (`nvrtc::compile_cached`); with `OP2_JIT=off`, only from a pack.
     fn cubin(&self, source: &str, what: &str, loop_name: &str) -> Result<Vec<u8>> {
         let target = format!("cuda-{}", self.arch);
         let hash = crate::jit::pack::source_hash(source.as_bytes());
@@ -261,26 +285,13 @@ impl Cuda {
             let why = crate::jit::pack::missing(&self.packs, &target, loop_name);
             op2_bail!(Compile, "{what}: not compiled: OP2_JIT=off and {why}");
         }
-        let flags: Vec<String> = crate::jit::nvrtc::OPTIONS.iter().map(|s| s.to_string()).collect();
-        let key = crate::jit::cache::key(source, &crate::jit::nvrtc::version_text(), &self.arch, &flags);
-        if let Lookup::Hit(mut entry) = self.cache.lookup(&key) {
-            use std::io::{Read, Seek};
-            let mut bytes = Vec::new();
-            let read = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes));
-            if let (Ok(_), Some((len, _))) = (read, crate::jit::cache::parse_entry(&bytes)) {
-                bytes.truncate(len);
-                return Ok(bytes);
-            }
-        }
-        let cubin = crate::jit::nvrtc::compile(source, &self.arch, "op2_loop.cu").map_err(|e| {
-            Op2Error::new(
-                e.code,
-                format!("{what}: {} (kernel lines are numbered as in the kernel's own source)", e.message),
-            )
-        })?;
-        let scratch = self.cache.scratch(&key)?;
-        scratch.write(SCRATCH_LIB, &cubin).map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write a CUBIN: {e}"))?;
-        scratch.commit(&key, Vec::new())?;
+        let (cubin, _) =
+            crate::jit::nvrtc::compile_cached(&self.cache, source, &self.arch, "op2_loop.cu").map_err(|e| {
+                Op2Error::new(
+                    e.code,
+                    format!("{what}: {} (kernel lines are numbered as in the kernel's own source)", e.message),
+                )
+            })?;
         Ok(cubin)
     }
 
@@ -342,23 +353,13 @@ impl Backend for Cuda {
     fn upload(&mut self, d: DatId, shape: DatShape, host: &[u8]) -> Result<()> {
         self.alloc(d, shape, host.len())?;
         let buf = self.dats.get(&d).ok_or_else(|| crate::op2_err!(Internal, "cuda: upload: no buffer"))?;
-        if self.soa && shape.dim > 1 {
-            self.write(buf, &super::device::transpose(host, shape, true), "dat upload")
-        } else {
-            self.write(buf, host, "dat upload")
-        }
+        self.write(buf, &super::device::device_layout(self.soa, shape, host), "dat upload")
     }
 
     fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
         self.enter("device download")?;
         match self.dats.get(&d) {
-            Some(buf) if self.soa && shape.dim > 1 => {
-                let mut t = vec![0u8; host.len()];
-                self.read(buf, &mut t, "dat download")?;
-                host.copy_from_slice(&super::device::transpose(&t, shape, false));
-                Ok(())
-            }
-            Some(buf) => self.read(buf, host, "dat download"),
+            Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
     }
@@ -371,10 +372,17 @@ impl Backend for Cuda {
         self.enter(&format!("op_par_loop '{name}'"))?;
         let sig = check_loop(call, "cuda")?;
         let coloured_loop = call.needs_colouring();
-        let atomics = coloured_loop && self.inc != IncChoice::Colour && emit::atomics_possible(call.descs);
-        let coloured = coloured_loop && !atomics;
-        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
-        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let staged = coloured_loop && self.inc == IncChoice::Blocks;
+        let atomics = coloured_loop
+            && matches!(self.inc, IncChoice::Auto | IncChoice::Atomics)
+            && emit::atomics_possible(call.descs);
+        let coloured = coloured_loop && !atomics && !staged;
+        let inc = match (atomics, staged) {
+            (true, _) => IncStrategy::Atomics,
+            (_, true) => IncStrategy::TwoLevel,
+            _ => IncStrategy::Plain,
+        };
+        let shape = (call.shape_key, call.const_epoch, coloured, inc);
         let module = match self.by_shape.get(&shape) {
             Some(&i) => i,
             None => {
@@ -405,7 +413,10 @@ impl Backend for Cuda {
             written?;
         }
         let stride = crate::codegen::device::partial_words(call.descs);
-        let rows = MAX_REDUCTION_THREADS;
+        // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
+        // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
+        let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
+        let rows = MAX_REDUCTION_THREADS.div_ceil(block);
         let mut partials = None;
         if stride > 0 {
             let Some(p) = Partials::new(&call.reductions, rows) else {
@@ -418,10 +429,16 @@ impl Backend for Cuda {
             written?;
             partials = Some(p);
         }
-        let (elems, launches) = if coloured {
-            let key = colouring_key(call, start, end, 1);
+        let (elems, launches) = if coloured || staged {
+            // Element colourings, or plans of `block`-element blocks, uploaded once.
+            let part = if staged { self.block } else { 1 };
+            let key = colouring_key(call, start, end, part);
             if !self.colour_lists.contains_key(&key) {
-                let (elems, ranges) = element_lists(&mut self.colourings, call, start, end, 1)?;
+                let (elems, ranges) = if staged {
+                    packed_plan(&mut self.colourings, call, start, end, part)?
+                } else {
+                    element_lists(&mut self.colourings, call, start, end, 1)?
+                };
                 let buf = self.alloc_buf(std::mem::size_of_val(&elems[..]), "an element colouring")?;
                 self.write(&buf, &elems, "element colouring")?;
                 self.colour_lists.insert(key, (buf, ranges));
@@ -441,7 +458,11 @@ impl Backend for Cuda {
         let mut vals = vec![Val::Int(0), Val::Int(0), Val::Ptr(elems), Val::Ptr(part_ptr)];
         for a in kernel_args(call, self.soa)? {
             vals.push(match a {
-                KernelArg::Dat(d) => Val::Ptr(d.and_then(|d| self.dats.get(&d)).map_or(0, |b| b.ptr)),
+                KernelArg::Dat(None) => Val::Ptr(0),
+                KernelArg::Dat(Some(d)) => match self.dats.get(&d) {
+                    Some(b) => Val::Ptr(b.ptr),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': a dat is not on the device"),
+                },
                 KernelArg::Rows(d) => Val::Int(d.and_then(|d| self.rows.get(&d)).map_or(0, |&r| r as c_int)),
                 KernelArg::Map(m) => Val::Ptr(m.and_then(|m| self.maps.get(&m)).map_or(0, |b| b.ptr)),
                 KernelArg::Flag(f) => Val::Int(f),
@@ -463,8 +484,18 @@ impl Backend for Cuda {
             }
             vals[0] = Val::Int(first as c_int);
             vals[1] = Val::Int(count as c_int);
-            let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, rows) };
-            let grid = threads.div_ceil(BLOCK) as u32;
+            let grid = if staged {
+                // One thread block per plan block (a grid-stride loop over them past `rows`).
+                if stride == 0 {
+                    count
+                } else {
+                    count.min(rows)
+                }
+            } else {
+                let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, MAX_REDUCTION_THREADS) };
+                threads.div_ceil(block)
+            } as u32;
+            let shared = (block * stride * 8) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()
                 .map(|v| match v {
@@ -475,7 +506,7 @@ impl Backend for Cuda {
             // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
             unsafe {
-                cu::launch_kernel(func, (grid, 1, 1), (BLOCK as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
+                cu::launch_kernel(func, (grid, 1, 1), (block as u32, 1, 1), shared, std::ptr::null_mut(), &mut params)
             }
             .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
         }

@@ -41,7 +41,7 @@ pub fn check_process(generation: u64, call: &str, backend: &str) -> Result<()> {
     Ok(())
 }
 
-fn colouring_request<'a>(
+fn plan_request<'a>(
     call: &LoopCall<'a>,
     args: &'a [crate::plan::IndirectArg<'a>],
     start: usize,
@@ -57,12 +57,50 @@ pub fn colouring_key(call: &LoopCall, start: usize, end: usize, part_size: usize
     use std::hash::{Hash, Hasher};
     let args = call.plan_args();
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    colouring_request(call, &args, start, end, part_size).key().hash(&mut h);
+    plan_request(call, &args, start, end, part_size).key().hash(&mut h);
     h.finish()
+}
+
+/// The plan of `[start, end)` in blocks of `part_size` (built once, then from `plans`).
+fn plan_of(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<std::sync::Arc<crate::plan::Plan>> {
+    let args = call.plan_args();
+    let req = plan_request(call, &args, start, end, part_size);
+    plans
+        .get_or_build(&req)
+        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))
 }
 
 /// A colouring's launch list and its (offset, count) per colour.
 pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
+
+/// The plan of `[start, end)` in blocks of `part_size`, packed as a two-level colouring kernel
+/// takes it (`codegen::device`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
+/// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour. Its key is
+/// `colouring_key` with the same `part_size`.
+pub fn packed_plan(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<LaunchLists> {
+    let plan = plan_of(plans, call, start, end, part_size)?;
+    let nb = plan.nelems.len();
+    let mut packed: Vec<i32> = Vec::with_capacity(2 + 4 * nb + plan.thrcol.len());
+    packed.push(nb as i32);
+    packed.push(start as i32);
+    for a in [&plan.blkmap, &plan.offset, &plan.nelems, &plan.nthrcol, &plan.thrcol] {
+        packed.extend_from_slice(a);
+    }
+    let ranges = (0..plan.ncolours).map(|c| (plan.colour_offsets[c], plan.ncolblk[c] as usize)).collect();
+    Ok((packed, ranges))
+}
 
 /// The launch lists of a colouring of `[start, end)`, colour by colour, and (offset, count) per
 /// colour in that list: with `part_size` 1 (the plan with one element per block) the elements;
@@ -74,11 +112,7 @@ pub fn element_lists(
     end: usize,
     part_size: usize,
 ) -> Result<LaunchLists> {
-    let args = call.plan_args();
-    let req = colouring_request(call, &args, start, end, part_size);
-    let plan = plans
-        .get_or_build(&req)
-        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))?;
+    let plan = plan_of(plans, call, start, end, part_size)?;
     let mut elems: Vec<i32> = Vec::with_capacity(if part_size == 1 { end - start } else { 2 * plan.nblocks });
     let mut ranges = Vec::with_capacity(plan.ncolours);
     for c in 0..plan.ncolours {
@@ -219,5 +253,33 @@ pub fn mat_values_ptr(call: &LoopCall, arg: usize) -> (*mut u8, usize) {
     match call.bound[arg] {
         BoundArg::Mat { values_bytes, .. } => (call.slots[2 * arg] as *mut u8, values_bytes),
         _ => (std::ptr::null_mut(), 0),
+    }
+}
+
+/// A dat's bytes as the device stores them: rows of dim values, or one array per component
+/// (structure-of-arrays, `soa`, for dim > 1).
+pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if soa && shape.dim > 1 {
+        std::borrow::Cow::Owned(transpose(host, shape, true))
+    } else {
+        std::borrow::Cow::Borrowed(host)
+    }
+}
+
+/// Fills `host` (rows of dim values) by `read`, which copies the device's bytes of a dat into
+/// the slice it is given (through a structure-of-arrays copy when `soa` and dim > 1).
+pub fn read_host_layout(
+    soa: bool,
+    shape: super::DatShape,
+    host: &mut [u8],
+    read: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<()> {
+    if soa && shape.dim > 1 {
+        let mut t = vec![0u8; host.len()];
+        read(&mut t)?;
+        host.copy_from_slice(&transpose(&t, shape, false));
+        Ok(())
+    } else {
+        read(host)
     }
 }

@@ -375,12 +375,7 @@ impl Backend for OpenCl {
     fn upload(&mut self, d: DatId, shape: DatShape, host: &[u8]) -> Result<()> {
         self.alloc(d, shape, host.len())?;
         let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("upload", "no buffer"))?;
-        let r = if self.soa && shape.dim > 1 {
-            let t = super::device::transpose(host, shape, true);
-            self.write(&mut buf, &t, "dat upload")
-        } else {
-            self.write(&mut buf, host, "dat upload")
-        };
+        let r = self.write(&mut buf, &super::device::device_layout(self.soa, shape, host), "dat upload");
         self.dats.insert(d, buf);
         r
     }
@@ -388,13 +383,7 @@ impl Backend for OpenCl {
     fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
         self.check_process("device download")?;
         match self.dats.get(&d) {
-            Some(buf) if self.soa && shape.dim > 1 => {
-                let mut t = vec![0u8; host.len()];
-                self.read(buf, &mut t, "dat download")?;
-                host.copy_from_slice(&super::device::transpose(&t, shape, false));
-                Ok(())
-            }
-            Some(buf) => self.read(buf, host, "dat download"),
+            Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
     }

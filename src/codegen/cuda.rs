@@ -10,12 +10,12 @@
 //! `memcpy`, `memset`, `printf`).
 //!
 //! Increments: `IncStrategy::Atomics` uses `atomicAdd` (on double: compute capability 6.0 and
-//! later, which `--gpu-architecture` must name); `Plain` is for loops without indirect
-//! increments or launched colour by colour.
+//! later, which `--gpu-architecture` must name); `Blocks` runs the plan's blocks of one block
+//! colour as thread blocks, applying increments one thread colour at a time; `Plain` is for
+//! loops without indirect increments or launched colour by colour.
 
 pub use super::device::IncStrategy;
-use super::device::{drop_std_includes, emit_constants, emit_wrapper, Dialect};
-use super::writer::CodeWriter;
+use super::device::{drop_std_includes, Dialect};
 use super::LoopSignature;
 use crate::arg::{Access, ArgDesc};
 use crate::core::ElemType;
@@ -32,6 +32,11 @@ pub const DIALECT: Dialect = Dialect {
     vector_arg: |e| format!("op2_any({e})"),
     entry: "extern \"C\" __global__ void op2_kernel",
     ids: "const int op2_w = (int)(blockIdx.x * blockDim.x + threadIdx.x), op2_nw = (int)(gridDim.x * blockDim.x);",
+    block_reduce: true,
+    title: "CUDA C++ (NVRTC, -default-device)",
+    prelude: &[super::host::KERNEL_MACROS, PRELUDE],
+    kernel_source: drop_std_includes,
+    after_kernel: "\n",
     nan: "__builtin_nan(\"\")",
     inf: "__builtin_inf()",
 };
@@ -39,13 +44,8 @@ pub const DIALECT: Dialect = Dialect {
 /// The CUDA C++ type of an element in device buffers (and as the kernel sees it).
 pub fn buffer_type(ty: ElemType) -> &'static str {
     match ty {
-        ElemType::Double => "double",
-        ElemType::Float => "float",
-        ElemType::Int => "int",
-        ElemType::Uint => "unsigned int",
-        ElemType::Ll => "long long",
-        ElemType::Ull => "unsigned long long",
         ElemType::Bool => "bool",
+        t => t.c_name(),
     }
 }
 
@@ -65,17 +65,6 @@ pub fn atomics_possible(args: &[ArgDesc]) -> bool {
 }
 
 const PRELUDE: &str = "/* No toolkit headers: NVRTC has what a kernel needs built in, and this. */
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-#ifndef MAX
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#endif
-/* OP2's accessor for dats stored structure-of-arrays: the kernel sees staged, contiguous
-   components, so it is plain indexing. */
-#ifndef OP2_STRIDE
-#define OP2_STRIDE(arr, idx) (arr)[idx]
-#endif
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
 typedef short int16_t;
@@ -84,22 +73,6 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long int64_t;
 typedef unsigned long uint64_t;
-/* <math.h>'s constants (glibc's values). */
-#ifndef M_PI
-#define M_E 2.7182818284590452354
-#define M_LOG2E 1.4426950408889634074
-#define M_LOG10E 0.43429448190325182765
-#define M_LN2 0.69314718055994530942
-#define M_LN10 2.30258509299404568402
-#define M_PI 3.14159265358979323846
-#define M_PI_2 1.57079632679489661923
-#define M_PI_4 0.78539816339744830962
-#define M_1_PI 0.31830988618379067154
-#define M_2_PI 0.63661977236758134308
-#define M_2_SQRTPI 1.12837916709551257390
-#define M_SQRT2 1.41421356237309504880
-#define M_SQRT1_2 0.70710678118654752440
-#endif
 /* C99 spellings in C++. */
 #define restrict __restrict__
 #define _Bool bool
@@ -112,42 +85,19 @@ struct op2_any {
 };
 ";
 
-/// Generates the CUDA source for one loop. `values` holds each constant's bytes, in the order
-/// of `sig.consts`; `coloured` selects the element-list form of the iteration.
+/// Generates the CUDA source for one loop (see `codegen::device::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    let mut w = CodeWriter::new();
-    w.line(format!(
-        "/* op2 loop '{}' (kernel '{}'), target CUDA C++ (NVRTC, -default-device), signature {}, {}{}{} */",
-        super::host::comment_text(sig.loop_name),
-        sig.kernel_name,
-        sig.hash(),
-        if coloured { "coloured" } else { "uncoloured" },
-        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
-        if soa { ", structure-of-arrays dats" } else { "" }
-    ));
-    for (i, a) in sig.args.iter().enumerate() {
-        w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
-    }
-    w.raw(PRELUDE);
-    w.line("");
-    emit_constants(&DIALECT, &mut w, sig.consts, values);
-    w.line(format!("#line 1 {}", sig.kernel_origin));
-    w.raw(&drop_std_includes(sig.kernel_source));
-    let next = w.next_line_number();
-    w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
-    w.line("");
-    emit_wrapper(&DIALECT, &mut w, sig, coloured, inc, soa);
-    w.finish()
+    super::device::generate(&DIALECT, sig, values, coloured, inc, soa)
 }
 
 /// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
-/// for loops with indirect increments, colouring (`colour`, also what `stage` runs) and, where
-/// possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
+/// for loops with indirect increments, element colouring (`colour`), plan blocks with two-level
+/// colouring (`blocks`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
 pub fn variants(args: &[ArgDesc]) -> Vec<(String, bool, IncStrategy, bool)> {
     let inc = args.iter().any(ArgDesc::needs_colouring);
     let mut strategies = vec![("plain", false, IncStrategy::Plain)];
     if inc {
-        strategies = vec![("colour", true, IncStrategy::Plain)];
+        strategies = vec![("colour", true, IncStrategy::Plain), ("blocks", false, IncStrategy::TwoLevel)];
         if atomics_possible(args) {
             strategies.push(("atomics", false, IncStrategy::Atomics));
         }
@@ -203,11 +153,19 @@ mod tests {
             src.contains("atomicAdd(&op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 0] * 4 + op2_k], op2_p1[0][op2_k]);")
         );
         assert!(src.contains("op2_any(op2_on1 ? op2_v1 : 0)"), "{src}");
-        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)op2_w * 1;"));
+        // Reductions: one row per block, seeded into thread 0 only (for increments), combined
+        // in shared memory.
+        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)blockIdx.x * 1;"), "{src}");
+        assert!(src.contains("op2_g2[op2_k] = threadIdx.x == 0 ? op2_r2[op2_k] : (double)0;"));
+        assert!(src.contains("extern __shared__ unsigned long long op2_sh[];"));
+        assert!(src.contains("((double *)(op2_mine + 0))[op2_k] += ((const double *)(op2_other + 0))[op2_k];"));
         assert!(!src.contains("#include"));
         assert!(!src.contains("__global "));
         let names: Vec<String> = variants(&args).into_iter().map(|v| v.0).collect();
-        assert_eq!(names, ["colour", "colour-soa", "atomics", "atomics-soa"]);
+        assert_eq!(names, ["colour", "colour-soa", "blocks", "blocks-soa", "atomics", "atomics-soa"]);
+        let staged = generate(&sig, &[&v], false, IncStrategy::TwoLevel, false);
+        assert!(staged.contains("const int op2_b = op2_blkmap[op2_start + op2_bi];"), "{staged}");
+        assert!(staged.contains("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c) {"));
         let b = [ArgDesc::Dat {
             ty: ElemType::Bool,
             dim: 1,
@@ -216,7 +174,7 @@ mod tests {
             optional: false,
         }];
         assert!(!atomics_possible(&b));
-        assert_eq!(variants(&b).len(), 1);
+        assert_eq!(variants(&b).len(), 2);
         assert_eq!(variants(&args[..1]).len(), 2);
     }
 }

@@ -10,7 +10,10 @@
 //! - `int op2_start, int op2_count`: the work is elements `op2_start + i` (or, for a coloured
 //!   launch, `op2_elems[op2_start + i]`), `i` in `[0, op2_count)`, spread over the work-items
 //!   (threads) by a grid-stride loop;
-//! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise);
+//! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise); for
+//!   `IncStrategy::TwoLevel` the packed plan instead: `nb` (blocks), the plan's first element,
+//!   then `blkmap`, `offset`, `nelems`, `nthrcol` (`nb` each, OP2's names and meanings) and
+//!   `thrcol` (one per element), with `op2_start`/`op2_count` the colour's range of `blkmap`;
 //! - `u64 *op2_part`: reduction partials, one row of `partial_words(args)` words per
 //!   work-item, seeded by the host (INC: zero; MIN/MAX and info payloads: the caller's values),
 //!   combined by the host in work-item order;
@@ -39,6 +42,9 @@ pub enum IncStrategy {
     /// The plan's blocks, block-coloured: each work-item runs whole blocks, their elements in
     /// order (`op2_elems` holds (first element, count) pairs), one launch per block colour.
     Blocks,
+    /// Two-level colouring (CUDA): the plan's blocks of one block colour are thread blocks of
+    /// one launch; inside a block, increments are applied one thread colour at a time.
+    TwoLevel,
 }
 
 /// What a device language calls things.
@@ -65,6 +71,17 @@ pub struct Dialect {
     pub entry: &'static str,
     /// The statement defining `op2_w` (this work-item) and `op2_nw` (how many there are).
     pub ids: &'static str,
+    /// Reductions combined per block in shared memory (one partials row per block, each
+    /// launch's block `b` adding to row `b`), instead of one row per work-item.
+    pub block_reduce: bool,
+    /// The target's name in the header comment.
+    pub title: &'static str,
+    /// What precedes the constants and the kernel.
+    pub prelude: &'static [&'static str],
+    /// The user's kernel source as the language reads it.
+    pub kernel_source: fn(&str) -> String,
+    /// Lines after the kernel, before the wrapper.
+    pub after_kernel: &'static str,
     /// A NaN and a positive infinity, as constant expressions.
     pub nan: &'static str,
     pub inf: &'static str,
@@ -220,7 +237,55 @@ pub fn drop_std_includes(src: &str) -> String {
         .collect()
 }
 
-pub fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
+/// Generates the program for one loop in dialect `d`. `values` holds each constant's bytes, in
+/// the order of `sig.consts`; `coloured` selects the element-list form of the iteration.
+pub fn generate(
+    d: &Dialect,
+    sig: &LoopSignature,
+    values: &[&[u8]],
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+) -> String {
+    let mut w = CodeWriter::new();
+    w.line(format!(
+        "/* op2 loop '{}' (kernel '{}'), target {}, signature {}, {}{}{} */",
+        super::host::comment_text(sig.loop_name),
+        sig.kernel_name,
+        d.title,
+        sig.hash(),
+        if inc == IncStrategy::Blocks {
+            "block-coloured"
+        } else if coloured {
+            "coloured"
+        } else {
+            "uncoloured"
+        },
+        match inc {
+            IncStrategy::Atomics => ", atomic increments",
+            IncStrategy::TwoLevel => ", plan blocks with two-level colouring",
+            IncStrategy::Plain | IncStrategy::Blocks => "",
+        },
+        if soa { ", structure-of-arrays dats" } else { "" }
+    ));
+    for (i, a) in sig.args.iter().enumerate() {
+        w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
+    }
+    for p in d.prelude {
+        w.raw(p);
+    }
+    w.line("");
+    emit_constants(d, &mut w, sig.consts, values);
+    w.line(format!("#line 1 {}", sig.kernel_origin));
+    w.raw(&(d.kernel_source)(sig.kernel_source));
+    let next = w.next_line_number();
+    w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
+    w.raw(d.after_kernel);
+    emit_wrapper(d, &mut w, sig, coloured, inc, soa);
+    w.finish()
+}
+
+fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
     if consts.is_empty() {
         return;
     }
@@ -247,7 +312,7 @@ pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
     soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
 }
 
-pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
+fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
     let g = d.global;
     let stride = partial_words(sig.args);
     let mut params = vec![
@@ -291,7 +356,8 @@ pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, colour
     w.open("");
     w.line(d.ids);
     if stride > 0 {
-        w.line(format!("{g}{} *op2_row = op2_part + (size_t)op2_w * {stride};", d.u64_type));
+        let row = if d.block_reduce { "blockIdx.x" } else { "op2_w" };
+        w.line(format!("{g}{} *op2_row = op2_part + (size_t){row} * {stride};", d.u64_type));
     } else {
         w.line("(void)op2_part;");
     }
@@ -312,13 +378,35 @@ pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, colour
                 let words = (dim * ty.size()).div_ceil(8).max(1);
                 w.line(format!("{g}{0} *op2_r{i} = ({g}{0} *)(op2_row + {off});", (d.buffer_type)(ty)));
                 w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
-                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_r{i}[op2_k];"));
+                // A block's row is shared by its threads: one of them starts increments from it.
+                let from = if d.block_reduce && matches!(a, ArgDesc::Gbl { acc: Access::Inc, .. }) {
+                    format!("threadIdx.x == 0 ? op2_r{i}[op2_k] : ({})0", (d.private_type)(ty))
+                } else {
+                    format!("op2_r{i}[op2_k]")
+                };
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = {from};"));
                 off += words;
             }
             _ => {}
         }
     }
-    if blocks {
+    let two_level = inc == IncStrategy::TwoLevel;
+    if two_level {
+        // op2_elems is the packed plan (the ABI note above); op2_start/op2_count select the
+        // colour's blocks in blkmap. Control flow is uniform in a thread block (barriers).
+        w.line("const int op2_nb = op2_elems[0], op2_pstart = op2_elems[1];");
+        w.line("const int *op2_blkmap = op2_elems + 2, *op2_offset = op2_blkmap + op2_nb;");
+        w.line("const int *op2_nelems = op2_offset + op2_nb, *op2_nthrcol = op2_nelems + op2_nb;");
+        w.line("const int *op2_thrcol = op2_nthrcol + op2_nb;");
+        w.line("(void)op2_nw;");
+        w.open("for (int op2_bi = (int)blockIdx.x; op2_bi < op2_count; op2_bi += (int)gridDim.x)");
+        w.line("const int op2_b = op2_blkmap[op2_start + op2_bi];");
+        w.line("const int op2_n = op2_nelems[op2_b], op2_nc = op2_nthrcol[op2_b];");
+        w.open("for (int op2_j0 = 0; op2_j0 < op2_n; op2_j0 += (int)blockDim.x)");
+        w.line("const int op2_j = op2_j0 + (int)threadIdx.x;");
+        w.line("const bool op2_live = op2_j < op2_n;");
+        w.line("const int op2_e = op2_offset[op2_b] + (op2_live ? op2_j : 0);");
+    } else if blocks {
         // Whole blocks per work-item, their elements in order (no two blocks of a launch share
         // an increment target).
         w.open("for (int op2_b = op2_w; op2_b < op2_count; op2_b += op2_nw)");
@@ -428,21 +516,121 @@ pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, colour
             }
         }
     }
-    w.call(sig.kernel_name, &call);
-    for s in scatter {
-        w.line(s);
+    if two_level {
+        // Every thread gathers (in bounds: a dead thread reads its block's first element); live
+        // ones run the kernel and write back in their thread colour's turn.
+        w.open("if (op2_live)");
+        w.call(sig.kernel_name, &call);
+        w.close();
+        w.open("for (int op2_c = 0; op2_c < op2_nc; op2_c++)");
+        w.open("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c)");
+        for s in scatter {
+            w.line(s);
+        }
+        w.close();
+        w.line("__syncthreads();");
+        w.close();
+        w.close();
+    } else {
+        w.call(sig.kernel_name, &call);
+        for s in scatter {
+            w.line(s);
+        }
     }
     w.close();
     if blocks {
         w.close();
     }
-    for (i, a) in sig.args.iter().enumerate() {
-        let dim = match *a {
-            ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
-            ArgDesc::Info { dim, .. } => dim,
-            _ => continue,
-        };
-        w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+    if d.block_reduce && stride > 0 {
+        emit_block_reduce(d, w, sig.args, stride);
+    } else {
+        for (i, a) in sig.args.iter().enumerate() {
+            let dim = match *a {
+                ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
+                ArgDesc::Info { dim, .. } => dim,
+                _ => continue,
+            };
+            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+        }
     }
     w.close();
+}
+
+/// The end of a block-reducing wrapper: each thread puts its partials in its row of dynamic
+/// shared memory (`stride` words a thread), a fixed tree combines the rows (thread t takes in
+/// t + h for h = 2^k, ..., 1; MIN/MAX ties keep t's value, and payloads follow a win of the
+/// first component, as in the host's combine), and thread 0 writes the block's row. Any block
+/// size works; the result depends only on the block size.
+fn emit_block_reduce(d: &Dialect, w: &mut CodeWriter, args: &[ArgDesc], stride: usize) {
+    // (arg, type, dim, access, word offset) of each reduction and payload.
+    let mut parts = Vec::new();
+    let mut off = 0usize;
+    for (i, a) in args.iter().enumerate() {
+        let (ty, dim, acc) = match *a {
+            ArgDesc::Gbl { ty, dim, acc } if acc.is_reduction() => (ty, dim, acc),
+            ArgDesc::Info { ty, dim, .. } => (ty, dim, Access::Read),
+            _ => continue,
+        };
+        parts.push((i, ty, dim, acc, off));
+        off += (dim * ty.size()).div_ceil(8).max(1);
+    }
+    let u = d.u64_type;
+    w.line(format!("extern __shared__ {u} op2_sh[];"));
+    w.line(format!("{u} *op2_mine = op2_sh + (size_t)threadIdx.x * {stride};"));
+    for &(i, ty, dim, _, off) in &parts {
+        let t = (d.private_type)(ty);
+        w.line(format!(
+            "for (int op2_k = 0; op2_k < {dim}; op2_k++) (({t} *)(op2_mine + {off}))[op2_k] = op2_g{i}[op2_k];"
+        ));
+    }
+    w.line("__syncthreads();");
+    w.line("unsigned int op2_half = 1;");
+    w.line("while (op2_half < blockDim.x) op2_half <<= 1;");
+    w.open("for (op2_half >>= 1; op2_half > 0; op2_half >>= 1)");
+    w.open("if (threadIdx.x < op2_half && threadIdx.x + op2_half < blockDim.x)");
+    w.line(format!("const {u} *op2_other = op2_mine + (size_t)op2_half * {stride};"));
+    for &(i, ty, dim, acc, off) in &parts {
+        // Sums wrap for integers (unsigned arithmetic), as the host's combine does.
+        let t = match (acc, ty) {
+            (Access::Inc, ElemType::Int | ElemType::Uint | ElemType::Bool) => match ty {
+                ElemType::Bool => "unsigned char",
+                _ => "unsigned int",
+            },
+            (Access::Inc, ElemType::Ll | ElemType::Ull) => "unsigned long long",
+            _ => (d.private_type)(ty),
+        };
+        let (mine, other) = (format!("(({t} *)(op2_mine + {off}))"), format!("((const {t} *)(op2_other + {off}))"));
+        match acc {
+            Access::Inc => {
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) {mine}[op2_k] += {other}[op2_k];"));
+            }
+            Access::Min | Access::Max => {
+                let cmp = if acc == Access::Min { "<" } else { ">" };
+                w.open("");
+                w.line("bool op2_first = false;");
+                w.open(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++)"));
+                w.open(format!("if ({other}[op2_k] {cmp} {mine}[op2_k])"));
+                w.line(format!("{mine}[op2_k] = {other}[op2_k];"));
+                w.line("if (op2_k == 0) op2_first = true;");
+                w.close();
+                w.close();
+                for &(j, pty, pdim, _, poff) in &parts {
+                    if matches!(args[j], ArgDesc::Info { reference, .. } if reference == i) {
+                        let words = (pdim * pty.size()).div_ceil(8).max(1);
+                        w.line(format!(
+                            "if (op2_first) for (int op2_k = 0; op2_k < {words}; op2_k++) op2_mine[{poff} + op2_k] = op2_other[{poff} + op2_k];"
+                        ));
+                    }
+                }
+                w.close();
+            }
+            _ => {}
+        }
+    }
+    w.close();
+    w.line("__syncthreads();");
+    w.close();
+    w.line(format!(
+        "if (threadIdx.x == 0) for (int op2_k = 0; op2_k < {stride}; op2_k++) op2_row[op2_k] = op2_sh[op2_k];"
+    ));
 }

@@ -35,16 +35,11 @@ pub const VEC_UNROLL_MAX: usize = 8;
 /// larger ones use the scratch array the driver passes in the last slot (see `scratch_entries`).
 pub const VEC_STACK_MAX: usize = 256;
 
-/// The prelude every kernel sees (the contract's "Kernel environment"): ISO C headers, OP2's
-/// MIN/MAX and the common math constants that strict ISO C's `<math.h>` leaves out.
-const PRELUDE: &str = "#include <math.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#ifndef MIN
+/// MIN/MAX and the math constants of the kernel environment that strict ISO C's `<math.h>`
+/// leaves out (also in the CUDA prelude, `KERNEL_MACROS`).
+macro_rules! kernel_macros {
+    () => {
+        "#ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif
 #ifndef MAX
@@ -67,9 +62,26 @@ const PRELUDE: &str = "#include <math.h>
 #define M_SQRT2 1.41421356237309504880
 #define M_SQRT1_2 0.70710678118654752440
 #endif
+"
+    };
+}
+pub const KERNEL_MACROS: &str = kernel_macros!();
+/// The prelude every kernel sees (the contract's "Kernel environment"): ISO C headers, OP2's
+/// MIN/MAX and the common math constants that strict ISO C's `<math.h>` leaves out.
+const PRELUDE: &str = concat!(
+    "#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
+",
+    kernel_macros!(),
+    "
 #define OP2_EXPORT __attribute__((visibility(\"default\")))
-";
+"
+);
 
 /// Text that is safe inside a C block comment on one line: no `*/`, no control characters.
 pub fn comment_text(s: &str) -> String {

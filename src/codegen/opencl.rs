@@ -6,9 +6,8 @@
 //! private memory by the shared wrapper of `codegen::device` (its ABI note describes the
 //! generated `__kernel void op2_kernel(...)`). User kernels stay plain C.
 
-use super::device::{drop_std_includes, emit_constants, emit_wrapper, Dialect};
+use super::device::{drop_std_includes, Dialect};
 pub use super::device::{expand_includes, include_dirs, partial_words, soa_arg, IncStrategy};
-use super::writer::CodeWriter;
 use super::LoopSignature;
 use crate::core::ElemType;
 
@@ -24,6 +23,11 @@ pub const DIALECT: Dialect = Dialect {
     vector_arg: |e| e.to_string(),
     entry: "__kernel void op2_kernel",
     ids: "const int op2_w = (int)get_global_id(0), op2_nw = (int)get_global_size(0);",
+    block_reduce: false,
+    title: "OpenCL C",
+    prelude: &[PRELUDE],
+    kernel_source: opencl_source,
+    after_kernel: "#undef inline\n\n",
     nan: "NAN",
     inf: "INFINITY",
 };
@@ -140,39 +144,9 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 }
 ";
 
-/// Generates the OpenCL program for one loop. `values` holds each constant's bytes, in the
-/// order of `sig.consts`; `coloured` selects the element-list form of the iteration.
+/// Generates the OpenCL program for one loop (see `codegen::device::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    let mut w = CodeWriter::new();
-    w.line(format!(
-        "/* op2 loop '{}' (kernel '{}'), target OpenCL C, signature {}, {}{}{} */",
-        super::host::comment_text(sig.loop_name),
-        sig.kernel_name,
-        sig.hash(),
-        if inc == IncStrategy::Blocks {
-            "block-coloured"
-        } else if coloured {
-            "coloured"
-        } else {
-            "uncoloured"
-        },
-        if inc == IncStrategy::Atomics { ", atomic increments" } else { "" },
-        if soa { ", structure-of-arrays dats" } else { "" }
-    ));
-    for (i, a) in sig.args.iter().enumerate() {
-        w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
-    }
-    w.raw(PRELUDE);
-    w.line("");
-    emit_constants(&DIALECT, &mut w, sig.consts, values);
-    w.line(format!("#line 1 {}", sig.kernel_origin));
-    w.raw(&opencl_source(sig.kernel_source));
-    let next = w.next_line_number();
-    w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
-    w.line("#undef inline");
-    w.line("");
-    emit_wrapper(&DIALECT, &mut w, sig, coloured, inc, soa);
-    w.finish()
+    super::device::generate(&DIALECT, sig, values, coloured, inc, soa)
 }
 
 #[cfg(test)]

@@ -6,13 +6,15 @@
 //! CUDA version op2 was built for (12.0), so the library is probed first with `dlopen` and its
 //! version checked; cudarc is called only after that succeeded.
 
+use super::cache::{DiskCache, Lookup, SCRATCH_LIB};
 use crate::error::{ErrorCode, Op2Error, Result};
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{c_int, CString};
 use std::sync::OnceLock;
 
-/// The library names tried, in order (all of them among those cudarc tries).
-const NAMES: [&str; 2] = ["libnvrtc.so.12", "libnvrtc.so"];
+/// The library names tried, in the order cudarc tries them (so the one probed is the one it
+/// loads).
+const NAMES: [&str; 2] = ["libnvrtc.so", "libnvrtc.so.12"];
 
 /// Options every compile gets besides the architecture: the kernel and its helpers are device
 /// functions (`-default-device`); no fused multiply-add, so direct loops give the bits `seq`
@@ -121,6 +123,31 @@ pub fn compile(src: &str, arch: &str, name: &str) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `compile`, through op2's disk cache: the entry is keyed by the source, NVRTC's version, the
+/// architecture and the options, and stored under the cache's trust rules (a sealed entry with
+/// a checksum trailer, written privately and renamed into place). Returns the bytes and
+/// whether they came from the cache.
+pub fn compile_cached(cache: &DiskCache, src: &str, arch: &str, name: &str) -> Result<(Vec<u8>, bool)> {
+    let flags: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
+    let key = super::cache::key(src, &version_text(), arch, &flags);
+    if let Lookup::Hit(mut entry) = cache.lookup(&key) {
+        use std::io::{Read, Seek};
+        let mut bytes = Vec::new();
+        let read = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes));
+        if let (Ok(_), Some((len, _))) = (read, super::cache::parse_entry(&bytes)) {
+            bytes.truncate(len);
+            return Ok((bytes, true));
+        }
+    }
+    let out = compile(src, arch, name)?;
+    let scratch = cache.scratch(&key)?;
+    scratch
+        .write(SCRATCH_LIB, &out)
+        .map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write compiled CUDA code: {e}"))?;
+    scratch.commit(&key, Vec::new())?;
+    Ok((out, false))
+}
+
 /// NVRTC's version as text (part of the disk cache key of compiled CUDA code).
 pub fn version_text() -> String {
     match probe() {
@@ -155,5 +182,33 @@ mod tests {
         assert_eq!(e.code, ErrorCode::Compile);
         assert!(e.message.contains("kernel:k(7): error"), "{}", e.message);
         assert_eq!(compile(ok, "gfx90a", "x.cu").unwrap_err().code, ErrorCode::BadConfig);
+
+        // Through the disk cache: compiled once, then read back (the same bytes); an entry that
+        // is corrupt is compiled again.
+        let dir = std::env::temp_dir().join(format!("op2-nvrtc-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = DiskCache::open(&dir).unwrap();
+        let (a, hit) = compile_cached(&cache, ok, "sm_80", "ok.cu").unwrap();
+        assert!(!hit);
+        let (b, hit) = compile_cached(&cache, ok, "sm_80", "ok.cu").unwrap();
+        assert!(hit);
+        assert_eq!(a, b);
+        let (_, hit) = compile_cached(&cache, ok, "sm_90", "ok.cu").unwrap();
+        assert!(!hit, "the architecture is part of the key");
+        let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).collect();
+        for e in entries.iter().filter(|e| e.file_name().to_string_lossy().ends_with(".so")) {
+            let mut bytes = std::fs::read(e.path()).unwrap();
+            let n = bytes.len();
+            bytes[n - 1] ^= 1;
+            std::fs::remove_file(e.path()).unwrap();
+            std::fs::write(e.path(), &bytes).unwrap();
+            let mut perm = std::fs::metadata(e.path()).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o600);
+            std::fs::set_permissions(e.path(), perm).unwrap();
+        }
+        let (c, hit) = compile_cached(&cache, ok, "sm_80", "ok.cu").unwrap();
+        assert!(!hit);
+        assert_eq!(a, c);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

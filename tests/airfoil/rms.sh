@@ -50,22 +50,24 @@ for b in seq $(echo " $backends " | sed 's/ seq / /g'); do
     "$cmp" --exact "$dir/rms-$b.log" "$dir/rms-$b-simd-$mode.log" || fails=$((fails + 1))
   done
 done
-# Device strategies: opencl with each OP2_INC strategy and with the structure-of-arrays layout,
-# each within 1e-12 relative of seq at every iteration.
-case " $backends " in
-  *" opencl "*)
-    for cfg in OP2_INC=colour OP2_INC=atomics OP2_INC=blocks OP_AUTO_SOA=1; do
-      tag=$(echo "$cfg" | tr '=' '-')
-      if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-opencl-$tag.log" \
-           OP2_BACKEND=opencl "$cfg" > "$dir/opencl-$tag.out" 2>&1; then
-        echo "rms: FAIL: airfoil on opencl with $cfg:"; tail -n 20 "$dir/opencl-$tag.out"
-        fails=$((fails + 1)); continue
-      fi
-      echo "rms: airfoil opencl $cfg: $(tail -n 1 "$dir/opencl-$tag.out")"
-      "$cmp" --rel 1e-12 "$dir/rms-opencl-$tag.log" "$dir/rms-seq.log" || fails=$((fails + 1))
-    done
-    ;;
-esac
+# Device strategies: opencl and cuda (where under test) with each OP2_INC strategy and with the
+# structure-of-arrays layout, each within 1e-12 relative of seq at every iteration.
+for dev in opencl cuda; do
+  case " $backends " in
+    *" $dev "*)
+      for cfg in OP2_INC=colour OP2_INC=atomics OP2_INC=blocks OP_AUTO_SOA=1; do
+        tag=$(echo "$cfg" | tr '=' '-')
+        if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-$dev-$tag.log" \
+             OP2_BACKEND=$dev "$cfg" > "$dir/$dev-$tag.out" 2>&1; then
+          echo "rms: FAIL: airfoil on $dev with $cfg:"; tail -n 20 "$dir/$dev-$tag.out"
+          fails=$((fails + 1)); continue
+        fi
+        echo "rms: airfoil $dev $cfg: $(tail -n 1 "$dir/$dev-$tag.out")"
+        "$cmp" --rel 1e-12 "$dir/rms-$dev-$tag.log" "$dir/rms-seq.log" || fails=$((fails + 1))
+      done
+      ;;
+  esac
+done
 # the rms lines printed every 100 iterations agree with the log
 if [ "$iters" -ge 100 ] && [ -f "$dir/rms-seq.log" ]; then
   awk '$1 % 100 == 0 { printf " %d  %10.5e\n", $1, $2 }' "$dir/rms-seq.log" > "$dir/printed-expected.txt"

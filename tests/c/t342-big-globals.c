@@ -1,7 +1,8 @@
 /* Issue 9, point 6: globals of any size. A 4 MB OP_READ global and a 4 MB OP_INC global (and a
  * 16 MB one, beyond the main thread's stack) work on every backend: no stack array of the
- * global's full dim. The opencl backend stages every argument in private memory (OpenCL 1.2
- * kernels cannot take other pointers) and refuses more than 4096 values with a named error. */
+ * global's full dim. The device backends (opencl, cuda) stage every argument in private memory
+ * (OpenCL 1.2 kernels cannot take other pointers) and refuse more than 4096 values with a named
+ * error. */
 #include "test.h"
 
 int main(int argc, char **argv)
@@ -18,7 +19,7 @@ int main(int argc, char **argv)
   }
   for (i = 0; i < H; i++) huge[i] = 0.0;
   test_init(argc, argv);
-  if (strcmp(argv[1], "opencl") == 0) {
+  if (strcmp(argv[1], "opencl") == 0 || strcmp(argv[1], "cuda") == 0) {
     op_set s = op_decl_set(N, "s");
     op_kernel k = op_decl_kernel("void r(const double *t, double *a) { a[0] += t[0]; }\n", "r");
     op_set_error_handler(OP_ERRORS_RETURN);

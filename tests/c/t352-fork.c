@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     CHECK(pid >= 0);
     if (pid == 0) {
       alarm(60); /* a hang fails the test instead of blocking it */
-      if (strcmp(argv[1], "opencl") == 0) {
+      if (strcmp(argv[1], "opencl") == 0 || strcmp(argv[1], "cuda") == 0) {
         double add = 2.0;
         op_set_error_handler(OP_ERRORS_RETURN);
         PAR_LOOP(k, "add", s, op_arg_dat(x, -1, OP_ID, 1, "double", OP_RW), op_arg_gbl(&add, 1, "double", OP_READ),

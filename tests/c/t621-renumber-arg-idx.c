@@ -33,7 +33,7 @@ int main(int argc, char **argv)
   op_kernel k1 = op_decl_kernel("void who(const int *i, int *o) { *o = *i; }\n", "who");
   op_kernel k2 = op_decl_kernel("void ends(const int *e, const int *a, const int *b, int *t, int *s)\n"
                                 "{ t[0] = *a; t[1] = *b; *s = *e; }\n", "ends");
-  if (strcmp(argv[1], "opencl") == 0) {
+  if (strcmp(argv[1], "opencl") == 0 || strcmp(argv[1], "cuda") == 0) {
     op_set_error_handler(OP_ERRORS_RETURN);
     PAR_LOOP(k1, "who", nodes, op_arg_idx(-1, OP_ID), op_arg_dat(nid, -1, OP_ID, 1, "int", OP_WRITE));
     CHECK_ERR(OP2_ERR_BAD_LOOP, "op_par_loop 'who', arg 0", "op_renumber");

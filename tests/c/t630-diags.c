@@ -100,7 +100,10 @@ int main(int argc, char **argv)
   snprintf(want, sizeof want, "op2: backend %s, ", backend);
   CHECK(strncmp(got, want, strlen(want)) == 0);
   CHECK_INT(count(got, "\n"), 1);
-  CHECK(strstr(got, strcmp(backend, "threads") == 0 ? " threads, " : strcmp(backend, "opencl") == 0 ? ", device opencl on " : "1 thread, ") != NULL);
+  CHECK(strstr(got, strcmp(backend, "threads") == 0  ? " threads, "
+                    : strcmp(backend, "opencl") == 0 ? ", device opencl on "
+                    : strcmp(backend, "cuda") == 0   ? ", device cuda on "
+                                                     : "1 thread, ") != NULL);
   snprintf(want, sizeof want, "cache %s/cache", dir);
   CHECK(strstr(got, want) != NULL);
   free(got);
