@@ -143,6 +143,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         // An MPI program that never called op_partition runs on its declared blocks.
         crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
     }
+    let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
     let (descs, bound) = arg::bind(ctx, name, set, raw)?;
     ctx.diags_check_loop(name, set, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
@@ -174,7 +175,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     for (d, b) in descs.iter().zip(&bound) {
         if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
             let through_halo = *how != DatAccess::Direct || compiled.needs_exec_halo;
-            if acc.reads() && through_halo && ctx.dats[dat.0 as usize].halo_dirty && !halo_reads.contains(dat) {
+            // OP_INC never reads the halo copies (their increments are discarded).
+            let reads = matches!(acc, Access::Read | Access::Rw);
+            if reads && through_halo && ctx.dats[dat.0 as usize].halo_dirty && !halo_reads.contains(dat) {
                 halo_reads.push(*dat);
             }
         }
@@ -388,6 +391,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     st.time += elapsed;
     st.jit_time += jit_time;
     st.bytes += bytes;
+    st.halo_time += comm.halo_time.saturating_sub(halo_before.0);
+    st.halo_bytes += comm.halo_bytes - halo_before.1;
+    st.halo_messages += comm.messages - halo_before.2;
     Ok(())
 }
 

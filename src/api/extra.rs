@@ -106,8 +106,9 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
 /// then each linked set sorted by the elements it reaches. Only storage changes: fetches,
 /// output and `op_arg_idx` keep the declared numbering, and later declarations on these sets
 /// are given in the declared numbering too. Call it after the declarations, before the first
-/// loop. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has
-/// already run).
+/// loop. Under MPI with more than one process it does nothing (the local numbering is
+/// op_partition's: core first, then the halos). Errors: OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has already run).
 #[no_mangle]
 pub extern "C" fn op_renumber(base: op_map) {
     const CALL: &str = "op_renumber";

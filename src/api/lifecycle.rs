@@ -159,11 +159,20 @@ pub extern "C" fn op_diagnostic_output() {
 
 /// Prints, per loop: calls, total and mean time, GB/s achieved from the bytes its arguments move
 /// (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
-/// stream bandwidth when `OP2_STREAM_GBS` gives it. Errors: OP2_ERR_NOT_INITIALISED.
+/// stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
+/// prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
+/// bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_timing_output() {
     boundary("op_timing_output", (), |st| {
         let ctx = st.ctx("op_timing_output")?;
+        if ctx.comm.distributed() {
+            ctx.comm.check_call("op_timing_output")?;
+            if let Some(t) = crate::mpi::dist::timing_table(ctx)? {
+                print_after_c_stdio(&t);
+            }
+            return Ok(());
+        }
         let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
         print_after_c_stdio(&ctx.timings.table(ctx.backend.kind().name(), stream));
         Ok(())

@@ -336,3 +336,91 @@ pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
     out.copy_from_slice(&all[off..off + out.len()]);
     Ok(())
 }
+
+/// `op_timing_output` under MPI (collective): per loop, the maximum and mean time over the
+/// processes, and per process on average the halo exchange time, bytes and messages; printed by
+/// process 0 (None elsewhere).
+pub fn timing_table(ctx: &Context) -> Result<Option<String>> {
+    use std::fmt::Write;
+    let mut mine = String::new();
+    for l in ctx.timings.loops() {
+        let _ = writeln!(
+            mine,
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            l.name,
+            l.calls,
+            l.time.as_secs_f64(),
+            l.bytes,
+            l.halo_time.as_secs_f64(),
+            l.halo_bytes,
+            l.halo_messages
+        );
+    }
+    let all = ctx.comm.all_gather(mine.as_bytes())?;
+    if ctx.comm.rank() != 0 {
+        return Ok(None);
+    }
+    let p = all.len() as f64;
+    // name -> per process (calls, time, bytes, halo time, halo bytes, messages)
+    let mut rows: Vec<(String, Vec<[f64; 6]>)> = Vec::new();
+    for b in &all {
+        for line in String::from_utf8_lossy(b).lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() != 7 {
+                continue;
+            }
+            let v: Vec<f64> = f[1..].iter().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
+            let rec = [v[0], v[1], v[2], v[3], v[4], v[5]];
+            match rows.iter_mut().find(|r| r.0 == f[0]) {
+                Some(r) => r.1.push(rec),
+                None => rows.push((f[0].to_string(), vec![rec])),
+            }
+        }
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "op2 timing ({} backend, {} MPI processes: max and mean over processes)",
+        ctx.backend.kind().name(),
+        all.len()
+    );
+    let _ = writeln!(
+        s,
+        "  {:<24} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>14} {:>10}",
+        "loop", "calls", "max (s)", "mean (s)", "mean (ms)", "GB/s", "halo (s)", "halo B/call", "msgs/call"
+    );
+    let (mut tmax, mut halo_t, mut halo_b) = (0.0f64, 0.0f64, 0.0f64);
+    for (name, per) in &rows {
+        let calls = per[0][0].max(1.0);
+        let max = per.iter().map(|r| r[1]).fold(0.0, f64::max);
+        let mean = per.iter().map(|r| r[1]).sum::<f64>() / p;
+        let bytes: f64 = per.iter().map(|r| r[2]).sum();
+        let ht = per.iter().map(|r| r[3]).sum::<f64>() / p;
+        let hb = per.iter().map(|r| r[4]).sum::<f64>() / p;
+        let msgs = per.iter().map(|r| r[5]).sum::<f64>() / p;
+        tmax += max;
+        halo_t += ht;
+        halo_b += hb;
+        let gbs = if max > 0.0 { bytes / max / 1e9 } else { 0.0 };
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>8} {:>12.6} {:>12.6} {:>12.6} {:>10.3} {:>12.6} {:>14.0} {:>10.2}",
+            name,
+            calls as u64,
+            max,
+            mean,
+            1e3 * max / calls,
+            gbs,
+            ht,
+            hb / calls,
+            msgs / calls
+        );
+    }
+    let _ = writeln!(s, "  {:<24} {:>8} {:>12.6}", "total", "", tmax);
+    let _ = writeln!(
+        s,
+        "  MPI halo exchanges: {:.6} s and {:.0} bytes sent per process (mean); {} exchanges, {} messages on process 0",
+        halo_t, halo_b, ctx.comm.exchanges, ctx.comm.messages
+    );
+    Ok(Some(s))
+}
