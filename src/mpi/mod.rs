@@ -167,7 +167,7 @@ impl Comm {
             let other = String::from_utf8_lossy(other);
             op2_bail!(
                 Mpi,
-                "OP2_MPI_CHECK: processes called op2 in different orders: process {me} is at call {mine}, process {r} at call {other}"
+                "{what}: OP2_MPI_CHECK: processes called op2 in different orders: process {me} is at call {mine}, process {r} at call {other}"
             );
         }
         Ok(())

@@ -120,6 +120,7 @@ fn check_layouts(m: &Mesh, parts: &[Vec<i32>], p: usize) -> Vec<Vec<SetLayout>> 
 
 /// The loop the halos exist for, simulated: over edges (owned + exec halo), increment nodes by
 /// the edge's value and read a cell value through pecell; owned nodes must match the global sum.
+#[allow(clippy::needless_range_loop)]
 fn check_inc_loop(m: &Mesh, lay: &[Vec<SetLayout>], p: usize) {
     let g = gmaps(m);
     let cellv = |c: u32| 1.0 + c as f64 * 0.25;

@@ -162,12 +162,16 @@ impl World {
         for r in 1..p {
             displs[r] = displs[r - 1] + counts[r - 1];
         }
-        let mut all = vec![0u8; total as usize];
-        // SAFETY: counts/displs describe `all` exactly; mine has n bytes.
+        // Distinct, non-dangling buffers even when empty (MPI rejects a send buffer equal to the
+        // receive buffer, which two empty Vecs would be).
+        let mut all = vec![0u8; total as usize + 1];
+        let one = [0u8; 1];
+        let send = if mine.is_empty() { &one[..] } else { mine };
+        // SAFETY: counts/displs describe `all` (one spare byte); send has at least n bytes.
         check(
             unsafe {
                 ffi::MPI_Allgatherv(
-                    mine.as_ptr() as *const _,
+                    send.as_ptr() as *const _,
                     n,
                     ffi::RSMPI_UINT8_T,
                     all.as_mut_ptr() as *mut _,

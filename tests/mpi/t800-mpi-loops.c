@@ -5,7 +5,8 @@
  * non-zero initial value, MIN/MAX with op_arg_info; op_arg_idx, fetches, sizes and offsets in
  * the original numbering. The program initialises MPI itself, so op2 must neither initialise
  * nor finalise it (a second session in the same process works).
- * usage: t800-mpi-loops BACKEND [NX NY] */
+ * usage: t800-mpi-loops BACKEND [NX NY]
+ * mpi-n: 1 2 3 4 */
 #include "test.h"
 #include "grid.h"
 #include <mpi.h>
