@@ -1335,6 +1335,8 @@ contains
     character(len=300) :: msg
     ! Leave a null set, a bad dim or a failing set to libop2, which reports them with its codes.
     if (.not. c_associated(set%handle) .or. dim < 1) return
+    ! Under MPI op_get_size is global while arrays hold this process's block: libop2 checks.
+    if (c_op_num_ranks() > 1) return
     set_size = int(c_op_get_size(set%handle), c_int64_t)
     if (set_size < 0) return
     if (n < dim * set_size) then

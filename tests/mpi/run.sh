@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MPI tests: builds every tests/mpi/t8*.c with mpicc (and t8*-f.f90 with mpif90 against the
 # module fortran/op2.F90) and runs each under `mpiexec -n N` for every N its "mpi-n:" line
-# lists, on each backend given as an argument (default: seq) that its "mpi-backends:" line
+# lists (0: without a launcher), on each backend given as an argument (default: seq) that its
+# "mpi-backends:" line
 # (default: all) allows. A test passes when every process exits 0 and prints nothing; a test
 # with an "mpi-expect-fail: TEXT" line passes when the job exits non-zero, within the timeout,
 # and its output contains TEXT. Prints one line per failure and "N passed, N failed".
