@@ -345,8 +345,9 @@ void op_print_dat_to_binfile(op_dat dat, const char *file);
  * then each linked set sorted by the elements it reaches. Only storage changes: fetches,
  * output and `op_arg_idx` keep the declared numbering, and later declarations on these sets
  * are given in the declared numbering too. Call it after the declarations, before the first
- * loop. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has
- * already run).
+ * loop. Under MPI with more than one process it does nothing (the local numbering is
+ * op_partition's: core first, then the halos). Errors: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has already run).
  */
 void op_renumber(op_map base);
 
@@ -468,7 +469,7 @@ void op_write_const_hdf5(const char *name, int dim, const char *type, char *cons
  * Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
  * OP2's layout (attributes size = bytes per element, dim, type). The file is created if
  * missing; an existing dataset of that name must have the dat's shape and type and is
- * overwritten. Collective under MPI. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
+ * overwritten. On more than one MPI process: OP2_ERR_BACKEND_UNAVAILABLE (not yet). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
  * dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -476,7 +477,7 @@ void op_fetch_data_hdf5_file(op_dat dat, const char *file);
 
 /**
  * Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
- * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Collective under MPI.
+ * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Not yet on more than one MPI process (OP2_ERR_BACKEND_UNAVAILABLE).
  * Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -540,7 +541,9 @@ void op_diagnostic_output(void);
 /**
  * Prints, per loop: calls, total and mean time, GB/s achieved from the bytes its arguments move
  * (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
- * stream bandwidth when `OP2_STREAM_GBS` gives it. Errors: OP2_ERR_NOT_INITIALISED.
+ * stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
+ * prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
+ * bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
  */
 void op_timing_output(void);
 

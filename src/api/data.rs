@@ -21,7 +21,7 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
             op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
         }
         let eb = dv.elem_bytes();
-        if ctx.comm.partitioned {
+        if ctx.comm.distributed() {
             // SAFETY: the caller provides room for its declared block: n * dim values.
             let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * eb) };
             return crate::mpi::dist::fetch_block(ctx, d, if n == 0 { &mut [] } else { out });
@@ -65,7 +65,7 @@ pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, 
         // SAFETY: the caller provides room for (high - low + 1) * dim values.
         let eb = dv.elem_bytes();
         let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * eb) };
-        if ctx.comm.partitioned {
+        if ctx.comm.distributed() {
             let all = crate::mpi::dist::global_rows(ctx, d)?;
             out.copy_from_slice(&all[low as usize * eb..(high as usize + 1) * eb]);
             return Ok(());
@@ -99,7 +99,7 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
         ctx.comm.check_call(CALL)?;
-        let text = if ctx.comm.partitioned {
+        let text = if ctx.comm.distributed() {
             // Collective: the whole dat in original order, written by process 0.
             let rows = crate::mpi::dist::global_rows(ctx, d)?;
             let dv = &ctx.dats[d.0 as usize];

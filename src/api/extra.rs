@@ -81,7 +81,7 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
         ctx.comm.check_call(CALL)?;
-        let bytes = if ctx.comm.partitioned {
+        let bytes = if ctx.comm.distributed() {
             // Collective: the whole dat in original order, written by process 0.
             let rows = crate::mpi::dist::global_rows(ctx, d)?;
             let dv = &ctx.dats[d.0 as usize];

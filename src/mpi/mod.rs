@@ -39,6 +39,19 @@ pub fn abort_job(code: i32) {
     let _ = code;
 }
 
+/// For calls that do not take part in MPI yet (HDF5 and VTK files): OP2_ERR_BACKEND_UNAVAILABLE
+/// on more than one process rather than a file written or read wrongly.
+pub fn one_process_only(ctx: &crate::context::Context, call: &str) -> Result<()> {
+    if ctx.comm.distributed() {
+        op2_bail!(
+            BackendUnavailable,
+            "{call}: not supported under MPI with more than one process yet (this run has {})",
+            ctx.comm.size()
+        );
+    }
+    Ok(())
+}
+
 /// A set as the distributed layer sees it.
 #[derive(Debug, Default, Clone)]
 pub struct SetDist {

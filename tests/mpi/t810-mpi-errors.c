@@ -34,6 +34,17 @@ int main(int argc, char **argv)
   op_map m = op_decl_map(a, b, 1, vals, "m");
   CHECK_OK();
   op_dat d = op_decl_dat(a, 1, "double", NULL, "d");
+  /* before op_partition: fetches by global range already gather the blocks */
+  double mine[3], all[12];
+  for (i = 0; i < 3; i++) mine[i] = 10.0 * (3 * rank + i);
+  op_dat dv = op_decl_dat(a, 1, "double", mine, "dv");
+  op_fetch_data_idx(dv, all, 0, 3 * p - 1);
+  CHECK_OK();
+  for (i = 0; i < 3 * p; i++) CHECK_DBL(all[i], 10.0 * i);
+  if (p > 1) {
+    op_dump_to_hdf5("t810.h5");
+    CHECK_ERR(OP2_ERR_BACKEND_UNAVAILABLE, "op_dump_to_hdf5", "not supported under MPI");
+  }
 
   op_partition("SCOTCHY", "KWAY", a, m, NULL);
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "'SCOTCHY'", "supported are BLOCK, RANDOM, RCB");
