@@ -322,20 +322,21 @@ impl Comm {
                 mine.extend_from_slice(&w.to_ne_bytes());
             }
         }
-        let all = self.all_gather(&mine)?;
-        let p = all.len();
+        // Every process reduces the same globals (same loop): one fixed-size collective.
+        #[cfg(feature = "mpi")]
+        let all = match &self.world {
+            Some(w) => w.all_gather_same(&mine)?,
+            None => mine.clone(),
+        };
+        #[cfg(not(feature = "mpi"))]
+        let all = mine.clone();
+        let p = all.len() / mine.len().max(1);
         let Some(mut parts) = Partials::new(reductions, p) else {
             op2_bail!(OutOfMemory, "global reduction: cannot allocate {p} partials");
         };
         let words = parts.words_mut();
-        let stride = mine.len() / 8;
-        for (r, bytes) in all.iter().enumerate() {
-            if bytes.len() != mine.len() {
-                op2_bail!(Mpi, "global reduction: process {r} reduced {} bytes, this one {}", bytes.len(), mine.len());
-            }
-            for (i, c) in bytes.chunks_exact(8).enumerate() {
-                words[r * stride + i] = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            }
+        for (i, c) in all.chunks_exact(8).enumerate() {
+            words[i] = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
         }
         parts.combine_into(reductions, p);
         Ok(())

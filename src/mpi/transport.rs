@@ -186,6 +186,34 @@ impl World {
         Ok((0..p).map(|r| all[displs[r] as usize..(displs[r] + counts[r]) as usize].to_vec()).collect())
     }
 
+    /// Every process's bytes on every process when all send the same number (one collective):
+    /// rank r's bytes at `[r * len, (r + 1) * len)`.
+    pub fn all_gather_same(&self, mine: &[u8]) -> Result<Vec<u8>> {
+        let Ok(n) = i32::try_from(mine.len()) else {
+            op2_bail!(Mpi, "MPI_Allgather: {} bytes exceed MPI's 2^31-1 count limit", mine.len());
+        };
+        let mut all = vec![0u8; mine.len() * self.size as usize + 1];
+        let one = [0u8; 1];
+        let send = if mine.is_empty() { &one[..] } else { mine };
+        // SAFETY: all holds n bytes per process (plus one spare); send has at least n bytes.
+        check(
+            unsafe {
+                ffi::MPI_Allgather(
+                    send.as_ptr() as *const _,
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    all.as_mut_ptr() as *mut _,
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    self.comm,
+                )
+            },
+            "MPI_Allgather",
+        )?;
+        all.truncate(mine.len() * self.size as usize);
+        Ok(all)
+    }
+
     /// Posts a receive of `buf.len()` bytes from `from`; the buffer must stay put until the
     /// request completes (`wait_all`).
     pub fn irecv(&self, buf: &mut [u8], from: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {
