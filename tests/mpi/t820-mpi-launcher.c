@@ -2,6 +2,7 @@
  * several: op_init must fail loudly (OP2_ERR_MPI naming the launcher's count) instead of
  * running N copies of a one-process job. Simulated by running without mpiexec with MPICH's
  * PMI_SIZE set, as mpiexec.mpich would.
+ * mpi-backends: seq
  * mpi-n: 0 */
 #include "test.h"
 

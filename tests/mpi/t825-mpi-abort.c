@@ -1,5 +1,6 @@
 /* Abort mode under MPI: an error on one process ends the whole job (MPI_Abort) while the
  * others wait in a collective, instead of leaving them hanging.
+ * mpi-backends: seq threads
  * mpi-n: 2 3
  * mpi-expect-fail: op2 error [203]: op_decl_set 'bad' */
 #include "test.h"
