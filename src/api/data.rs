@@ -22,9 +22,14 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
         }
         let eb = dv.elem_bytes();
         if ctx.comm.distributed() {
-            // SAFETY: the caller provides room for its declared block: n * dim values.
-            let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * eb) };
-            return crate::mpi::dist::fetch_block(ctx, d, if n == 0 { &mut [] } else { out });
+            // Collective: every process takes part, also one that declared nothing.
+            let out: &mut [u8] = if n == 0 {
+                &mut []
+            } else {
+                // SAFETY: the caller provides room for its declared block: n * dim values.
+                unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * eb) }
+            };
+            return crate::mpi::dist::fetch_block(ctx, d, out);
         }
         if n == 0 {
             return Ok(());

@@ -12,7 +12,7 @@
 pub mod dist;
 pub mod layout;
 pub mod partition;
-#[cfg(test)]
+#[cfg(all(test, feature = "mpi"))]
 mod tests;
 #[cfg(feature = "mpi")]
 pub mod transport;

@@ -267,6 +267,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "mpi")]
     fn metis_edge_cases_are_guarded() {
         assert!(kway_parts(&[0], &[], 4).unwrap().is_empty());
         assert_eq!(kway_parts(&[0, 1, 2], &[1, 0], 5).unwrap(), vec![0, 1]);

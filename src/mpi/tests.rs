@@ -58,6 +58,45 @@ fn mesh(nx: usize, ny: usize) -> Mesh {
     }
 }
 
+/// Airfoil's new_grid.dat (nnode ncell nedge nbedge; x y; 4 nodes per cell; na nb c1 c2 per
+/// edge; na nb c1 bound per boundary edge), with cell centres for RCB.
+fn read_mesh(path: &str) -> Mesh {
+    let text = std::fs::read_to_string(path).expect("mesh file");
+    let mut it = text.split_ascii_whitespace();
+    let mut next = || it.next().expect("truncated mesh");
+    let n: Vec<usize> = (0..4).map(|_| next().parse().expect("count")).collect();
+    let (nnode, ncell, nedge, nbedge) = (n[0], n[1], n[2], n[3]);
+    let x: Vec<f64> = (0..2 * nnode).map(|_| next().parse().expect("x")).collect();
+    let int = |s: &str| s.parse::<i32>().expect("index");
+    let pcell: Vec<i32> = (0..4 * ncell).map(|_| int(next())).collect();
+    let (mut pedge, mut pecell, mut pbedge, mut pbecell) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..nedge {
+        pedge.extend([int(next()), int(next())]);
+        pecell.extend([int(next()), int(next())]);
+    }
+    for _ in 0..nbedge {
+        pbedge.extend([int(next()), int(next())]);
+        pbecell.push(int(next()));
+        next();
+    }
+    let cell_xy = pcell
+        .chunks(4)
+        .flat_map(|c| {
+            let (mut cx, mut cy) = (0.0, 0.0);
+            for &v in c {
+                cx += 0.25 * x[2 * v as usize];
+                cy += 0.25 * x[2 * v as usize + 1];
+            }
+            [cx, cy]
+        })
+        .collect();
+    Mesh {
+        sizes: vec![nnode, nedge, nbedge, ncell],
+        maps: vec![(1, 0, 2, pedge), (1, 3, 2, pecell), (2, 0, 2, pbedge), (2, 3, 1, pbecell), (3, 0, 4, pcell)],
+        cell_xy,
+    }
+}
+
 fn gmaps(m: &Mesh) -> Vec<GMap<'_>> {
     m.maps.iter().map(|(f, t, d, v)| GMap { from: *f, to: *t, dim: *d, values: v }).collect()
 }
@@ -176,17 +215,23 @@ fn more_ranks_than_elements_gives_empty_partitions() {
 
 /// The partition table (halo sizes, core fractions, neighbours) for P up to 64 on an
 /// airfoil-sized grid: `cargo test --release --lib mpi::tests::partition_table -- --ignored
-/// --nocapture` (OP2_TABLE_NX/NY pick the grid; default 1200 x 600, 720K cells).
+/// --nocapture` (OP2_TABLE_NX/NY pick the grid; default 1200 x 600, 720K cells; or
+/// OP2_TABLE_MESH=new_grid.dat reads an Airfoil mesh, e.g. from op2-meshgen).
 #[test]
 #[ignore]
 fn partition_table() {
     let nx = std::env::var("OP2_TABLE_NX").ok().and_then(|v| v.parse().ok()).unwrap_or(1200);
     let ny = std::env::var("OP2_TABLE_NY").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
-    let m = mesh(nx, ny);
-    println!(
-        "grid {nx} x {ny}: {} nodes, {} edges, {} bedges, {} cells",
-        m.sizes[0], m.sizes[1], m.sizes[2], m.sizes[3]
-    );
+    let file = std::env::var("OP2_TABLE_MESH").ok();
+    let m = match &file {
+        Some(f) => read_mesh(f),
+        None => mesh(nx, ny),
+    };
+    match &file {
+        Some(f) => println!("mesh {f}:"),
+        None => println!("structured grid {nx} x {ny}:"),
+    }
+    println!("{} nodes, {} edges, {} bedges, {} cells", m.sizes[0], m.sizes[1], m.sizes[2], m.sizes[3]);
     println!("| P | method | cells exec / nonexec | edges exec | nodes nonexec | core cells / edges | max nbrs | min owned bedges | s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for p in [2, 4, 8, 16, 32, 64] {
