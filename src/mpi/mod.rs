@@ -96,10 +96,13 @@ pub struct Exchange {
     #[cfg(feature = "mpi")]
     reqs: Vec<mpi::ffi::MPI_Request>,
     /// Per neighbour: (rank, receive buffer).
+    #[cfg(feature = "mpi")]
     recv: Vec<(i32, Vec<u8>)>,
     /// Per neighbour: (rank, send buffer).
+    #[cfg(feature = "mpi")]
     send: Vec<(i32, Vec<u8>)>,
-    /// Per dat in `pending`: where its rows go (host pointer) and the row size.
+    /// Per dat in `pending`: where its rows go (host pointer), the row size and the set.
+    #[cfg(feature = "mpi")]
     dst: Vec<(*mut u8, usize, usize)>,
     started: Instant,
 }
@@ -198,8 +201,11 @@ impl Comm {
             pending: Vec::new(),
             #[cfg(feature = "mpi")]
             reqs: Vec::new(),
+            #[cfg(feature = "mpi")]
             recv: Vec::new(),
+            #[cfg(feature = "mpi")]
             send: Vec::new(),
+            #[cfg(feature = "mpi")]
             dst: Vec::new(),
             started,
         };
@@ -207,6 +213,8 @@ impl Comm {
             ex.pending = list;
             return Ok(ex);
         }
+        #[cfg(not(feature = "mpi"))]
+        let _ = dats;
         #[cfg(feature = "mpi")]
         {
             let Some(w) = &self.world else {
