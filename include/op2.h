@@ -582,7 +582,8 @@ void op_mpi_init(int argc, char **argv, int diags, int global_comm, int local_co
  * checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
  * Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
  * without the map or dat it needs; a second call), OP2_ERR_BAD_LOOP (after the first loop),
- * OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
+ * uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
  * OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.
  */
 void op_partition(const char *lib, const char *routine, op_set prime_set, op_map prime_map, op_dat coords);

@@ -165,6 +165,14 @@ pub fn partition(
         let _ = prime_set;
         return Ok(());
     }
+    if let Some(d) = ctx.dats.iter().find(|d| d.to_device > 0 && !d.freed) {
+        // Its device buffer has the pre-partition size (backends cannot resize one).
+        op2_bail!(
+            BadConfig,
+            "{CALL}: dat '{}' is already on the device (op_upload_*): upload after op_partition, not before",
+            d.name
+        );
+    }
     if ctx.sets.iter().any(|s| s.order.is_some()) {
         op2_bail!(
             BadConfig,

@@ -2,7 +2,7 @@
  * memory: owned rows come down, halo rows go up with the next upload): a dat written on the
  * device and then read through a map by another loop, an INC through the exec halo, a direct
  * read of a dirty edge dat by an exec-halo loop, and reductions, checked in global numbering.
- * No op_arg_idx (not on opencl under MPI yet).
+ * No op_arg_idx (not on opencl under MPI yet). A dat uploaded before op_partition is refused.
  * mpi-n: 1 2 3 */
 #include "test.h"
 #include "grid.h"
@@ -18,9 +18,21 @@ int main(int argc, char **argv)
   grid g;
   int rank, p, e, it, i;
   MPI_Init(&argc, &argv);
-  test_init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
+  /* a device copy made before op_partition would keep the old size: refused */
+  test_init(argc, argv);
+  if (p > 1 && !strcmp(argv[1], "opencl")) {
+    op_set s1 = op_decl_set(2, "s1");
+    op_dat d1 = op_decl_dat(s1, 1, "double", NULL, "d1");
+    op_upload_dat(d1);
+    op_set_error_handler(OP_ERRORS_RETURN);
+    op_partition("BLOCK", NULL, s1, OP_ID, NULL);
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "'d1'", "upload after op_partition");
+    op_set_error_handler(OP_ERRORS_ABORT);
+  }
+  op_exit();
+  test_init(argc, argv);
   grid_make(&g, 16, 9);
   int c0 = block_lo(g.ncell, rank, p), e0 = block_lo(g.nedge, rank, p);
   op_set cells = op_decl_set(block_n(g.ncell, rank, p), "cells");
