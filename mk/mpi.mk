@@ -4,7 +4,7 @@
 #   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t849) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, RCB and BLOCK on seq (and
-#                           -n 2 on threads if in TEST_BACKENDS) against one process, 1e-12
+#                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
 #                           relative at every one of MPI_AF_ITERS iterations
 #
 # Uses BUILD, BIN, TEST_BACKENDS and AF_DIR's tools from the top Makefile and mk/airfoil.mk.

@@ -144,8 +144,21 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
     }
     let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
-    let (descs, bound) = arg::bind(ctx, name, set, raw)?;
+    let (mut descs, bound) = arg::bind(ctx, name, set, raw)?;
+    let mut synth: Vec<Option<(usize, Arc<Vec<i32>>)>> = vec![None; descs.len()];
     ctx.diags_check_loop(name, set, &descs, &bound)?;
+    // op_arg_idx under MPI on a device: the original global indices come from a map holding
+    // them (the element's own, or map[e][*] translated), which device code reads like any map.
+    if ctx.backend.is_device() && ctx.comm.partitioned {
+        for (i, b) in bound.iter().enumerate() {
+            if let (ArgDesc::Idx { map_dim, idx }, BoundArg::Idx { map }) = (descs[i], *b) {
+                let k = crate::mpi::dist::global_index_map(ctx, set, map)?;
+                synth[i] = Some((k, ctx.comm.idx_maps[k].2.clone()));
+                descs[i] =
+                    ArgDesc::Idx { map_dim: Some(map_dim.unwrap_or(1)), idx: if map.is_some() { idx } else { 0 } };
+            }
+        }
+    }
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
     // `check` is the promise checks over the validation wrapper: it always validates, so a
@@ -249,6 +262,11 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 reduction_of_arg[i] = Some(reductions.len());
                 reductions.push(seeded(name, i, ty, dim, Access::Read, Some(reference), ptr, bytes)?);
             }
+            (ArgDesc::Idx { .. }, BoundArg::Idx { .. }) if synth[i].is_some() => {
+                if let Some((_, v)) = &synth[i] {
+                    slots[2 * i + 1] = v.as_ptr() as *mut c_void;
+                }
+            }
             (ArgDesc::Idx { .. }, BoundArg::Idx { map }) => {
                 // op_arg_idx gives declared indices: after op_renumber, the target set's
                 // storage-to-declared table (old_of_new) in the even slot, else NULL.
@@ -298,8 +316,10 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
     let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
         .iter()
-        .map(|b| match *b {
-            BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
+        .zip(&synth)
+        .map(|(b, syn)| match (*b, syn) {
+            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
+            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
                 Some((m, maps[m.0 as usize].values.as_slice()))
             }
             _ => None,

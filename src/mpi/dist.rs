@@ -432,3 +432,36 @@ pub fn timing_table(ctx: &Context) -> Result<Option<String>> {
     );
     Ok(Some(s))
 }
+
+/// The id device backends cache the `k`th global-index map under (far from real map ids).
+pub fn idx_map_id(k: usize) -> MapId {
+    MapId(u32::MAX - k as u32)
+}
+
+/// For `op_arg_idx` on device backends under MPI: a map from the loop set's local elements
+/// (owned and exec halo) to original global indices: the element's own (`map` None, dim 1), or
+/// `map`'s targets translated. Made once; returns its position in `comm.idx_maps`.
+pub fn global_index_map(ctx: &mut Context, set: SetId, map: Option<MapId>) -> Result<usize> {
+    if let Some(k) = ctx.comm.idx_maps.iter().position(|(m, s, _)| *m == map && *s == set) {
+        return Ok(k);
+    }
+    let rows = ctx.sets[set.0 as usize].exec_end;
+    let values: Vec<i32> = match map {
+        None => match ctx.comm.layout(set) {
+            Some(l) => l.gids[..rows].iter().map(|&g| g as i32).collect(),
+            None => (0..rows as i32).collect(),
+        },
+        Some(m) => {
+            let mp = &ctx.maps[m.0 as usize];
+            match ctx.comm.layout(mp.to) {
+                Some(l) => mp.values.iter().map(|&t| l.gids[t as usize] as i32).collect(),
+                None => mp.values.clone(),
+            }
+        }
+    };
+    if ctx.comm.idx_maps.len() >= 1 << 20 {
+        op2_bail!(Internal, "op_par_loop: too many op_arg_idx maps");
+    }
+    ctx.comm.idx_maps.push((map, set, std::sync::Arc::new(values)));
+    Ok(ctx.comm.idx_maps.len() - 1)
+}

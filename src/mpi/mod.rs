@@ -86,6 +86,9 @@ pub struct Comm {
     pub check: bool,
     /// Collective calls so far (the check's sequence number).
     pub seq: u64,
+    /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
+    /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
+    pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
 }
 
 /// An exchange in flight: the requests and the buffers they use. Dropping it waits for every

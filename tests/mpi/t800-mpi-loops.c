@@ -6,7 +6,7 @@
  * the original numbering. The program initialises MPI itself, so op2 must neither initialise
  * nor finalise it (a second session in the same process works).
  * usage: t800-mpi-loops BACKEND [NX NY]
- * mpi-backends: seq threads check (op_arg_idx: not on opencl under MPI yet)
+ * mpi-backends: seq threads check opencl
  * mpi-n: 1 2 3 4 */
 #include "test.h"
 #include "grid.h"

@@ -2,7 +2,7 @@
  * ("E exchanges, M messages on process 0"): data read after declaration needs no exchange; a
  * READ-only loop exchanges once after a write and never again; OP_INC loops exchange nothing;
  * two dirty dats read by one loop travel in one message per neighbour, and both arrive right.
- * mpi-backends: seq threads check (op_arg_idx: not on opencl under MPI yet)
+ * mpi-backends: seq threads check opencl
  * mpi-n: 2 3 4 */
 #include "test.h"
 #include "grid.h"

@@ -2,7 +2,7 @@
  * none), METIS asked for more parts than vertices, an empty set: loops, exchanges and
  * reductions still work on every process (identity values where a process has nothing), and
  * nothing hangs.
- * mpi-backends: seq threads check (op_arg_idx: not on opencl under MPI yet)
+ * mpi-backends: seq threads check opencl
  * mpi-n: 1 3 4 */
 #include "test.h"
 #include <mpi.h>

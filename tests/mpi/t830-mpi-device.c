@@ -2,7 +2,7 @@
  * memory: owned rows come down, halo rows go up with the next upload): a dat written on the
  * device and then read through a map by another loop, an INC through the exec halo, a direct
  * read of a dirty edge dat by an exec-halo loop, and reductions, checked in global numbering.
- * No op_arg_idx (not on opencl under MPI yet). A dat uploaded before op_partition is refused.
+ * A dat uploaded before op_partition is refused.
  * mpi-n: 1 2 3 */
 #include "test.h"
 #include "grid.h"
