@@ -13,7 +13,9 @@
 !     op_arg_info (the position of the MIN/MAX global in the op_par_loop argument array), and the
 !     element range of op_fetch_data_idx.
 !   * Kernels are C source (op_decl_kernel) and so see C values: what op_arg_idx hands a kernel is
-!     a 0-based element index, and error messages quote 0-based map values.
+!     a 0-based element index. Error messages speak Fortran's numbering: op_init sets the index
+!     base to 1 (op_set_index_base), so map entries, their positions and idx columns are quoted
+!     1-based ("idx 3 is out of range for map 'pedge' of dim 2 (use 1..2, or -2 for all)").
 !   * Multi-component data is laid out as data(dim, n): component fastest, as C expects.
 !   * Data given to op_arg_gbl / op_arg_info is used by address until op_par_loop returns (the C
 !     library reads and writes it then). Pass a variable declared with the `target` attribute, a
@@ -55,6 +57,8 @@ module op2
     OP2_ERR_INTERNAL = 901
   integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
   integer(c_int), parameter, public :: OP2_ERR_MPI = 810
+  integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
+                                       OP2_ERR_PETSC = 822
   ! op_write_vtk flags
   integer(c_int), parameter, public :: OP_VTK_BINARY = 0, OP_VTK_ASCII = 1, OP_VTK_BASE64 = 2
 
@@ -76,6 +80,14 @@ module op2
   type, public :: op_kernel
     type(c_ptr) :: handle = c_null_ptr
   end type op_kernel
+
+  type, public :: op_sparsity
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_sparsity
+
+  type, public :: op_mat
+    type(c_ptr) :: handle = c_null_ptr
+  end type op_mat
 
   ! The C op_arg is passed by value and its layout is private to libop2: 56 bytes, 8-byte
   ! aligned. Seven 64-bit integers give Fortran the same size and alignment; op_init compares
@@ -115,11 +127,18 @@ module op2
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
   ! More of OP2's functions (op_printf is C only: it is variadic; Fortran prints on op_is_root()).
   public :: op_decl_kernel_file, op_decl_dat_temp_char, op_free_dat_temp_char
-  public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks
+  public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks, op_set_index_base
   public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat
   public :: op_download_dat
   ! MPI
   public :: op_mpi_init, op_partition
+  ! Matrices
+  public :: op_decl_sparsity, op_decl_sparsity_pairs, op_decl_mat, op_arg_mat, op_mat_zero, &
+            op_mat_zero_rows, op_mat_assemble, op_mat_mult, op_mat_nnz, op_fetch_mat_csr, op_solve
+
+  interface op_fetch_mat_csr
+    module procedure op_fetch_mat_csr_r8, op_fetch_mat_csr_r4
+  end interface op_fetch_mat_csr
 
   interface op_decl_dat
     module procedure op_decl_dat_r8, op_decl_dat_r4, op_decl_dat_i4, op_decl_dat_i8, &
@@ -441,6 +460,11 @@ module op2
       real(c_double), intent(out) :: cpu, et
     end subroutine c_op_timers
 
+    subroutine c_op_set_index_base(base) bind(C, name="op_set_index_base")
+      import :: c_int
+      integer(c_int), value :: base
+    end subroutine c_op_set_index_base
+
     subroutine c_op_rank(rank) bind(C, name="op_rank")
       import :: c_int
       integer(c_int), intent(out) :: rank
@@ -486,6 +510,81 @@ module op2
       import :: c_ptr
       type(c_ptr), value :: dat
     end subroutine c_op_download_dat
+  end interface
+
+  ! Matrices.
+  interface
+    function c_op_decl_sparsity(rowmap, colmap, name) bind(C, name="op_decl_sparsity") result(h)
+      import :: c_ptr, c_char
+      type(c_ptr), value :: rowmap, colmap
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_sparsity
+
+    function c_op_decl_sparsity_pairs(npairs, rowmaps, colmaps, name) &
+        bind(C, name="op_decl_sparsity_pairs") result(h)
+      import :: c_ptr, c_char, c_int
+      integer(c_int), value :: npairs
+      type(c_ptr), intent(in) :: rowmaps(*), colmaps(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_sparsity_pairs
+
+    function c_op_decl_mat(sparsity, rdim, cdim, type, name) bind(C, name="op_decl_mat") result(h)
+      import :: c_ptr, c_char, c_int
+      type(c_ptr), value :: sparsity
+      integer(c_int), value :: rdim, cdim
+      character(kind=c_char), intent(in) :: type(*), name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_mat
+
+    function c_op_arg_mat(mat, ridx, rowmap, cidx, colmap, type, acc) bind(C, name="op_arg_mat") result(a)
+      import :: c_ptr, c_char, c_int, op_arg
+      type(c_ptr), value :: mat, rowmap, colmap
+      integer(c_int), value :: ridx, cidx, acc
+      character(kind=c_char), intent(in) :: type(*)
+      type(op_arg) :: a
+    end function c_op_arg_mat
+
+    subroutine c_op_mat_zero(mat) bind(C, name="op_mat_zero")
+      import :: c_ptr
+      type(c_ptr), value :: mat
+    end subroutine c_op_mat_zero
+
+    subroutine c_op_mat_zero_rows(mat, n, rows, diag) bind(C, name="op_mat_zero_rows")
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: mat
+      integer(c_int), value :: n
+      integer(c_int), intent(in) :: rows(*)
+      real(c_double), value :: diag
+    end subroutine c_op_mat_zero_rows
+
+    subroutine c_op_mat_assemble(mat) bind(C, name="op_mat_assemble")
+      import :: c_ptr
+      type(c_ptr), value :: mat
+    end subroutine c_op_mat_assemble
+
+    subroutine c_op_mat_mult(mat, x, y) bind(C, name="op_mat_mult")
+      import :: c_ptr
+      type(c_ptr), value :: mat, x, y
+    end subroutine c_op_mat_mult
+
+    function c_op_mat_nnz(mat) bind(C, name="op_mat_nnz") result(n)
+      import :: c_ptr, c_long_long
+      type(c_ptr), value :: mat
+      integer(c_long_long) :: n
+    end function c_op_mat_nnz
+
+    subroutine c_op_fetch_mat_csr(mat, rowptr, colidx, values) bind(C, name="op_fetch_mat_csr")
+      import :: c_ptr
+      type(c_ptr), value :: mat, rowptr, colidx, values
+    end subroutine c_op_fetch_mat_csr
+
+    function c_op_solve(mat, b, x, options) bind(C, name="op_solve") result(its)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: mat, b, x, options
+      integer(c_int) :: its
+    end function c_op_solve
   end interface
 
 contains
@@ -582,6 +681,9 @@ contains
     else
       call c_op_init(int(n, c_int), argv, int(diag_level, c_int))
     end if
+    ! Messages in Fortran's numbering (only after an op_init that worked: otherwise the
+    ! recorded error must stay op_init's).
+    if (c_op_last_error_code() == OP2_SUCCESS) call c_op_set_index_base(1_c_int)
 
   contains
 
@@ -1478,6 +1580,12 @@ contains
     et = e
   end subroutine op_timers
 
+  !> The index base of error messages: 1 (Fortran, what op_init sets) or 0 (C's numbering).
+  subroutine op_set_index_base(base)
+    integer, intent(in) :: base
+    call c_op_set_index_base(int(base, c_int))
+  end subroutine op_set_index_base
+
   !> This process's rank (0 without MPI).
   subroutine op_rank(rank)
     integer, intent(out) :: rank
@@ -1520,5 +1628,134 @@ contains
     type(op_dat), intent(in) :: dat
     call c_op_download_dat(dat%handle)
   end subroutine op_download_dat
+
+  ! ---------------------------------------------------------------------------------------------
+  ! Matrices
+  ! ---------------------------------------------------------------------------------------------
+
+  !> The sparsity of matrices with an entry (r, c) wherever an element e of the maps' common
+  !> source set has r among rowmap(:, e) and c among colmap(:, e) (the diagonal too when both
+  !> maps reach the same set).
+  function op_decl_sparsity(rowmap, colmap, name) result(sp)
+    type(op_map), intent(in) :: rowmap, colmap
+    character(len=*), intent(in) :: name
+    type(op_sparsity) :: sp
+    sp%handle = c_op_decl_sparsity(rowmap%handle, colmap%handle, cstr(name))
+  end function op_decl_sparsity
+
+  !> The union of the sparsities of the pairs (rowmaps(i), colmaps(i)).
+  function op_decl_sparsity_pairs(rowmaps, colmaps, name) result(sp)
+    type(op_map), intent(in) :: rowmaps(:), colmaps(:)
+    character(len=*), intent(in) :: name
+    type(op_sparsity) :: sp
+    type(c_ptr) :: r(max(1, size(rowmaps))), c(max(1, size(colmaps)))
+    integer :: i
+    r = c_null_ptr
+    c = c_null_ptr
+    do i = 1, size(rowmaps)
+      r(i) = rowmaps(i)%handle
+    end do
+    do i = 1, size(colmaps)
+      c(i) = colmaps(i)%handle
+    end do
+    sp%handle = c_op_decl_sparsity_pairs(int(min(size(rowmaps), size(colmaps)), c_int), r, c, cstr(name))
+  end function op_decl_sparsity_pairs
+
+  !> A zero matrix of rdim x cdim blocks ("double"/"real(8)" or "float"/"real(4)").
+  function op_decl_mat(sparsity, rdim, cdim, type, name) result(m)
+    type(op_sparsity), intent(in) :: sparsity
+    integer, intent(in) :: rdim, cdim
+    character(len=*), intent(in) :: type, name
+    type(op_mat) :: m
+    m%handle = c_op_decl_mat(sparsity%handle, int(rdim, c_int), int(cdim, c_int), &
+                             cstr(c_type_name(type)), cstr(name))
+  end function op_decl_mat
+
+  !> A matrix argument: ridx/cidx = -N (the map's dim) gives the kernel the whole dense local
+  !> block (row-major, C order), ridx/cidx >= 1 one block of map column ridx/cidx (1-based).
+  function op_arg_mat(mat, ridx, rowmap, cidx, colmap, type, acc) result(arg)
+    type(op_mat), intent(in) :: mat
+    integer, intent(in) :: ridx, cidx
+    type(op_map), intent(in) :: rowmap, colmap
+    character(len=*), intent(in) :: type
+    integer, intent(in) :: acc
+    type(op_arg) :: arg
+    arg = c_op_arg_mat(mat%handle, c_idx(ridx), rowmap%handle, c_idx(cidx), colmap%handle, &
+                       cstr(c_type_name(type)), int(acc, c_int))
+  end function op_arg_mat
+
+  !> Sets every value to zero (the pattern stays).
+  subroutine op_mat_zero(mat)
+    type(op_mat), intent(in) :: mat
+    call c_op_mat_zero(mat%handle)
+  end subroutine op_mat_zero
+
+  !> Dirichlet rows: rows(:) are 1-based scalar rows ((element - 1) * rdim + component); their
+  !> values become 0 and their diagonal `diag`.
+  subroutine op_mat_zero_rows(mat, rows, diag)
+    type(op_mat), intent(in) :: mat
+    integer, intent(in) :: rows(:)
+    real(8), intent(in) :: diag
+    integer(c_int) :: r(max(1, size(rows)))
+    r = 0
+    r(1:size(rows)) = int(rows - 1, c_int)
+    call c_op_mat_zero_rows(mat%handle, int(size(rows), c_int), r, real(diag, c_double))
+  end subroutine op_mat_zero_rows
+
+  !> Kept for OP2 programs: matrices are assembled when op_par_loop returns.
+  subroutine op_mat_assemble(mat)
+    type(op_mat), intent(in) :: mat
+    call c_op_mat_assemble(mat%handle)
+  end subroutine op_mat_assemble
+
+  !> y = A x.
+  subroutine op_mat_mult(mat, x, y)
+    type(op_mat), intent(in) :: mat
+    type(op_dat), intent(in) :: x, y
+    call c_op_mat_mult(mat%handle, x%handle, y%handle)
+  end subroutine op_mat_mult
+
+  !> Stored (scalar) entries of the matrix; -1 on error.
+  function op_mat_nnz(mat) result(n)
+    type(op_mat), intent(in) :: mat
+    integer(c_int64_t) :: n
+    n = int(c_op_mat_nnz(mat%handle), c_int64_t)
+  end function op_mat_nnz
+
+  !> The matrix as CSR with 1-based indices (Fortran's convention): rowptr(rows + 1),
+  !> colidx(nnz), values(nnz) of the matrix's type.
+  subroutine op_fetch_mat_csr_r8(mat, rowptr, colidx, values)
+    type(op_mat), intent(in) :: mat
+    integer(c_int), intent(inout), target, contiguous :: rowptr(:), colidx(:)
+    real(8), intent(inout), target, contiguous :: values(:)
+    call c_op_fetch_mat_csr(mat%handle, c_loc(rowptr), c_loc(colidx), c_loc(values))
+    rowptr = rowptr + 1
+    colidx = colidx + 1
+  end subroutine op_fetch_mat_csr_r8
+
+  subroutine op_fetch_mat_csr_r4(mat, rowptr, colidx, values)
+    type(op_mat), intent(in) :: mat
+    integer(c_int), intent(inout), target, contiguous :: rowptr(:), colidx(:)
+    real(4), intent(inout), target, contiguous :: values(:)
+    call c_op_fetch_mat_csr(mat%handle, c_loc(rowptr), c_loc(colidx), c_loc(values))
+    rowptr = rowptr + 1
+    colidx = colidx + 1
+  end subroutine op_fetch_mat_csr_r4
+
+  !> Solves A x = b; returns the iterations (-1 on error). `options`: PETSc's, as in C
+  !> (absent: CG with Jacobi).
+  function op_solve(mat, b, x, options) result(its)
+    type(op_mat), intent(in) :: mat
+    type(op_dat), intent(in) :: b, x
+    character(len=*), intent(in), optional :: options
+    integer :: its
+    character(kind=c_char, len=:), allocatable, target :: opts
+    if (present(options)) then
+      opts = cstr(options)
+      its = int(c_op_solve(mat%handle, b%handle, x%handle, c_loc(opts)))
+    else
+      its = int(c_op_solve(mat%handle, b%handle, x%handle, c_null_ptr))
+    end if
+  end function op_solve
 
 end module op2

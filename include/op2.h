@@ -56,6 +56,9 @@
 #define OP2_ERR_DEVICE 801
 #define OP2_ERR_OUT_OF_MEMORY 802
 #define OP2_ERR_MPI 810
+#define OP2_ERR_MAT_PATTERN 820
+#define OP2_ERR_SOLVE 821
+#define OP2_ERR_PETSC 822
 #define OP2_ERR_INTERNAL 901
 
 /* op_write_vtk flags: .vtu appended raw (.vtk big-endian binary), ASCII, .vtu appended base64. */
@@ -95,9 +98,19 @@ typedef struct op_kernel_core op_kernel_core;
 typedef struct op_map_core op_map_core;
 
 /**
+ * Opaque type behind `op_mat`.
+ */
+typedef struct op_mat_core op_mat_core;
+
+/**
  * Opaque type behind `op_set`.
  */
 typedef struct op_set_core op_set_core;
+
+/**
+ * Opaque type behind `op_sparsity`.
+ */
+typedef struct op_sparsity_core op_sparsity_core;
 
 /**
  * Data on a set: `dim` values of one type per element.
@@ -140,6 +153,16 @@ typedef struct op_set_core *op_set;
  * A user kernel (C source) that loops apply to each element.
  */
 typedef struct op_kernel_core *op_kernel;
+
+/**
+ * A sparsity pattern: the union of the (row map x column map) patterns of map pairs.
+ */
+typedef struct op_sparsity_core *op_sparsity;
+
+/**
+ * A sparse matrix on a sparsity, in op2's own CSR storage.
+ */
+typedef struct op_mat_core *op_mat;
 
 #ifdef __cplusplus
 extern "C" {
@@ -403,6 +426,14 @@ void op_upload_dat(op_dat dat);
 void op_download_dat(op_dat dat);
 
 /**
+ * The index base of the calling program, for error messages: 0 (C, the default) or 1
+ * (Fortran: map entries, `idx` columns and element positions are then shown 1-based, e.g.
+ * "use 1..2"). The Fortran module's `op_init` calls it; values op2 stores and kernels see stay
+ * 0-based. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_BAD_CONFIG for another base.
+ */
+void op_set_index_base(int base);
+
+/**
  * Writes an unstructured grid for ParaView: points from `coords` (dim 2 or 3, double or float,
  * on the to-set of `cells`), one cell per element of `cells`' from-set with `cells.dim` nodes
  * (2 line, 3 triangle, 4 quad with 2-D coordinates or tetrahedron with 3-D ones, 8
@@ -559,6 +590,112 @@ void op_timing_output(void);
  * globals untouched. Collective under MPI.
  */
 void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, const struct op_arg *args);
+
+/**
+ * Declares the sparsity pattern of matrices whose entry (r, c) is non-zero when some element
+ * `e` of the maps' common source set has `r` among `rowmap[e][..]` and `c` among
+ * `colmap[e][..]`; when both maps reach the same set the diagonal is always included. Built in
+ * parallel, in memory proportional to the number of entries. Returns NULL on error with
+ * `OP_ERRORS_RETURN`. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_ARG_SET
+ * (the two maps start from different sets), OP2_ERR_BAD_SIZE (more entries than an int counts).
+ */
+op_sparsity op_decl_sparsity(op_map rowmap, op_map colmap, const char *name);
+
+/**
+ * As `op_decl_sparsity`, for the union of `npairs` map pairs `(rowmaps[i], colmaps[i])` (e.g.
+ * cell and boundary-facet maps): every row map must reach one set and every column map one
+ * set; each pair's two maps start from the same set. Errors: as `op_decl_sparsity`, and
+ * OP2_ERR_BAD_SIZE (npairs < 1), OP2_ERR_ARG_SET (row maps or column maps reach different sets).
+ */
+op_sparsity op_decl_sparsity_pairs(int npairs, const op_map *rowmaps, const op_map *colmaps, const char *name);
+
+/**
+ * Declares a zero matrix on `sparsity` with `rdim` x `cdim` blocks per entry of the pattern
+ * (1 x 1 for scalar fields), of `type` "double" or "float". Rows are numbered
+ * `element * rdim + component` (columns likewise), as PETSc's AIJ stores a block pattern.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE (rdim or cdim < 1,
+ * or more entries than an int counts), OP2_ERR_BAD_TYPE (not double or float),
+ * OP2_ERR_OUT_OF_MEMORY.
+ */
+op_mat op_decl_mat(op_sparsity sparsity, int rdim, int cdim, const char *type, const char *name);
+
+/**
+ * A matrix argument of a loop. With `ridx = -N` and `cidx = -M` (N, M the maps' dims) the
+ * kernel gets `T*` to a zeroed, dense, row-major local block of `(N*rdim) x (M*cdim)` values
+ * (row `i*rdim + a` is component `a` of `rowmap[e][i]`, columns likewise), which op2 adds
+ * (`OP_INC`) or stores (`OP_WRITE`) into the matrix after the kernel returns; with
+ * `ridx, cidx >= 0`, one `rdim x cdim` block for `rowmap[e][ridx]`, `colmap[e][cidx]`.
+ * Additions to one row never race: `threads` colours the loop on the row map. `type` must be
+ * the matrix's. The loop's set must be the maps' source set. On `opencl`, loops with matrix
+ * arguments are not supported yet (OP2_ERR_BACKEND_UNAVAILABLE).
+ * Errors (the returned op_arg is then refused by op_par_loop): OP2_ERR_ARG_ACCESS
+ * (OP_READ, OP_RW, OP_MIN, OP_MAX), OP2_ERR_ARG_MISMATCH (maps that are not a pair of the
+ * matrix's sparsity, or another type), OP2_ERR_ARG_IDX, OP2_ERR_BAD_SIZE (a local block of more
+ * than 65536 entries), OP2_ERR_BAD_TYPE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+struct op_arg op_arg_mat(op_mat mat, int ridx, op_map rowmap, int cidx, op_map colmap, const char *type, op_access acc);
+
+/**
+ * Sets every value of the matrix to zero (the pattern stays). Errors: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE.
+ */
+void op_mat_zero(op_mat mat);
+
+/**
+ * Dirichlet rows: sets every value of the `n` scalar rows `rows[0..n]` (0-based, `element *
+ * rdim + component`, in the declared numbering) to zero and their diagonal entry to `diag`
+ * (the pattern stays). Errors: OP2_ERR_BAD_RANGE (a row outside the matrix), OP2_ERR_BAD_SIZE
+ * (n < 0), OP2_ERR_NULL_ARGUMENT (rows NULL with n > 0), OP2_ERR_INVALID_HANDLE.
+ */
+void op_mat_zero_rows(op_mat mat, int n, const int *rows, double diag);
+
+/**
+ * Finishes assembly. op2's matrices are complete when each `op_par_loop` returns, so this only
+ * checks the handle; it is kept for OP2 and PETSc programs, which call it. Errors:
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+void op_mat_assemble(op_mat mat);
+
+/**
+ * `y = A x`: `x` a dat on the matrix's column set (dim `cdim`), `y` on its row set (dim `rdim`),
+ * both of the matrix's type. Each row is summed in column order by one thread, so the result
+ * is the same on every backend and thread count. On `opencl` it runs on the host: `x` is
+ * downloaded if needed and `y` is uploaded before the next loop that uses it. Errors:
+ * OP2_ERR_ARG_SET (a dat on another set), OP2_ERR_ARG_MISMATCH (dim or type, or x and y the
+ * same dat), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_DEVICE.
+ */
+void op_mat_mult(op_mat mat, op_dat x, op_dat y);
+
+/**
+ * The number of stored (scalar) entries of the matrix: the sparsity's entries times
+ * `rdim * cdim`; -1 on error. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+long long op_mat_nnz(op_mat mat);
+
+/**
+ * Copies the matrix out as scalar CSR in the declared numbering: `rowptr` (rows + 1 ints,
+ * rows = row set size x rdim), `colidx` (`op_mat_nnz` ints, sorted within each row) and
+ * `values` (`op_mat_nnz` values of the matrix's type). Any of the three may be NULL to skip it.
+ * Rank-local rows under MPI. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+void op_fetch_mat_csr(op_mat mat, int *rowptr, int *colidx, void *values);
+
+/**
+ * Solves `A x = b` (A square: same row and column set and block size; `b` on the rows, `x` on
+ * the columns, both of the matrix's type) and returns the number of iterations (-1 on error).
+ * `options` are PETSc's (`"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-10 -ksp_max_it 500"`);
+ * NULL means CG with Jacobi. As in PETSc, the initial guess is zero unless
+ * `-ksp_initial_guess_nonzero` is given, and the defaults are rtol 1e-5, atol 1e-50, max_it
+ * 10000. `-ksp_type cg|gmres` with `-pc_type jacobi|none` (and `-ksp_rtol`, `-ksp_atol`,
+ * `-ksp_max_it`, `-ksp_gmres_restart`) run op2's native solver; anything else (another KSP or
+ * PC, any other option, or `-op2_petsc`) goes to PETSc's KSP with the whole string, in builds
+ * with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Errors:
+ * OP2_ERR_SOLVE (did not converge: names the solver, iterations and residual; `x` holds the
+ * last iterate), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
+ * option), OP2_ERR_ARG_SET / OP2_ERR_ARG_MISMATCH (dats that do not fit, a non-square matrix),
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ */
+int op_solve(op_mat mat, op_dat b, op_dat x, const char *options);
 
 /**
  * `op_init` on a given communicator: `global_comm` is the Fortran handle of the communicator

@@ -49,3 +49,20 @@ $(BIN)/airfoil-plain: bench/airfoil_plain.c examples-c/airfoil/airfoil_mesh.h
 $(BIN)/op2-meshgen: tools/op2-meshgen.c
 	@mkdir -p $(@D)
 	$(CC) $(EX_CFLAGS) -o $@ $< -lm
+
+# The Jacobi app ported from OP2 with its kernel headers unchanged (examples-c/jacobi).
+$(BIN)/jacobi: examples-c/jacobi/jacobi.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(EX_CFLAGS) -DJACOBI_KERNEL_DIR='"$(abspath examples-c/jacobi)"' -I$(INC) -o $@ $< $(EX_LDLIBS)
+examples: $(BIN)/jacobi
+
+# PASS on every backend; an edited kernel (a wrong update) must say FAIL.
+TESTS += test-jacobi
+.PHONY: test-jacobi
+test-jacobi: $(BIN)/jacobi
+	for b in $(TEST_BACKENDS); do $(BIN)/jacobi --nn 48 --iters 10 OP2_BACKEND=$$b | grep '^jacobi: PASS' || exit 1; done
+	rm -rf $(BUILD)/jacobi-wrong && mkdir -p $(BUILD)/jacobi-wrong
+	cp examples-c/jacobi/res.h $(BUILD)/jacobi-wrong/
+	sed 's/alpha \* (\*r)/0.5 * alpha * (*r)/' examples-c/jacobi/update.h > $(BUILD)/jacobi-wrong/update.h
+	$(BIN)/jacobi --nn 16 --iters 3 --kernel-dir $(BUILD)/jacobi-wrong | grep -q '^jacobi: FAIL'
+	@echo "test-jacobi: passed"

@@ -1,6 +1,6 @@
 # mk/install.mk: installing op2 for C, C++ and Fortran users, and the tests of that package.
 #
-#   make install PREFIX=dir   lib/libop2.so, include/op2.h, share/op2/fortran/{op2.F90,README.md},
+#   make install PREFIX=dir   lib/libop2.so, bin/op2-pack, include/op2.h, share/op2/fortran/{op2.F90,README.md},
 #                             lib/cmake/OP2/OP2Config{,Version}.cmake, lib/pkgconfig/op2.pc
 #                             (relocatable: nothing in the tree names PREFIX; DESTDIR honoured)
 #   make test-fortran         installs into build/prefix, builds tests/fortran and
@@ -21,8 +21,9 @@ OP2_TEST_PREFIX := $(abspath $(BUILD)/prefix)
 
 # $(call op2_install,DIR): the installed tree under DIR.
 define op2_install
-	$(INSTALL) -d '$(1)/lib/cmake/OP2' '$(1)/lib/pkgconfig' '$(1)/include' '$(1)/share/op2/fortran'
+	$(INSTALL) -d '$(1)/lib/cmake/OP2' '$(1)/lib/pkgconfig' '$(1)/include' '$(1)/share/op2/fortran' '$(1)/bin'
 	$(INSTALL) -m 755 $(LIB) '$(1)/lib/libop2.so'
+	$(INSTALL) -m 755 $(LIBDIR)/op2-pack '$(1)/bin/op2-pack'
 	$(INSTALL) -m 644 $(INC)/op2.h '$(1)/include/op2.h'
 	$(INSTALL) -m 644 fortran/op2.F90 '$(1)/share/op2/fortran/op2.F90'
 	$(INSTALL) -m 644 fortran/README.md '$(1)/share/op2/fortran/README.md'

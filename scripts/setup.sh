@@ -12,7 +12,9 @@ done
 # (meshio, h5py, matplotlib) that `make test-io` creates under build/venv.
 # The opencl backend loads the OpenCL ICD at run time; PoCL runs OpenCL on the CPU, so the test
 # suite runs every C test on opencl too.
-for pkg in libhdf5-dev python3-venv ocl-icd-libopencl1 pocl-opencl-icd; do
+# op_solve through PETSc (cargo feature petsc, on by default): Debian's PETSc (OpenMPI flavour;
+# it pulls in libhdf5-openmpi-dev, which the hdf5 crate then links: that works too).
+for pkg in libhdf5-dev python3-venv ocl-icd-libopencl1 pocl-opencl-icd petsc-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # MPI (cargo feature mpi, on by default): OpenMPI, libclang for rsmpi's bindings, METIS headers.

@@ -80,6 +80,8 @@ pub struct Config {
     pub diags: i32,
     /// `OP2_OPENCL_DEVICE`: `P:D` or a name substring.
     pub opencl_device: Option<String>,
+    /// `OP2_CUDA_DEVICE`: the index of the CUDA device (default 0).
+    pub cuda_device: Option<usize>,
     /// `OP2_INC`: how device backends keep indirect increments race-free.
     pub inc: crate::backend::opencl::IncChoice,
     /// `OP_AUTO_SOA=1`: structure-of-arrays device layout for dats of dim > 1.
@@ -97,6 +99,10 @@ pub struct Config {
     pub simd: SimdMode,
     /// `OP2_SIMD_LEN`: lanes per vectorised block, a power of two from 2 to `MAX_SIMD_LEN`.
     pub simd_len: usize,
+    /// `OP2_LOOP_PACK`: loop packs (`op2-pack`) searched before the compiler.
+    pub loop_packs: Vec<PathBuf>,
+    /// `OP2_JIT` (on by default): `off` never runs the compiler; loops come from packs.
+    pub jit: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -111,6 +117,7 @@ const KEYS: &[&str] = &[
     "OP2_DUMP_SOURCE",
     "OP2_ERROR_HANDLER",
     "OP2_OPENCL_DEVICE",
+    "OP2_CUDA_DEVICE",
     "OP2_INC",
     "OP2_VALIDATE",
     "OP2_VALIDATE_RTOL",
@@ -119,6 +126,8 @@ const KEYS: &[&str] = &[
     "OP2_GENERATE_TARGETS",
     "OP2_SIMD",
     "OP2_SIMD_LEN",
+    "OP2_LOOP_PACK",
+    "OP2_JIT",
 ];
 
 /// The value of `key` from argv tokens (`KEY=value`, the last one wins) or else the
@@ -192,6 +201,13 @@ impl Config {
                 None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, colour, atomics or stage)"),
             },
         };
+        let cuda_device = match get("OP2_CUDA_DEVICE") {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) => Some(n),
+                Err(_) => op2_bail!(BadConfig, "op_init: OP2_CUDA_DEVICE={v} is not a device index (0, 1, ...)"),
+            },
+        };
         let validate = match get("OP2_VALIDATE").as_deref() {
             None | Some("0") => false,
             Some("1") => true,
@@ -213,6 +229,7 @@ impl Config {
             Some(t) => crate::generate::parse_targets(&t)?,
             None => vec![match backend {
                 BackendKind::OpenCl => crate::generate::Target::OpenCl,
+                BackendKind::Cuda => crate::generate::Target::Cuda,
                 _ => crate::generate::Target::Host,
             }],
         };
@@ -229,6 +246,14 @@ impl Config {
                 op2_bail!(BadConfig, "op_init: OP2_SIMD_LEN={n} (expected a power of two from 2 to {MAX_SIMD_LEN})")
             }
         };
+        let loop_packs = get("OP2_LOOP_PACK")
+            .map(|v| v.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect())
+            .unwrap_or_default();
+        let jit = match get("OP2_JIT").as_deref().map(str::trim) {
+            None | Some("on") | Some("1") => true,
+            Some("off") | Some("0") => false,
+            Some(other) => op2_bail!(BadConfig, "op_init: OP2_JIT={other} (expected on or off)"),
+        };
         Ok(Config {
             backend,
             num_threads,
@@ -241,6 +266,7 @@ impl Config {
             errors_return,
             diags,
             opencl_device: get("OP2_OPENCL_DEVICE"),
+            cuda_device,
             inc,
             validate,
             auto_soa,
@@ -249,6 +275,8 @@ impl Config {
             generate_targets,
             simd,
             simd_len,
+            loop_packs,
+            jit,
         })
     }
 

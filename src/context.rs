@@ -75,6 +75,11 @@ pub struct Context {
     pub loops: LoopCache,
     pub timings: Timings,
     pub comm: Comm,
+    /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
+    /// the Fortran module's op_init through `op_set_index_base`).
+    pub index_base: i32,
+    /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
+    pub mats: crate::mat::Mats,
 }
 
 impl Context {
@@ -82,7 +87,11 @@ impl Context {
     pub fn new(config: Config) -> Result<Context> {
         let cache = DiskCache::open(&config.cache_dir)?;
         let backend = backend::create(&config)?;
-        let jit = Jit::new(Compiler::new(&config.cc, &config.cflags), cache, config.dump_source.clone());
+        let mut jit = Jit::new(Compiler::new(&config.cc, &config.cflags), cache, config.dump_source.clone());
+        for p in &config.loop_packs {
+            jit.packs.push(crate::jit::pack::Pack::open(p)?);
+        }
+        jit.jit_off = !config.jit;
         Ok(Context {
             config,
             sets: Vec::new(),
@@ -98,6 +107,8 @@ impl Context {
             loops: LoopCache::default(),
             timings: Timings::default(),
             comm: Comm::default(),
+            index_base: 0,
+            mats: crate::mat::Mats::default(),
         })
     }
 
@@ -115,6 +126,7 @@ impl Context {
     }
 
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
+        let base = self.index_base as i64;
         if self.comm.distributed() {
             // Under MPI the rows are this process's block of `from` and the values are global
             // indices of `to`: checked against its global size.
@@ -123,11 +135,12 @@ impl Context {
             }
             let global = crate::mpi::dist::global_size(self, to);
             let gto = Set::new(&self.sets[to.0 as usize].name, global.min(i32::MAX as usize) as i32)?;
-            let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values)?;
+            let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base)?;
             self.maps.push(m);
             return Ok(MapId(self.maps.len() as u32 - 1));
         }
-        let mut m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values)?;
+        let mut m =
+            Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values, base)?;
         // After op_renumber, the caller still speaks the declared numbering: store rows and
         // targets in the renumbered storage order.
         let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
@@ -142,7 +155,7 @@ impl Context {
             if let Some(o) = to_o {
                 v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
             }
-            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+            m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
         self.maps.push(m);
         Ok(MapId(self.maps.len() as u32 - 1))
@@ -398,11 +411,13 @@ impl Context {
         let st = &self.jit.stats;
         let _ = writeln!(
             s,
-            "  jit: {} compiled ({:.3} s), {} loaded from disk cache ({:.3} s), {} memory hits; cache {}",
+            "  jit: {} compiled ({:.3} s), {} loaded from disk cache ({:.3} s), {} from loop packs ({:.3} s), {} memory hits; cache {}",
             st.compiles,
             st.compile_time.as_secs_f64(),
             st.disk_hits,
             st.disk_load_time.as_secs_f64(),
+            st.pack_loads,
+            st.pack_load_time.as_secs_f64(),
             st.memory_hits,
             self.jit.cache.dir().display()
         );
@@ -423,5 +438,10 @@ impl ArgLookup for Context {
     fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize) {
         let map = &self.maps[m.0 as usize];
         (&map.name, map.from, map.to, map.dim)
+    }
+
+    fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
+        let mat = self.mats.mat(m);
+        (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.pattern.nnz())
     }
 }

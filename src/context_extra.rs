@@ -69,6 +69,7 @@ impl Context {
                 self.maps[base.0 as usize].name
             );
         }
+        self.mats_before_renumber(call)?;
         if self.comm.distributed() {
             // Under MPI the local numbering is op_partition's (core first, then the halos).
             return Ok(());
@@ -115,7 +116,7 @@ impl Context {
             }
             let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
             self.maps[i] =
-                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v)?;
+                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
         for (set, o) in self.sets.iter_mut().zip(orders) {
             if let Some(o) = o {
@@ -126,6 +127,7 @@ impl Context {
                 .filter(|o| !o.is_identity());
             }
         }
-        Ok(())
+        // Sparsities follow their (renumbered) maps.
+        self.mats_after_renumber()
     }
 }

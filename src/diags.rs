@@ -36,7 +36,7 @@ impl Context {
         &self,
         name: &str,
         kernel: KernelId,
-        jit_before: (u64, u64),
+        jit_before: (u64, u64, u64),
         took: std::time::Duration,
         simd_refused: Option<&str>,
     ) {
@@ -48,6 +48,8 @@ impl Context {
             "compiled"
         } else if st.disk_hits > jit_before.1 {
             "disk cache hit"
+        } else if st.pack_loads > jit_before.2 {
+            "loaded from loop pack"
         } else {
             "memory cache hit"
         };

@@ -82,6 +82,12 @@ codes! {
     /// An MPI call failed, or processes called op2 collectively in different orders
     /// (`OP2_MPI_CHECK=1`), or the program runs under a launcher of another MPI.
     Mpi = 810,
+    /// A matrix contribution outside its sparsity.
+    MatPattern = 820,
+    /// A linear solve did not converge (names the solver, iterations and residual).
+    Solve = 821,
+    /// PETSc returned an error (its code and message).
+    Petsc = 822,
     /// A bug in op2 (a caught panic); please report it.
     Internal = 901,
 }

@@ -3,8 +3,8 @@
 //! For every loop, whatever the backend: bind and check the arguments; find (or generate and
 //! compile) the loop's code; then, as in `mpi-halos.txt`: halo exchange begin, compute the core
 //! section, halo exchange end, compute the owned section, reductions begin, compute the exec
-//! halo (only if some indirect dat is written), reductions end, mark written dats' halos dirty,
-//! assemble (no matrices yet), and finally hand global results to the caller. A loop that
+//! halo (only if some indirect dat is written), reductions end, mark written dats' halos dirty
+//! (matrix arguments are assembled element by element, in the loop), and finally hand global results to the caller. A loop that
 //! fails before the end leaves the caller's globals untouched.
 
 use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
@@ -105,10 +105,14 @@ fn compiled(
         };
         op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
     }
-    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits);
+    let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits, ctx.jit.stats.pack_loads);
     let origin = ctx.kernels[kernel.0 as usize].line_origin();
     let consts = ctx.consts_used_by(kernel);
     let source = generate(ctx, kernel, name, descs, &origin, &consts);
+    let kname = &ctx.kernels[kernel.0 as usize].name;
+    let what = format!("op_par_loop '{name}' (kernel '{kname}')");
+    let lib = ctx.jit.host_library(&source, &what, name)?;
+    // Static generation writes the code of loops that compile.
     if let Some(dir) = &ctx.config.generate_dir {
         let k = &ctx.kernels[kernel.0 as usize];
         let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
@@ -121,11 +125,16 @@ fn compiled(
             consts: &consts,
         };
         let coloured = descs.iter().any(|d| d.needs_colouring());
-        crate::generate::write(dir, &ctx.config.generate_targets, &sig, &values, coloured)?;
+        crate::generate::write(
+            dir,
+            &ctx.config.generate_targets,
+            &sig,
+            &values,
+            coloured,
+            &ctx.config.cflags,
+            &source,
+        )?;
     }
-    let kname = &ctx.kernels[kernel.0 as usize].name;
-    let what = format!("op_par_loop '{name}' (kernel '{kname}')");
-    let lib = ctx.jit.host_library(&source, &what, name)?;
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
@@ -159,6 +168,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             }
         }
     }
+    let mat_slots = crate::mat::loops::slot_tables(ctx, name, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
     // `check` is the promise checks over the validation wrapper: it always validates, so a
@@ -207,7 +217,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         refreshed = ctx.comm.halo_exchange_end(ex)?;
     }
 
-    let Context { sets, maps, dats, backend, comm, timings, kernels, consts, .. } = ctx;
+    let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
     let s = &sets[set.0 as usize];
     if device {
         move_to_device(name, backend.as_mut(), dats, &descs, &bound)?;
@@ -266,6 +276,26 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 if let Some((_, v)) = &synth[i] {
                     slots[2 * i + 1] = v.as_ptr() as *mut c_void;
                 }
+            }
+            (ArgDesc::Mat { ty, .. }, BoundArg::Mat { mat, rowmap, ridx, .. }) => {
+                let m = &mut mats.mats[mat.0 as usize];
+                slots[2 * i] = m.values.as_mut_ptr() as *mut c_void;
+                if let Some(t) = &mat_slots[i] {
+                    slots[2 * i + 1] = t.as_ptr() as *mut c_void;
+                }
+                // Colouring on the row map: elements sharing a row never run at once.
+                let mp = &maps[rowmap.0 as usize];
+                indirect.push(IndirectArg {
+                    arg: i,
+                    dat: crate::mat::loops::pseudo_dat(mat),
+                    map: rowmap,
+                    map_values: &mp.values,
+                    map_dim: mp.dim,
+                    idx: ridx,
+                    to_size: sets[mp.to.0 as usize].size,
+                    elem_bytes: m.rdim * ty.size(),
+                    needs_colouring: true,
+                });
             }
             (ArgDesc::Idx { .. }, BoundArg::Idx { map }) => {
                 // op_arg_idx gives declared indices: after op_renumber, the target set's
@@ -395,7 +425,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             }
         }
     }
-    // No matrices: nothing to assemble. Hand results to the caller.
+    // Matrices were assembled element by element. Hand results to the caller.
     for r in &reductions {
         if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
             // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract) and

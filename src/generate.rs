@@ -1,7 +1,9 @@
 //! Static generation (`OP2_GENERATE=DIR`): while a program runs, on any backend, each new loop
 //! shape's code is also written to `DIR` for every target of `OP2_GENERATE_TARGETS` (`host`,
-//! `opencl`; default: the running backend's), with `manifest.json` listing loop name, kernel,
-//! argument descriptors, target, file and content hash. Several runs (also concurrent ones) may
+//! `opencl`, `cuda`; default: the running backend's), with `manifest.json` listing loop name,
+//! kernel, argument descriptors, target, file and content hash (and for `cuda`, one file per
+//! variant the backend may run: `colour`/`atomics` for loops with indirect increments, each
+//! also `-soa` when some dat has dim > 1; `plain` otherwise). Several runs (also concurrent ones) may
 //! share `DIR`: entries are appended to `manifest.jsonl` under an exclusive `flock`, and
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
@@ -20,6 +22,7 @@ use std::path::Path;
 pub enum Target {
     Host,
     OpenCl,
+    Cuda,
 }
 
 impl Target {
@@ -27,6 +30,7 @@ impl Target {
         match s.trim().to_ascii_lowercase().as_str() {
             "host" | "seq" | "threads" | "check" => Some(Target::Host),
             "opencl" => Some(Target::OpenCl),
+            "cuda" => Some(Target::Cuda),
             _ => None,
         }
     }
@@ -35,6 +39,7 @@ impl Target {
         match self {
             Target::Host => "host",
             Target::OpenCl => "opencl",
+            Target::Cuda => "cuda",
         }
     }
 
@@ -42,6 +47,7 @@ impl Target {
         match self {
             Target::Host => "c",
             Target::OpenCl => "cl",
+            Target::Cuda => "cu",
         }
     }
 }
@@ -77,46 +83,77 @@ fn stem(name: &str) -> String {
     }
 }
 
-/// Writes the loop's code for each target and records it in the manifest.
+/// Writes the loop's code for each target and records it in the manifest. The host target's
+/// code is `host_source`, exactly what the JIT compiles for this run's configuration (vector
+/// wrappers included), so `op2-pack` builds what a later run looks up.
 pub fn write(
     dir: &Path,
     targets: &[Target],
     sig: &LoopSignature,
     const_values: &[&[u8]],
     coloured: bool,
+    cflags: &str,
+    host_source: &str,
 ) -> Result<()> {
     let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
     let mut lines = Vec::new();
     for &t in targets {
-        let code = match t {
-            Target::Host => crate::codegen::host::generate(sig),
-            Target::OpenCl => crate::codegen::opencl::generate(
-                sig,
-                const_values,
-                coloured,
-                crate::codegen::opencl::IncStrategy::Plain,
-                false,
-            ),
-        };
-        let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
-        let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
-        let path = dir.join(&file);
-        if !path.exists() {
-            let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, &code).map_err(|e| fail("cannot write", e))?;
-            std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+        // A loop a device backend cannot run (too much to stage per element) has no device code.
+        if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
+            continue;
         }
-        let args: Vec<String> = sig.args.iter().map(|a| json(&describe(a))).collect();
-        lines.push(format!(
-            "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
-            json(sig.loop_name),
-            json(sig.kernel_name),
-            json(t.name()),
-            json(&file),
-            json(&hash),
-            args.join(", ")
-        ));
+        // Device code is self-contained: the kernel's quoted includes expanded, as the device
+        // backends compile it.
+        let expanded;
+        let sig = if t == Target::Host {
+            sig
+        } else {
+            let dirs = crate::codegen::device::include_dirs(cflags);
+            expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+                .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': OP2_GENERATE: {e}", sig.loop_name))?;
+            &LoopSignature { kernel_source: &expanded, ..sig.clone() }
+        };
+        let codes: Vec<(Option<String>, String)> = match t {
+            Target::Host => vec![(None, host_source.to_string())],
+            Target::OpenCl => vec![(
+                None,
+                crate::codegen::opencl::generate(
+                    sig,
+                    const_values,
+                    coloured,
+                    crate::codegen::opencl::IncStrategy::Plain,
+                    false,
+                ),
+            )],
+            Target::Cuda => crate::codegen::cuda::variants(sig.args)
+                .into_iter()
+                .map(|(v, col, inc, soa)| (Some(v), crate::codegen::cuda::generate(sig, const_values, col, inc, soa)))
+                .collect(),
+        };
+        for (variant, code) in codes {
+            let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
+            let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
+            let path = dir.join(&file);
+            if !path.exists() {
+                let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+                std::fs::write(&tmp, &code).map_err(|e| fail("cannot write", e))?;
+                std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+            }
+            let args: Vec<String> = sig.args.iter().map(|a| json(&describe(a))).collect();
+            lines.push(format!(
+                "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
+                json(sig.loop_name),
+                json(sig.kernel_name),
+                json(t.name()),
+                json(&file),
+                json(&hash),
+                args.join(", ")
+            ));
+            if let (Some(v), Some(l)) = (variant, lines.last_mut()) {
+                l.insert_str(l.len() - 1, &format!(", \"variant\": {}", json(&v)));
+            }
+        }
     }
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
 }
@@ -160,8 +197,81 @@ pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
         match Target::parse(t) {
             Some(x) if !out.contains(&x) => out.push(x),
             Some(_) => {}
-            None => op2_bail!(BadConfig, "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host or opencl; cuda is not in this build yet)"),
+            None => op2_bail!(
+                BadConfig,
+                "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host, opencl or cuda)"
+            ),
         }
     }
     Ok(out)
+}
+
+/// One line of `manifest.jsonl`: the fields `op2-pack` needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEntry {
+    pub loop_name: String,
+    pub kernel: String,
+    pub target: String,
+    pub file: String,
+}
+
+/// The JSON string value of `key` in a one-line object written by [`write`].
+fn field(line: &str, key: &str) -> Option<String> {
+    let start = line.find(&format!("{}: \"", json(key)))? + key.len() + 5;
+    let mut out = String::new();
+    let mut chars = line[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                'u' => {
+                    let h: String = chars.by_ref().take(4).collect();
+                    out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+                }
+                c => out.push(c),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The entries of a generated directory's manifest (`manifest.jsonl`), in the order written.
+pub fn read_manifest(dir: &Path) -> std::io::Result<Vec<ManifestEntry>> {
+    let text = std::fs::read_to_string(dir.join("manifest.jsonl"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let get = |k: &str| {
+            field(line, k).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("manifest.jsonl line {}: no \"{k}\" field", i + 1),
+                )
+            })
+        };
+        out.push(ManifestEntry {
+            loop_name: get("loop")?,
+            kernel: get("kernel")?,
+            target: get("target")?,
+            file: get("file")?,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_fields_round_trip() {
+        let name = "odd \"loop\"\\ name\n\u{1}é";
+        let line =
+            format!("{{\"loop\": {}, \"kernel\": {}, \"target\": \"host\", \"file\": \"a.c\"}}", json(name), json("k"));
+        assert_eq!(field(&line, "loop").as_deref(), Some(name));
+        assert_eq!(field(&line, "kernel").as_deref(), Some("k"));
+        assert_eq!(field(&line, "file").as_deref(), Some("a.c"));
+        assert_eq!(field(&line, "hash"), None);
+    }
 }

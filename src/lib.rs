@@ -19,6 +19,7 @@ pub mod exec;
 pub mod generate;
 pub mod io;
 pub mod jit;
+pub mod mat;
 pub mod mpi;
 pub mod plan;
 pub mod timing;

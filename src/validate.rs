@@ -18,6 +18,8 @@ pub struct Reference {
     /// Per dat the loop uses: its bytes after the reference run.
     dats: Vec<(DatId, Vec<u8>)>,
     reductions: Vec<Reduction>,
+    /// Per matrix argument: its position and the matrix's values after the reference run.
+    mats: Vec<(usize, Vec<u8>)>,
 }
 
 /// Runs the reference over `[0, end)` with the call's compiled host code on copies of the data.
@@ -56,6 +58,25 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
         };
         slots[2 * i] = copies[at].1.as_mut_ptr() as *mut c_void;
     }
+    // Matrices: the reference adds into a copy of the values (of the first argument on each).
+    let mut mats: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, b) in call.bound.iter().enumerate() {
+        let BoundArg::Mat { values_bytes, .. } = *b else { continue };
+        let src = call.slots[2 * i] as *const u8;
+        if let Some(p) = mats.iter().position(|(a, _)| call.slots[2 * *a] as *const u8 == src) {
+            slots[2 * i] = mats[p].1.as_mut_ptr() as *mut c_void;
+            continue;
+        }
+        let mut copy = Vec::new();
+        if copy.try_reserve_exact(values_bytes).is_err() {
+            op2_bail!(OutOfMemory, "op_par_loop '{}': cannot copy a matrix for validation", call.name);
+        }
+        // SAFETY: the slot points at the matrix's values, `values_bytes` long.
+        copy.extend_from_slice(unsafe { std::slice::from_raw_parts(src, values_bytes) });
+        mats.push((i, copy));
+        let last = mats.len() - 1;
+        slots[2 * i] = mats[last].1.as_mut_ptr() as *mut c_void;
+    }
     let mut reductions = call.reductions.clone();
     for r in reductions.iter_mut() {
         slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
@@ -75,7 +96,7 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
         // copies of the same sizes.
         unsafe { (call.lib.loop_fn)(0, end as i32, slots.as_ptr()) };
     }
-    Ok(Reference { dats: copies, reductions })
+    Ok(Reference { dats: copies, reductions, mats })
 }
 
 /// Compares the backend's results with the reference: the dats the loop writes (their current
@@ -125,6 +146,23 @@ pub fn compare(
                 dv.name,
                 backend.kind().name(),
                 if tol > 0.0 { format!(" by more than {tol:e} relative") } else { " bitwise".to_string() }
+            );
+        }
+    }
+    for (arg, want) in &r.mats {
+        let (ArgDesc::Mat { ty, acc, .. }, BoundArg::Mat { values_bytes, .. }) = (call.descs[*arg], call.bound[*arg])
+        else {
+            continue;
+        };
+        // SAFETY: the slot points at the matrix's values, `values_bytes` long.
+        let got = unsafe { std::slice::from_raw_parts(call.slots[2 * *arg] as *const u8, values_bytes) };
+        let tol = if acc == Access::Inc { tolerance(ty, rtol) } else { 0.0 };
+        if let Some((e, _, g, w, n)) = differs(ty, 1, got, want, tol) {
+            op2_bail!(
+                Validate,
+                "op_par_loop '{}', arg {arg} (matrix): stored value {e}: {} gives {g}, seq gives {w} ({n} value(s) differ)",
+                call.name,
+                backend.kind().name()
             );
         }
     }

@@ -23,6 +23,7 @@ const KIND_DAT: c_int = 1;
 const KIND_GBL: c_int = 2;
 const KIND_IDX: c_int = 3;
 const KIND_INFO: c_int = 4;
+const KIND_MAT: c_int = 5;
 /// Marks values built by op2 (an uninitialised `op_arg` is very unlikely to carry it).
 const MAGIC: c_int = 0x4f50_3241; // "OP2A"
 
@@ -61,7 +62,7 @@ impl op_arg {
     }
 }
 
-fn access(acc: c_int, call: &str, what: &str) -> Result<Access> {
+pub(crate) fn access(acc: c_int, call: &str, what: &str) -> Result<Access> {
     match Access::from_c(acc) {
         Some(a) => Ok(a),
         None => op2_bail!(
@@ -158,16 +159,44 @@ fn check_dat(
             let mdim = mp.dim as i64;
             let i = idx as i64;
             if !(0..mdim).contains(&i) && i != -mdim {
+                let base = ctx.index_base as i64;
                 op2_bail!(
                     ArgIdx,
-                    "{call} '{name}': idx {idx} is out of range for map '{}' of dim {mdim} (use 0..{}, or -{mdim} for all)",
+                    "{call} '{name}': idx {} is out of range for map '{}' of dim {mdim} (use {base}..{}, or -{mdim} for all)",
+                    shown_idx(base, idx),
                     mp.name,
-                    mdim - 1
+                    mdim - 1 + base
                 );
             }
         }
     }
     Ok(())
+}
+
+/// A matrix argument (`op_arg_mat`): the mat handle in `dat`, the row map in `map`, the column
+/// map in `data`, `ridx` in `idx` and `cidx` in `reference`.
+pub(crate) fn mat_arg(
+    mat: *mut c_void,
+    rowmap: op_map,
+    colmap: *mut c_void,
+    ridx: c_int,
+    cidx: c_int,
+    ty: ElemType,
+    acc: Access,
+) -> op_arg {
+    op_arg {
+        dat: mat as op_dat,
+        map: rowmap,
+        data: colmap,
+        idx: ridx,
+        dim: 0,
+        type_code: ty.code(),
+        acc: acc.to_c(),
+        kind: KIND_MAT,
+        opt: -1,
+        reference: cidx,
+        magic: MAGIC,
+    }
 }
 
 /// The rules of a global argument (`op_arg_gbl`), shared with `op_par_loop`'s re-check.
@@ -193,6 +222,17 @@ fn check_gbl(call: &dyn Display, data: *mut c_void, dim: c_int, ty: ElemType, ac
     }
 }
 
+/// An `idx` as the caller wrote it: C's as it is; Fortran's (index base 1) one higher for
+/// columns, and 0 for what the Fortran module passes for an idx of 0 (`-INT_MAX`).
+fn shown_idx(base: i64, idx: c_int) -> i64 {
+    match (base, idx) {
+        (0, i) => i as i64,
+        (_, i) if i >= 0 => i as i64 + base,
+        (_, i) if i == -c_int::MAX => 0,
+        (_, i) => i as i64,
+    }
+}
+
 /// The rule of an index argument (`op_arg_idx`), shared with `op_par_loop`'s re-check.
 fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) -> Result<()> {
     match m {
@@ -201,12 +241,14 @@ fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) ->
         Some(m) => {
             let mp = &ctx.maps[m.0 as usize];
             if idx < 0 || idx as usize >= mp.dim {
+                let base = ctx.index_base as i64;
                 op2_bail!(
                     ArgIdx,
-                    "{call}: idx {idx} is out of range for map '{}' of dim {} (use 0..{})",
+                    "{call}: idx {} is out of range for map '{}' of dim {} (use {base}..{})",
+                    shown_idx(base, idx),
                     mp.name,
                     mp.dim,
-                    mp.dim - 1
+                    mp.dim as i64 - 1 + base
                 );
             }
             Ok(())
@@ -217,7 +259,7 @@ fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) ->
 /// Runs an `op_arg_*` body; a failure is remembered (`ApiState::remember_arg_failure`) and its
 /// number kept in the invalid `op_arg` returned, so that `op_par_loop` can report the real
 /// cause when it is given that argument.
-fn arg_boundary(call: &str, body: impl FnOnce(&mut ApiState) -> Result<op_arg>) -> op_arg {
+pub(crate) fn arg_boundary(call: &str, body: impl FnOnce(&mut ApiState) -> Result<op_arg>) -> op_arg {
     let mut failure = 0;
     let mut a = boundary(call, op_arg::invalid(), |st| {
         body(st).inspect_err(|e| {
@@ -451,6 +493,7 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
             }
             RawArg::Info { ptr: a.data as *mut u8, dim: a.dim as usize, ty, reference: a.reference }
         }
+        KIND_MAT => super::mat::decode_arg(st, a, loop_name, i, ty, acc)?,
         k => return Err(bad(&format!("kind {k}"))),
     })
 }

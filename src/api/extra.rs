@@ -223,3 +223,19 @@ pub extern "C" fn op_download_dat(dat: op_dat) {
         st.ctx("op_download_dat")?.sync_to_host(d)
     })
 }
+
+/// The index base of the calling program, for error messages: 0 (C, the default) or 1
+/// (Fortran: map entries, `idx` columns and element positions are then shown 1-based, e.g.
+/// "use 1..2"). The Fortran module's `op_init` calls it; values op2 stores and kernels see stay
+/// 0-based. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_BAD_CONFIG for another base.
+#[no_mangle]
+pub extern "C" fn op_set_index_base(base: c_int) {
+    boundary("op_set_index_base", (), |st| {
+        let ctx = st.ctx("op_set_index_base")?;
+        if base != 0 && base != 1 {
+            op2_bail!(BadConfig, "op_set_index_base: base {base} (expected 0 for C or 1 for Fortran)");
+        }
+        ctx.index_base = base;
+        Ok(())
+    })
+}

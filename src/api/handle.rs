@@ -48,6 +48,8 @@ pub(crate) enum Kind {
     Map = 2,
     Dat = 3,
     Kernel = 4,
+    Sparsity = 5,
+    Mat = 6,
 }
 
 impl Kind {
@@ -57,6 +59,8 @@ impl Kind {
             Kind::Map => "map",
             Kind::Dat => "dat",
             Kind::Kernel => "kernel",
+            Kind::Sparsity => "sparsity",
+            Kind::Mat => "mat",
         }
     }
 }
@@ -69,7 +73,7 @@ pub(crate) fn encode<T>(kind: Kind, serial: u32, index: u32) -> *mut T {
     v as usize as *mut T
 }
 
-fn decode<T>(
+pub(crate) fn decode<T>(
     st: &ApiState,
     p: *mut T,
     kind: Kind,

@@ -15,6 +15,7 @@ pub mod handle;
 pub mod io;
 pub mod lifecycle;
 pub mod loops;
+pub mod mat;
 pub mod mpi;
 
 use crate::context::Context;

@@ -4,6 +4,7 @@
 
 use crate::core::{DatId, ElemType, MapId, SetId};
 use crate::error::Result;
+use crate::mat::MatId;
 use crate::op2_bail;
 
 /// Access descriptor of a loop argument (`OP_READ` ... `OP_MAX`).
@@ -97,6 +98,14 @@ pub enum ArgDesc {
         dim: usize,
         reference: usize,
     },
+    /// `op_arg_mat`: the kernel fills a zeroed dense `rows x cols` local block, which op2 adds
+    /// (INC) or stores (WRITE) into the matrix through a table of CSR slots.
+    Mat {
+        ty: ElemType,
+        rows: usize,
+        cols: usize,
+        acc: Access,
+    },
 }
 
 impl ArgDesc {
@@ -105,6 +114,8 @@ impl ArgDesc {
     pub fn needs_colouring(&self) -> bool {
         match *self {
             ArgDesc::Dat { acc, how, .. } => crate::plan::needs_colouring(acc, how != DatAccess::Direct),
+            // Elements sharing a row would add to the same entries: coloured on the row map.
+            ArgDesc::Mat { .. } => true,
             _ => false,
         }
     }
@@ -130,6 +141,16 @@ pub enum BoundArg {
     Idx {
         map: Option<MapId>,
     },
+    /// A matrix, through its row and column maps (`None`: all columns of the map).
+    Mat {
+        mat: MatId,
+        rowmap: MapId,
+        ridx: Option<usize>,
+        colmap: MapId,
+        cidx: Option<usize>,
+        /// Bytes of the matrix's values (validation copies them).
+        values_bytes: usize,
+    },
 }
 
 /// An `op_arg` as the C layer decoded it: handles resolved to ids, nothing checked against the
@@ -140,6 +161,7 @@ pub enum RawArg {
     Gbl { ptr: *mut u8, dim: usize, ty: ElemType, acc: Access },
     Idx { map: Option<MapId>, idx: i32 },
     Info { ptr: *mut u8, dim: usize, ty: ElemType, reference: i32 },
+    Mat { mat: MatId, rowmap: MapId, ridx: i32, colmap: MapId, cidx: i32, acc: Access },
 }
 
 /// The facts about the context that binding needs (so this module stays free of `Context`).
@@ -147,6 +169,8 @@ pub trait ArgLookup {
     fn set_name(&self, s: SetId) -> &str;
     fn dat_info(&self, d: DatId) -> (&str, SetId, usize, ElemType);
     fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize);
+    /// A matrix's name, block size (rdim, cdim), type and number of stored values.
+    fn mat_info(&self, m: MatId) -> (&str, usize, usize, ElemType, usize);
 }
 
 /// Checks the arguments of `op_par_loop` against the loop and each other and splits them into
@@ -226,6 +250,27 @@ pub fn bind(ctx: &dyn ArgLookup, name: &str, set: SetId, raw: &[RawArg]) -> Resu
                     );
                 };
                 (ArgDesc::Info { ty, dim, reference }, BoundArg::Gbl { ptr, bytes: dim * ty.size() })
+            }
+            RawArg::Mat { mat, rowmap, ridx, colmap, cidx, acc } => {
+                let (mname, rdim, cdim, ty, nnz) = ctx.mat_info(mat);
+                let (rname, from, _, rmd) = ctx.map_info(rowmap);
+                let (_, _, _, cmd) = ctx.map_info(colmap);
+                if from != set {
+                    op2_bail!(
+                        ArgSet,
+                        "op_par_loop '{name}', arg {i} (mat '{mname}'): map '{rname}' goes from set '{}' but the loop is over set '{}'",
+                        ctx.set_name(from),
+                        ctx.set_name(set)
+                    );
+                }
+                let ridx = usize::try_from(ridx).ok();
+                let cidx = usize::try_from(cidx).ok();
+                let rows = if ridx.is_some() { 1 } else { rmd } * rdim;
+                let cols = if cidx.is_some() { 1 } else { cmd } * cdim;
+                (
+                    ArgDesc::Mat { ty, rows, cols, acc },
+                    BoundArg::Mat { mat, rowmap, ridx, colmap, cidx, values_bytes: nnz * ty.size() },
+                )
             }
         };
         descs.push(d);

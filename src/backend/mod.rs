@@ -2,6 +2,8 @@
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
 pub mod check;
+pub mod cuda;
+pub mod device;
 pub mod opencl;
 pub mod reduce;
 pub mod seq;
@@ -197,7 +199,10 @@ pub fn available(kind: BackendKind) -> bool {
     match kind {
         BackendKind::Seq | BackendKind::Threads | BackendKind::Check => true,
         BackendKind::OpenCl => opencl::probe(std::env::var("OP2_OPENCL_DEVICE").ok().as_deref()).is_ok(),
-        BackendKind::Cuda => false,
+        BackendKind::Cuda => {
+            let ordinal = std::env::var("OP2_CUDA_DEVICE").ok().and_then(|v| v.trim().parse().ok());
+            cuda::probe(ordinal).is_ok()
+        }
     }
 }
 
@@ -207,10 +212,13 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
         BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
         BackendKind::Check => Ok(Box::new(check::Check)),
-        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config.opencl_device.as_deref(), config.inc, &config.cflags, config.auto_soa)?)),
-        BackendKind::Cuda => op2_bail!(
-            BackendUnavailable,
-            "op_init: backend 'cuda' is not available in this build of op2 (available: seq, threads, check, and opencl where an OpenCL runtime is installed)"
-        ),
+        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(
+            config.opencl_device.as_deref(),
+            config.inc,
+            &config.cflags,
+            config.auto_soa,
+            config.part_size,
+        )?)),
+        BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
     }
 }

@@ -11,15 +11,15 @@
 //! one partials row per work-item (seeded and combined on the host in work-item order, by the
 //! same code as the threads backend's blocks): deterministic for a given device and set size.
 
+use super::device::KernelArg;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
-use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_bail;
-use crate::plan::{PlanCache, PlanRequest};
+use crate::plan::PlanCache;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -33,20 +33,28 @@ use std::ffi::c_void;
 /// How indirect increments avoid races (`OP2_INC`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IncChoice {
-    /// The measured rule: colouring on devices without native floating-point atomics (every
-    /// OpenCL 1.2 device, PoCL on CPUs included: CAS loops cost ~1.7x a coloured launch there),
-    /// atomics otherwise.
+    /// The measured rule (README, "Devices"): on CPU devices (PoCL) the plan's blocks
+    /// (`Blocks`: a block's elements run in order on one core, as `threads` runs them, which
+    /// keeps the indirect data in cache; an element colouring scatters each launch over the
+    /// whole mesh); on other devices element colouring (OpenCL 1.2 has no floating-point
+    /// atomics, so atomics are compare-and-swap loops).
     Auto,
+    /// Element colouring: one launch per colour of a colouring of single elements.
     Colour,
     Atomics,
+    /// The plan's blocks (mini-partitions of `OP_PART_SIZE` elements), block-coloured: each
+    /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
+    /// accepted for it).
+    Blocks,
 }
 
 impl IncChoice {
     pub fn parse(s: &str) -> Option<IncChoice> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "auto" => IncChoice::Auto,
-            "colour" | "color" | "stage" => IncChoice::Colour,
+            "colour" | "color" => IncChoice::Colour,
             "atomics" | "atomic" => IncChoice::Atomics,
+            "blocks" | "block" | "stage" => IncChoice::Blocks,
             _ => return None,
         })
     }
@@ -109,23 +117,6 @@ pub fn probe(selector: Option<&str>) -> std::result::Result<Device, String> {
     Ok(dev)
 }
 
-/// Rows of `dim` values (array of structures) to one array per component (structure of
-/// arrays, `to_soa`), or back.
-fn transpose(src: &[u8], shape: DatShape, to_soa: bool) -> Vec<u8> {
-    let (dim, es) = (shape.dim, shape.elem);
-    let rows = src.len() / (dim * es).max(1);
-    let mut out = vec![0u8; src.len()];
-    for r in 0..rows {
-        for k in 0..dim {
-            let aos = (r * dim + k) * es;
-            let soa = (k * rows + r) * es;
-            let (from, to) = if to_soa { (aos, soa) } else { (soa, aos) };
-            out[to..to + es].copy_from_slice(&src[from..from + es]);
-        }
-    }
-    out
-}
-
 /// A colouring's element lists on the device, and (offset, count) per colour.
 type ColourLists = (Buffer<cl_int>, Vec<(usize, usize)>);
 
@@ -149,9 +140,9 @@ pub struct OpenCl {
     programs: Vec<Prog>,
     /// Index in `programs` by source text (loops of the same code share a program).
     by_source: HashMap<String, usize>,
-    /// Index in `programs` per (loop shape, constants epoch, coloured, atomics): what a call
-    /// looks up, so code is generated and hashed once per shape, not per call.
-    by_shape: HashMap<(usize, u64, bool, bool), usize>,
+    /// Index in `programs` per (loop shape, constants epoch, launch form): what a call looks
+    /// up, so code is generated and hashed once per shape, not per call.
+    by_shape: HashMap<(usize, u64, Form), usize>,
     dats: HashMap<DatId, Buffer<u8>>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
@@ -168,6 +159,18 @@ pub struct OpenCl {
     soa: bool,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
+    /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
+    part_size: Option<usize>,
+}
+
+/// How one loop is launched: every element at once; element-coloured; block-coloured; or at
+/// once with atomic increments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Form {
+    Direct,
+    Elements,
+    Blocks,
+    Atomics,
 }
 
 // SAFETY: the OpenCL objects are reference-counted handles usable from any thread; op2 uses
@@ -175,7 +178,13 @@ pub struct OpenCl {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(selector: Option<&str>, inc: IncChoice, cflags: &str, soa: bool) -> Result<OpenCl> {
+    pub fn new(
+        selector: Option<&str>,
+        inc: IncChoice,
+        cflags: &str,
+        soa: bool,
+        part_size: Option<usize>,
+    ) -> Result<OpenCl> {
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -185,6 +194,12 @@ impl OpenCl {
         let dummy = unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, 16, std::ptr::null_mut()) }
             .map_err(|e| cl_err("clCreateBuffer", e))?;
         let cu = device.max_compute_units().unwrap_or(1).max(1);
+        let cpu = device.dev_type().is_ok_and(|t| t & opencl3::device::CL_DEVICE_TYPE_CPU != 0);
+        let inc = match inc {
+            IncChoice::Auto if cpu => IncChoice::Blocks,
+            IncChoice::Auto => IncChoice::Colour,
+            other => other,
+        };
         let description = format!(
             "{} ({}, {} compute units)",
             device.name().unwrap_or_default(),
@@ -212,18 +227,13 @@ impl OpenCl {
             include_dirs: emit::include_dirs(cflags),
             soa,
             rows: HashMap::new(),
+            part_size,
         })
     }
 
     /// After fork() the child has no OpenCL runtime threads: any call could hang.
     fn check_process(&self, call: &str) -> Result<()> {
-        if super::threads::fork_generation() != self.generation {
-            op2_bail!(
-                Device,
-                "{call}: opencl: this process was forked after op_init, and the OpenCL runtime does not survive fork(); call op_exit() and op_init() in the child, or fork before op_init"
-            );
-        }
-        Ok(())
+        super::device::check_process(self.generation, call, "opencl")
     }
 
     /// Work-items for `n` elements: enough to fill the device, never more than the elements.
@@ -314,36 +324,13 @@ impl OpenCl {
         Ok(self.programs.len() - 1)
     }
 
-    /// The element lists of a colouring of `[start, end)` by the loop's indirect increments,
-    /// with (offset, count) per colour.
-    fn colouring(&mut self, call: &LoopCall, start: usize, end: usize) -> Result<u64> {
-        let args = call.plan_args();
-        let req = PlanRequest {
-            set: call.set.0 as u64,
-            set_size: call.set_size,
-            start,
-            end,
-            part_size: 1,
-            staging: false,
-            args: &args,
-        };
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            req.key().hash(&mut h);
-            h.finish()
-        };
+    /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments on
+    /// the device (`device::element_lists`: elements, or block pairs when `part_size` > 1),
+    /// with (offset, count) per colour; their key in `colour_lists`.
+    fn colouring(&mut self, call: &LoopCall, start: usize, end: usize, part_size: usize) -> Result<u64> {
+        let key = super::device::colouring_key(call, start, end, part_size);
         if !self.colour_lists.contains_key(&key) {
-            let plan = self.colourings.get_or_build(&req).map_err(|e| {
-                Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': element colouring: {e}", call.name))
-            })?;
-            let mut elems: Vec<cl_int> = Vec::with_capacity(end - start);
-            let mut ranges = Vec::with_capacity(plan.ncolours);
-            for c in 0..plan.ncolours {
-                let from = elems.len();
-                elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as cl_int));
-                ranges.push((from, elems.len() - from));
-            }
+            let (elems, ranges) = super::device::element_lists(&mut self.colourings, call, start, end, part_size)?;
             let mut buf = self.create_buffer::<cl_int>(elems.len(), "an element colouring")?;
             self.write(&mut buf, &elems, "element colouring")?;
             self.colour_lists.insert(key, (buf, ranges));
@@ -389,7 +376,7 @@ impl Backend for OpenCl {
         self.alloc(d, shape, host.len())?;
         let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("upload", "no buffer"))?;
         let r = if self.soa && shape.dim > 1 {
-            let t = transpose(host, shape, true);
+            let t = super::device::transpose(host, shape, true);
             self.write(&mut buf, &t, "dat upload")
         } else {
             self.write(&mut buf, host, "dat upload")
@@ -404,7 +391,7 @@ impl Backend for OpenCl {
             Some(buf) if self.soa && shape.dim > 1 => {
                 let mut t = vec![0u8; host.len()];
                 self.read(buf, &mut t, "dat download")?;
-                host.copy_from_slice(&transpose(&t, shape, false));
+                host.copy_from_slice(&super::device::transpose(&t, shape, false));
                 Ok(())
             }
             Some(buf) => self.read(buf, host, "dat download"),
@@ -417,26 +404,20 @@ impl Backend for OpenCl {
             return Ok(());
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
-        let Some(sig) = call.sig.as_ref() else {
-            op2_bail!(Internal, "op_par_loop '{}': no loop signature for the opencl backend", call.name);
+        let sig = super::device::check_loop(call, "opencl")?;
+        let form = match self.inc {
+            _ if !call.needs_colouring() => Form::Direct,
+            IncChoice::Atomics => Form::Atomics,
+            IncChoice::Blocks => Form::Blocks,
+            IncChoice::Colour | IncChoice::Auto => Form::Elements,
         };
-        for (i, d) in call.descs.iter().enumerate() {
-            if matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
-                op2_bail!(
-                    BadLoop,
-                    "op_par_loop '{}', arg {i}: op_arg_idx on a set reordered by op_renumber is not supported by the opencl backend",
-                    call.name
-                );
-            }
-        }
-        if let Some(why) = emit::unsupported(call.descs) {
-            op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
-        }
-        let coloured_loop = call.needs_colouring();
-        let atomics = coloured_loop && self.inc == IncChoice::Atomics;
-        let coloured = coloured_loop && !atomics;
-        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
-        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let coloured = matches!(form, Form::Elements | Form::Blocks);
+        let inc = match form {
+            Form::Atomics => IncStrategy::Atomics,
+            Form::Blocks => IncStrategy::Blocks,
+            _ => IncStrategy::Plain,
+        };
+        let shape = (call.shape_key, call.const_epoch, form);
         let soa = self.soa;
         let name = call.name;
         let prog_index = match self.by_shape.get(&shape) {
@@ -458,22 +439,17 @@ impl Backend for OpenCl {
         if self.globals.len() < call.descs.len() {
             self.globals.resize_with(call.descs.len(), || None);
         }
-        for (i, d) in call.descs.iter().enumerate() {
-            if let ArgDesc::Gbl { ty, dim, acc: crate::arg::Access::Read } = *d {
-                let bytes = dim * ty.size();
-                let fits = matches!(&self.globals[i], Some((_, n)) if *n >= bytes);
-                if !fits {
-                    let b = self.create_buffer::<u8>(bytes, "a global")?;
-                    self.globals[i] = Some((b, bytes));
-                }
-                // SAFETY: the slot holds the caller's global of `bytes` bytes (op_arg_gbl).
-                let host = unsafe { std::slice::from_raw_parts(call.slots[2 * i] as *const u8, bytes) };
-                let mut slot = self.globals[i].take();
-                if let Some((buf, _)) = slot.as_mut() {
-                    self.write(buf, host, "global")?;
-                }
-                self.globals[i] = slot;
+        for (i, host) in super::device::read_globals(call) {
+            let fits = matches!(&self.globals[i], Some((_, n)) if *n >= host.len());
+            if !fits {
+                let b = self.create_buffer::<u8>(host.len(), "a global")?;
+                self.globals[i] = Some((b, host.len()));
             }
+            let mut slot = self.globals[i].take();
+            if let Some((buf, _)) = slot.as_mut() {
+                self.write(buf, host, "global")?;
+            }
+            self.globals[i] = slot;
         }
         let rows = self.max_work_items;
         let stride = emit::partial_words(call.descs);
@@ -497,7 +473,11 @@ impl Backend for OpenCl {
         };
         let launches: Vec<(usize, usize)>;
         let colour_key = if coloured {
-            let key = self.colouring(call, start, end)?;
+            let part_size = match form {
+                Form::Blocks => self.part_size.unwrap_or_else(|| super::threads::default_part_size(call.set_size)),
+                _ => 1,
+            };
+            let key = self.colouring(call, start, end, part_size)?;
             launches = self.colour_lists[&key].1.clone();
             Some(key)
         } else {
@@ -526,53 +506,31 @@ impl Backend for OpenCl {
         };
         arg!(elems);
         arg!(part);
-        for (i, d) in call.descs.iter().enumerate() {
-            match *d {
-                ArgDesc::Dat { how, optional, .. } => {
-                    let crate::arg::BoundArg::Dat { dat, enabled, .. } = call.bound[i] else {
-                        op2_bail!(Internal, "op_par_loop '{name}': arg {i} is not bound to a dat");
-                    };
-                    let buf: &Buffer<u8> = if enabled {
-                        match self.dats.get(&dat) {
-                            Some(b) => b,
-                            None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: dat not on the device"),
-                        }
-                    } else {
-                        &self.dummy
-                    };
-                    arg!(buf);
-                    if emit::soa_arg(d, soa) {
-                        let rows = if enabled { self.rows.get(&dat).copied().unwrap_or(0) } else { 0 };
-                        let rows = rows as cl_int;
-                        arg!(&rows);
-                    }
-                    if how != crate::arg::DatAccess::Direct {
-                        let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
-                            Some(b) => b,
-                            None => self.dummy_i32(),
-                        };
-                        arg!(mb);
-                    }
-                    if optional {
-                        let on: cl_int = enabled as cl_int;
-                        arg!(&on);
-                    }
+        for a in super::device::kernel_args(call, soa)? {
+            match a {
+                KernelArg::Dat(d) => match d {
+                    Some(d) => match self.dats.get(&d) {
+                        Some(b) => arg!(b),
+                        None => op2_bail!(Internal, "op_par_loop '{name}': a dat is not on the device"),
+                    },
+                    None => arg!(&*self.dummy),
+                },
+                KernelArg::Rows(d) => {
+                    let rows = d.and_then(|d| self.rows.get(&d)).map_or(0, |&r| r as cl_int);
+                    arg!(&rows);
                 }
-                ArgDesc::Gbl { acc: crate::arg::Access::Read, .. } => {
-                    let b = match &self.globals[i] {
-                        Some((b, _)) => b,
-                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
-                    };
-                    arg!(b);
+                KernelArg::Map(m) => match m.and_then(|m| self.maps.get(&m)) {
+                    Some(b) => arg!(b),
+                    None => arg!(self.dummy_i32()),
+                },
+                KernelArg::Flag(f) => {
+                    let f: cl_int = f;
+                    arg!(&f);
                 }
-                ArgDesc::Idx { map_dim: Some(_), .. } => {
-                    let mb = match call.maps[i].as_ref().and_then(|(m, _)| self.maps.get(m)) {
-                        Some(b) => b,
-                        None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no map buffer"),
-                    };
-                    arg!(mb);
-                }
-                _ => {}
+                KernelArg::Global(i) => match &self.globals[i] {
+                    Some((b, _)) => arg!(b),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
+                },
             }
         }
         // The runtime may compile and link work-group functions at the first launch: children
@@ -587,12 +545,17 @@ impl Backend for OpenCl {
             // work-groups and vectorises across them); with reductions, a bounded number of
             // grid-striding work-items, one partials row each.
             let global = [if stride == 0 { count } else { self.work_items(count) }];
+            // Blocks are heavy work-items: one per work-group, so the runtime spreads them over
+            // its compute units (left to choose, PoCL packs a colour's few blocks into one group,
+            // which then runs on one core).
+            let one = [1usize];
+            let local = if form == Form::Blocks { one.as_ptr() } else { std::ptr::null() };
             // SAFETY: the scalar arguments and a 1-D launch of `global` work-items.
             unsafe {
                 k.set_arg(0, &s).map_err(|e| cl_err("clSetKernelArg 0", e))?;
                 k.set_arg(1, &c).map_err(|e| cl_err("clSetKernelArg 1", e))?;
                 self.queue
-                    .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
+                    .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), local, &[])
                     .map_err(|e| cl_err(&format!("clEnqueueNDRangeKernel (op_par_loop '{name}')"), e))?;
             }
         }

@@ -50,6 +50,11 @@ const PRELUDE: &str = "#include <math.h>
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
+   sees its arguments' components contiguously, so it is plain indexing here. */
+#ifndef OP2_STRIDE
+#define OP2_STRIDE(arr, idx) (arr)[idx]
+#endif
 #ifndef M_PI
 #define M_E 2.7182818284590452354
 #define M_LN2 0.69314718055994530942
@@ -174,6 +179,7 @@ pub fn describe(a: &ArgDesc) -> String {
         ArgDesc::Info { ty, dim, reference } => {
             format!("info {}[{dim}] following arg {reference}", ty.api_name())
         }
+        ArgDesc::Mat { ty, rows, cols, acc } => format!("mat {}[{rows}x{cols}] {}", ty.api_name(), acc.c_name()),
     }
 }
 
@@ -209,6 +215,11 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                     w.line(format!("{} op2_g{i}[{dim}];", ty.c_name()));
                     w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_a{i}[op2_k];"));
                 }
+            }
+            ArgDesc::Mat { ty, .. } => {
+                // The matrix's values and the element-to-CSR-slot table of this argument.
+                w.line(format!("{0} *op2_a{i} = ({0} *)op2_slots[{1}];", ty.c_name(), 2 * i));
+                w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
             }
             ArgDesc::Idx { map_dim, .. } => {
                 // Declared numbering after op_renumber: the target set's storage-to-declared
@@ -279,9 +290,25 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
                 w.line(format!("if (op2_o{i}) op2_x{i} = op2_o{i}[op2_x{i}];"));
                 call.push(format!("&op2_x{i}"));
             }
+            ArgDesc::Mat { ty, rows, cols, .. } => {
+                w.line(format!("{} op2_b{i}[{}];", ty.c_name(), rows * cols));
+                w.line(format!("memset(op2_b{i}, 0, sizeof(op2_b{i}));"));
+                call.push(format!("(void *)op2_b{i}"));
+            }
         }
     }
     w.call(sig.kernel_name, &call);
+    // Matrix arguments: the local block goes into the CSR values through the slot table.
+    for (i, a) in sig.args.iter().enumerate() {
+        if let ArgDesc::Mat { rows, cols, acc, .. } = *a {
+            let n = rows * cols;
+            let op = if acc == crate::arg::Access::Write { "=" } else { "+=" };
+            w.line(format!("const int *op2_s{i} = op2_m{i} + op2_n * {n};"));
+            w.line(format!(
+                "for (int op2_k = 0; op2_k < {n}; op2_k++) op2_a{i}[op2_s{i}[op2_k]] {op} op2_b{i}[op2_k];"
+            ));
+        }
+    }
     w.close();
     // Reduction results and info payloads go back to the (scratch) buffers op2 combines.
     for (i, a) in sig.args.iter().enumerate() {
@@ -364,7 +391,7 @@ static double qinf[4];
 void k(const double *x, double **r, float *o, double *m, int *l, int *i) {{
   *m = gam;
 }}
-#line 45 "op2-wrapper:k"
+#line 50 "op2-wrapper:k"
 
 OP2_EXPORT void op2_set_constants(void *const *op2_src) {{
   memcpy(&gam, op2_src[0], sizeof(gam));

@@ -1,6 +1,8 @@
 //! Code generation: loop signature in, source text out. Pure: no compilers, no data, no
 //! backends. One emitter per target.
 
+pub mod cuda;
+pub mod device;
 pub mod host;
 pub mod opencl;
 pub mod rewrite;
@@ -138,7 +140,9 @@ pub fn check_params(def: &crate::core::clex::Definition, kernel: &str, args: &[A
     for (i, (p, a)) in def.params.iter().zip(args).enumerate() {
         let (ty, depth) = match *a {
             ArgDesc::Dat { ty, how: crate::arg::DatAccess::Vector { .. }, .. } => (ty, 2),
-            ArgDesc::Dat { ty, .. } | ArgDesc::Gbl { ty, .. } | ArgDesc::Info { ty, .. } => (ty, 1),
+            ArgDesc::Dat { ty, .. } | ArgDesc::Gbl { ty, .. } | ArgDesc::Info { ty, .. } | ArgDesc::Mat { ty, .. } => {
+                (ty, 1)
+            }
             ArgDesc::Idx { .. } => (ElemType::Int, 1),
         };
         let Some(found) = param_type(&p.base) else { continue };

@@ -47,6 +47,7 @@ pub fn lane_arg(i: usize, a: &ArgDesc) -> Result<bool, String> {
             Err(format!("arg {i} is a global reduction (per-lane partial results would round differently from seq)"))
         }
         ArgDesc::Info { .. } => Err(format!("arg {i} is an op_arg_info payload")),
+        ArgDesc::Mat { .. } => Err(format!("arg {i} is a matrix (op_arg_mat)")),
     }
 }
 

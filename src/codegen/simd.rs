@@ -85,7 +85,8 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
                     w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
                 }
             }
-            ArgDesc::Info { .. } => {}
+            // Loops with these are refused by the rewriter (`rewrite::lane_arg`).
+            ArgDesc::Info { .. } | ArgDesc::Mat { .. } => {}
         }
     }
     w.line("ptrdiff_t op2_b = op2_start;");
@@ -250,7 +251,7 @@ static inline void op2_simd_k(const double x[][4], double r[][4], float o[][4], 
   r[0][op2_lane] += x[1][op2_lane] * *g;
   o[0][op2_lane] = (float)i[0][op2_lane];
 }
-#line 48 "op2-wrapper:k"
+#line 53 "op2-wrapper:k"
 "#;
         assert!(tail.starts_with(expected), "{tail}");
         let lines: Vec<&str> = got.lines().collect();

@@ -71,8 +71,9 @@ pub struct Map {
 }
 
 impl Map {
-    /// Validates and copies a map; `from_set`/`to_set` are the resolved sets.
-    pub fn new(name: &str, from: (SetId, &Set), to: (SetId, &Set), dim: i32, values: &[i32]) -> Result<Map> {
+    /// Validates and copies a map; `from_set`/`to_set` are the resolved sets. `base` is the
+    /// caller's index base (0 in C, 1 in Fortran), for messages only: values are 0-based.
+    pub fn new(name: &str, from: (SetId, &Set), to: (SetId, &Set), dim: i32, values: &[i32], base: i64) -> Result<Map> {
         if dim < 1 {
             op2_bail!(BadSize, "op_decl_map '{name}': dim {dim} is less than 1");
         }
@@ -92,9 +93,12 @@ impl Map {
         if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= to_size) {
             op2_bail!(
                 MapOutOfRange,
-                "op_decl_map '{name}': entry {pos} (element {}, position {}) is {v}, outside [0, {to_size}) of set '{}'",
-                pos / dim,
-                pos % dim,
+                "op_decl_map '{name}': entry {} (element {}, position {}) is {}, outside {} of set '{}'",
+                pos as i64 + base,
+                (pos / dim) as i64 + base,
+                (pos % dim) as i64 + base,
+                v as i64 + base,
+                if base == 0 { format!("[0, {to_size})") } else { format!("{base}..{}", to_size as i64 - 1 + base) },
                 to.1.name
             );
         }
@@ -325,13 +329,16 @@ mod tests {
     fn map_range_check_names_everything() {
         let a = Set::new("edges", 2).unwrap();
         let b = Set::new("nodes", 3).unwrap();
-        let e = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 2, 3]).unwrap_err();
+        let e = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 2, 3], 0).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::MapOutOfRange);
         assert_eq!(
             e.message,
             "op_decl_map 'pedge': entry 3 (element 1, position 1) is 3, outside [0, 3) of set 'nodes'"
         );
-        let m = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 1, 2]).unwrap();
+        // Fortran's view of the same error: 1-based positions, elements and values.
+        let e = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 2, 3], 1).unwrap_err();
+        assert_eq!(e.message, "op_decl_map 'pedge': entry 4 (element 2, position 2) is 4, outside 1..3 of set 'nodes'");
+        let m = Map::new("pedge", (SetId(0), &a), (SetId(1), &b), 2, &[0, 1, 1, 2], 0).unwrap();
         assert_eq!(m.distinct_targets(Some(0), 3), 2);
         assert_eq!(m.distinct_targets(None, 3), 3);
         assert!(Set::new("s", -1).is_err());

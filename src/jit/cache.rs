@@ -177,6 +177,33 @@ fn untrusted_file(st: &libc::stat, uid: u32) -> Option<String> {
     None
 }
 
+/// Why the ancestors of `real` (an absolute, resolved path) may not be trusted by `me`, if they
+/// may not: each must be owned by root or `me` and not writable by group or others unless
+/// sticky (like `/tmp`), as OpenSSH's `secure_path` requires. Whoever can rename or replace an
+/// ancestor can swap what lies below it.
+pub(crate) fn untrusted_ancestor(real: &Path, me: u32) -> std::result::Result<(), String> {
+    let mut up = real.parent();
+    while let Some(a) = up {
+        let m = fs::symlink_metadata(a).map_err(|e| format!("cannot be checked: '{}': {e}", a.display()))?;
+        if m.uid() != 0 && m.uid() != me {
+            return Err(format!(
+                "is inside '{}', which is owned by uid {}, neither root nor this user (uid {me})",
+                a.display(),
+                m.uid()
+            ));
+        }
+        let amode = m.mode() & 0o7777;
+        if amode & 0o022 != 0 && amode & 0o1000 == 0 {
+            return Err(format!(
+                "is inside '{}', which is writable by others (mode {amode:o}) and not sticky",
+                a.display()
+            ));
+        }
+        up = a.parent();
+    }
+    Ok(())
+}
+
 /// The default locations of the cache directory (used when `OP2_CACHE_DIR` is not set), as
 /// config.rs derives them from the environment; any of them that is a symlink is refused.
 fn default_locations() -> Vec<PathBuf> {
@@ -258,31 +285,8 @@ impl DiskCache {
             );
         }
         // Every ancestor: whoever can rename or replace one can swap the directory under us.
-        let mut up = real.parent();
-        while let Some(a) = up {
-            let m = match fs::symlink_metadata(a) {
-                Ok(m) => m,
-                Err(e) => {
-                    op2_bail!(CacheDir, "op_init: JIT cache directory '{shown}': cannot check '{}': {e}", a.display())
-                }
-            };
-            if m.uid() != 0 && m.uid() != me {
-                op2_bail!(
-                    CacheDir,
-                    "op_init: the JIT cache directory '{shown}'{also} is inside '{}', which is owned by uid {}, neither root nor this user (uid {me})",
-                    a.display(),
-                    m.uid()
-                );
-            }
-            let amode = m.mode() & 0o7777;
-            if amode & 0o022 != 0 && amode & 0o1000 == 0 {
-                op2_bail!(
-                    CacheDir,
-                    "op_init: the JIT cache directory '{shown}'{also} is inside '{}', which is writable by others (mode {amode:o}) and not sticky",
-                    a.display()
-                );
-            }
-            up = a.parent();
+        if let Err(why) = untrusted_ancestor(&real, me) {
+            op2_bail!(CacheDir, "op_init: the JIT cache directory '{shown}'{also} {why}");
         }
         // The path still names the directory we opened and checked.
         match fs::symlink_metadata(&real) {

@@ -3,6 +3,8 @@
 
 pub mod cache;
 pub(crate) mod child;
+pub mod nvrtc;
+pub mod pack;
 
 use crate::error::Result;
 use crate::op2_bail;
@@ -134,10 +136,27 @@ impl Compiler {
         Ok(())
     }
 
+    /// The instruction-set extensions the flags let the compiler use (`cc FLAGS -dM -E`), by
+    /// their `/proc/cpuinfo` names (`pack::ISA_MACROS`).
+    pub fn isa(&self) -> Result<Vec<String>> {
+        let out = child::output(Command::new(&self.cc).args(&self.flags).args(["-dM", "-E", "-x", "c", "/dev/null"]))
+            .map_err(|e| crate::op2_err!(Compile, "cannot run the C compiler '{}' (set OP2_CC): {e}", self.cc))?;
+        if !out.status.success() {
+            op2_bail!(
+                Compile,
+                "the C compiler '{}' cannot preprocess with {}: {}",
+                self.cc,
+                self.flags.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(pack::isa_of_macros(&String::from_utf8_lossy(&out.stdout)))
+    }
+
     /// Compiles `src` to the shared object `out`, writing the list of user (non-system) files
     /// it read to `deps` as a make rule; returns the compiler's warnings (empty when there are
     /// none), or on failure its output.
-    fn compile(&self, src: &Path, out: &Path, deps: &Path) -> std::result::Result<String, String> {
+    pub fn compile(&self, src: &Path, out: &Path, deps: &Path) -> std::result::Result<String, String> {
         let res = child::output(
             Command::new(&self.cc)
                 .args(&self.flags)
@@ -333,6 +352,9 @@ pub struct JitStats {
     pub rebuilt_corrupt: u64,
     /// Libraries rebuilt because a file they include changed.
     pub rebuilt_stale: u64,
+    /// Loops loaded from loop packs (`OP2_LOOP_PACK`), and the time that took.
+    pub pack_loads: u64,
+    pub pack_load_time: Duration,
 }
 
 /// The file name under `OP2_DUMP_SOURCE` for a loop named `tag` with cache key `key`: only
@@ -386,17 +408,34 @@ pub struct Jit {
     pub dump_dir: Option<PathBuf>,
     memory: HashMap<String, Arc<HostLibrary>>,
     pub stats: JitStats,
+    /// Loop packs (`OP2_LOOP_PACK`), searched before the compiler, in order.
+    pub packs: Vec<pack::Pack>,
+    /// `OP2_JIT=off`: a loop not found in a pack is an error; the compiler is never run.
+    pub jit_off: bool,
 }
 
 impl Jit {
     pub fn new(compiler: Compiler, cache: DiskCache, dump_dir: Option<PathBuf>) -> Jit {
-        Jit { compiler, cache, dump_dir, memory: HashMap::new(), stats: JitStats::default() }
+        Jit {
+            compiler,
+            cache,
+            dump_dir,
+            memory: HashMap::new(),
+            stats: JitStats::default(),
+            packs: Vec::new(),
+            jit_off: false,
+        }
     }
 
     /// Returns the compiled library for `source`, compiling on a cold cache or when a file the
     /// source includes has changed. `what` names the call for error messages
     /// (`op_par_loop 'res_calc' (kernel 'res_calc')`); `tag` names dumped files.
     pub fn host_library(&mut self, source: &str, what: &str, tag: &str) -> Result<Arc<HostLibrary>> {
+        if !self.packs.is_empty() || self.jit_off {
+            if let Some(lib) = self.in_packs(source, what, tag)? {
+                return Ok(lib);
+            }
+        }
         let identity = match self.compiler.identity() {
             Ok(id) => id.to_string(),
             Err(e) => op2_bail!(Compile, "{what}: {}", e.message),
@@ -454,6 +493,53 @@ impl Jit {
         self.stats.compile_time += t.elapsed();
         self.memory.insert(key, lib.clone());
         Ok(lib)
+    }
+
+    /// The loop compiled from exactly `source` in the first pack that has it (memoised like
+    /// compiled loops); with `OP2_JIT=off`, a loop in no pack is an `OP2_ERR_COMPILE` naming it
+    /// and saying why it is missing.
+    fn in_packs(&mut self, source: &str, what: &str, tag: &str) -> Result<Option<Arc<HostLibrary>>> {
+        let hash = pack::source_hash(source.as_bytes());
+        let key = format!("pack:{hash}");
+        if let Some(lib) = self.memory.get(&key) {
+            self.stats.memory_hits += 1;
+            return Ok(Some(lib.clone()));
+        }
+        let t = Instant::now();
+        for p in &self.packs {
+            if let Some(e) = p.find(pack::HOST, &hash) {
+                let shown = PathBuf::from(format!("{}#{}", p.path.display(), e.loop_name));
+                let file = p.library_file(e).map_err(|err| {
+                    crate::op2_err!(Load, "{what}: cannot load loop pack entry '{}': {err}", shown.display())
+                })?;
+                let lib = HostLibrary::load(Entry { file, deps: Vec::new() }, shown.clone()).map_err(|err| {
+                    crate::op2_err!(Load, "{what}: cannot load loop pack entry '{}': {err}", shown.display())
+                })?;
+                let lib = Arc::new(lib);
+                self.stats.pack_loads += 1;
+                self.stats.pack_load_time += t.elapsed();
+                self.memory.insert(key, lib.clone());
+                return Ok(Some(lib));
+            }
+        }
+        if !self.jit_off {
+            return Ok(None);
+        }
+        let names: Vec<String> = self.packs.iter().map(|p| format!("'{}'", p.path.display())).collect();
+        let why = if self.packs.is_empty() {
+            "no loop pack is given (OP2_LOOP_PACK)".to_string()
+        } else if self.packs.iter().any(|p| p.named(pack::HOST, tag).next().is_some()) {
+            format!(
+                "the loop pack {} has a loop '{tag}' compiled from other code (the kernel's source, the argument descriptors, the constants it uses or OP2_SIMD differ from the run that generated the pack): generate the loop again (OP2_GENERATE) and rebuild the pack with op2-pack",
+                names.join(", ")
+            )
+        } else {
+            format!(
+                "the loop pack {} has no loop '{tag}': run the program once with OP2_GENERATE=DIR where a C compiler is available, then op2-pack DIR -o FILE",
+                names.join(", ")
+            )
+        };
+        op2_bail!(Compile, "{what}: not compiled: OP2_JIT=off and {why}")
     }
 
     /// `OP2_SIMD=auto`'s verdict is kept with the compiled code: a verdict an earlier run wrote

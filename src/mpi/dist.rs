@@ -165,6 +165,12 @@ pub fn partition(
         let _ = prime_set;
         return Ok(());
     }
+    if !ctx.mats.sparsities.is_empty() {
+        op2_bail!(
+            BackendUnavailable,
+            "{CALL}: sparsities and matrices do not take part in MPI yet (declared before op_partition)"
+        );
+    }
     if let Some(d) = ctx.dats.iter().find(|d| d.to_device > 0 && !d.freed) {
         // Its device buffer has the pre-partition size (backends cannot resize one).
         op2_bail!(

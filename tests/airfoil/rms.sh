@@ -54,7 +54,7 @@ done
 # each within 1e-12 relative of seq at every iteration.
 case " $backends " in
   *" opencl "*)
-    for cfg in OP2_INC=colour OP2_INC=atomics OP_AUTO_SOA=1; do
+    for cfg in OP2_INC=colour OP2_INC=atomics OP2_INC=blocks OP_AUTO_SOA=1; do
       tag=$(echo "$cfg" | tr '=' '-')
       if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-opencl-$tag.log" \
            OP2_BACKEND=opencl "$cfg" > "$dir/opencl-$tag.out" 2>&1; then

@@ -6,7 +6,9 @@
 # Environment: CC (cc), LIBDIR (target/release), INC (include), OP2_CACHE_DIR (build/cache),
 # TEST_TIMEOUT (seconds per run, 120), TESTS (a space-separated subset of test names, optional),
 # TEST_CFLAGS (extra flags for the test programs, e.g. sanitizers), TEST_OUT (build directory,
-# build/tests/c). The JIT'd code takes its extra flags from OP2_CFLAGS, as in any op2 program.
+# build/tests/c), TEST_RUN_ENV (NAME=VALUE words set for the test runs only, not for their
+# builds: e.g. a PATH without a C compiler). The JIT'd code takes its extra flags from
+# OP2_CFLAGS, as in any op2 program.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
@@ -59,7 +61,8 @@ for src in "${sources[@]}"; do
   fi
   for b in "${backends[@]}"; do
     err="$OUT/$name.$b.stderr"
-    timeout "$TEST_TIMEOUT" "$exe" "$b" >"$OUT/$name.$b.stdout" 2>"$err"
+    # shellcheck disable=SC2086 # TEST_RUN_ENV is a list of NAME=VALUE words
+    timeout "$TEST_TIMEOUT" env ${TEST_RUN_ENV:-} "$exe" "$b" >"$OUT/$name.$b.stdout" 2>"$err"
     rc=$?
     if [ $rc -eq 0 ] && [ ! -s "$OUT/$name.$b.stdout" ] && [ ! -s "$err" ]; then
       passed=$((passed + 1))

@@ -1,6 +1,7 @@
 ! Declaration errors from Fortran (twin of tests/c/t210-err-decl.c), with OP_ERRORS_RETURN:
 ! a call before op_init, null handles, negative set size, map dims and 1-based entries out of
-! range (the message quotes C's 0-based values), dat dims and unknown types, constant names and
+! range (the message quotes them 1-based, as the program wrote them: op_init sets index base
+! 1), a map column idx out of range ("use 1..2"), dat dims and unknown types, constant names and
 ! dims, a kernel whose function is missing. Each failed declaration returns a null handle and
 ! leaves later declarations working.
 program t210_err_decl_f
@@ -14,8 +15,8 @@ program t210_err_decl_f
   type(op_map) :: m
   type(op_dat) :: d
   type(op_kernel) :: k
-  ! 1-based entries: good is valid on 10 nodes; bad has 13 (C: 12) at element 4, position 2
-  ! (C: element 3, position 1); zero has 0 (C: -1) at element 1, position 1.
+  ! 1-based entries: good is valid on 10 nodes; bad has 13 at element 4, position 2 (entry 8);
+  ! zero has 0 at element 1, position 1. Messages say so in Fortran's numbering.
   integer :: good(2, 4), bad(2, 4), zero(2, 4)
   real(8) :: v(10)
   integer(c_int) :: one
@@ -54,12 +55,13 @@ program t210_err_decl_f
   ! Maps.
   m = op_decl_map(edges, nodes, 2, bad, 'pedge')
   call check(.not. c_associated(m%handle), 'map out of range returns null')
-  call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map', [character(len=16) :: "'pedge'", '12', &
-                 'element 3', 'position 1', "'nodes'", '10'], 'map entry out of range')
+  call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map', [character(len=16) :: "'pedge'", &
+                 'entry 8 ', 'element 4,', 'position 2)', 'is 13,', 'outside 1..10', "'nodes'"], &
+                 'map entry out of range (1-based)')
   m = op_decl_map(edges, nodes, 2, zero, 'pzero')
   call check(.not. c_associated(m%handle), 'map entry 0 returns null')
-  call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map', [character(len=16) :: "'pzero'", '-1', &
-                 'element 0', 'position 0'], 'map entry 0 (1-based) is out of range')
+  call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map', [character(len=16) :: "'pzero'", 'is 0,', &
+                 'entry 1 ', 'element 1,', 'position 1)'], 'map entry 0 (1-based) is out of range')
   m = op_decl_map(edges, empty, 2, good, 'pempty')
   call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map', [character(len=16) :: "'pempty'", &
                  "'empty'"], 'map onto the empty set')
@@ -99,6 +101,17 @@ program t210_err_decl_f
   d = op_decl_dat(nodes, 1, v, 'q')
   call check(c_associated(d%handle), 'good dat after failures')
   call check_ok('good dat after failures')
+
+  ! A column that the map does not have: Fortran's idx 3 of a dim-2 map, and idx 0.
+  block
+    type(op_arg) :: a
+    a = op_arg_dat(d, 3, m, 1, 'double', OP_READ)
+    call check_err(OP2_ERR_ARG_IDX, 'op_arg_dat', [character(len=16) :: 'idx 3 ', 'use 1..2', &
+                   'or -2 for all'], 'idx past the map dim, in Fortran numbering')
+    a = op_arg_dat(d, 0, m, 1, 'double', OP_READ)
+    call check_err(OP2_ERR_ARG_IDX, 'op_arg_dat', [character(len=16) :: 'idx 0 ', 'use 1..2'], &
+                   'idx 0 in Fortran numbering')
+  end block
 
   ! Constants.
   call op_decl_const(0, one, 'c1')

@@ -1,0 +1,495 @@
+//! The `cuda` backend (cudarc's driver API and NVRTC, both loaded at run time): dats live in
+//! device memory between loops, moved by the driver's residency rule through
+//! `upload`/`download`; maps are uploaded once, element colourings once per range. Each loop
+//! shape's CUDA C++ (`codegen::cuda`) is compiled by NVRTC for the device's exact architecture
+//! (`sm_XY`) into a CUBIN, kept in op2's disk cache keyed by source, NVRTC version and
+//! architecture, and loaded as a module.
+//!
+//! Execution as on opencl: without reductions one thread per element, with reductions a
+//! bounded grid-stride launch with one partials row per thread (combined on the host in thread
+//! order: deterministic for a given set size). Indirect increments (`OP2_INC`): `atomics`
+//! (`atomicAdd`, what `auto` picks: OP2's GPU default) or `colour` (also `stage`): one launch
+//! per colour of an element colouring. Loops that increment a bool dat indirectly are always
+//! coloured (no atomic add on bool).
+//!
+//! Nothing here has run on a GPU yet: without a driver the backend is unavailable, and the
+//! generated code is proven by compiling it with NVRTC (`make test-cuda-nvrtc`).
+
+use super::device::{check_loop, check_process, colouring_key, element_lists, kernel_args, read_globals, KernelArg};
+use super::opencl::IncChoice;
+use super::reduce::Partials;
+use super::{Backend, DatShape, LoopCall};
+use crate::codegen::cuda::{self as emit, IncStrategy};
+use crate::config::BackendKind;
+use crate::core::{DatId, MapId};
+use crate::error::{ErrorCode, Op2Error, Result};
+use crate::jit::cache::{DiskCache, Lookup, SCRATCH_LIB};
+use crate::op2_bail;
+use crate::plan::PlanCache;
+use cudarc::driver::{result as cu, sys};
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+
+/// Threads per block.
+const BLOCK: usize = 256;
+/// Most threads of a launch with reductions (one partials row each).
+const MAX_REDUCTION_THREADS: usize = 65536;
+
+/// The driver library names tried, in order (all of them among those cudarc tries).
+const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
+
+/// The GPU op2 would run on.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub ordinal: usize,
+    pub dev: sys::CUdevice,
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub cc: (i32, i32),
+    pub driver_version: i32,
+}
+
+fn drv(what: &str, e: cu::DriverError) -> Op2Error {
+    if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        return Op2Error::new(ErrorCode::OutOfMemory, format!("cuda: {what}: out of device memory"));
+    }
+    Op2Error::new(ErrorCode::Device, format!("cuda: {what} failed: {e}"))
+}
+
+/// The driver's version, loading the driver library by name (before any cudarc call: cudarc
+/// panics when it cannot load the library or a symbol of CUDA 12.0).
+fn driver_version() -> std::result::Result<i32, String> {
+    let mut errors = Vec::new();
+    for name in DRIVER_NAMES {
+        // SAFETY: loading the driver runs no initialisers with preconditions of ours.
+        let lib = match unsafe { libloading::Library::new(name) } {
+            Ok(l) => l,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
+        type Version = unsafe extern "C" fn(*mut c_int) -> c_int;
+        // SAFETY: cuDriverGetVersion has this signature in every driver.
+        let f = unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }
+            .map_err(|e| format!("{name} has no cuDriverGetVersion ({e})"))?;
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { f(&mut v) };
+        if rc != 0 {
+            return Err(format!("cuDriverGetVersion failed with code {rc}"));
+        }
+        if v < 12000 {
+            return Err(format!(
+                "the CUDA driver supports CUDA {}.{}; op2 needs 12.0 or newer",
+                v / 1000,
+                v % 1000 / 10
+            ));
+        }
+        // Keep it loaded: cudarc opens the same library by name.
+        std::mem::forget(lib);
+        return Ok(v);
+    }
+    Err(format!("no CUDA driver ({}: {})", DRIVER_NAMES.join(", "), errors.join("; ")))
+}
+
+/// The GPU op2 runs on (`OP2_CUDA_DEVICE`: its index, default 0), or why there is none: no
+/// driver, no NVRTC, no device, or one older than compute capability 6.0 (`atomicAdd` on
+/// double).
+pub fn probe(ordinal: Option<usize>) -> std::result::Result<Device, String> {
+    let driver_version = driver_version()?;
+    crate::jit::nvrtc::probe()?;
+    cu::init().map_err(|e| format!("cuInit failed: {e}"))?;
+    let count = cu::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
+    if count <= 0 {
+        return Err("the CUDA driver lists no device".to_string());
+    }
+    let ordinal = ordinal.unwrap_or(0);
+    if ordinal >= count as usize {
+        return Err(format!("OP2_CUDA_DEVICE={ordinal}, but there are {count} CUDA devices (0 to {})", count - 1));
+    }
+    let dev = cu::device::get(ordinal as c_int).map_err(|e| format!("cuDeviceGet failed: {e}"))?;
+    let name = cu::device::get_name(dev).unwrap_or_default();
+    let attr = |a| unsafe { cu::device::get_attribute(dev, a) };
+    let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        .map_err(|e| format!("cuDeviceGetAttribute failed: {e}"))?;
+    let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        .map_err(|e| format!("cuDeviceGetAttribute failed: {e}"))?;
+    if major < 6 {
+        return Err(format!("the CUDA device '{name}' has compute capability {major}.{minor}; op2 needs 6.0 or newer"));
+    }
+    Ok(Device { ordinal, dev, name, cc: (major, minor), driver_version })
+}
+
+/// A device allocation.
+struct DevBuf {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+/// A loaded loop module and its entry point.
+struct Module {
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+}
+
+pub struct Cuda {
+    device: Device,
+    ctx: sys::CUcontext,
+    /// `threads::fork_generation()` when the context was made.
+    generation: u64,
+    arch: String,
+    inc: IncChoice,
+    soa: bool,
+    include_dirs: Vec<std::path::PathBuf>,
+    cache: DiskCache,
+    modules: Vec<Module>,
+    by_source: HashMap<String, usize>,
+    /// Index in `modules` per (loop shape, constants epoch, coloured, atomics).
+    by_shape: HashMap<(usize, u64, bool, bool), usize>,
+    dats: HashMap<DatId, DevBuf>,
+    /// Rows of each dat on the device (the component stride of the SoA layout).
+    rows: HashMap<DatId, usize>,
+    maps: HashMap<MapId, DevBuf>,
+    colourings: PlanCache,
+    colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
+    /// READ globals by argument position, reused from call to call.
+    globals: HashMap<usize, DevBuf>,
+    partials: Option<DevBuf>,
+}
+
+// SAFETY: the context and device pointers are plain handles; op2 uses the backend from one
+// thread at a time (under the API lock) and makes the context current on each entry.
+unsafe impl Send for Cuda {}
+
+impl Cuda {
+    pub fn new(config: &crate::config::Config) -> Result<Cuda> {
+        let device = probe(config.cuda_device)
+            .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'cuda': {e}")))?;
+        // SAFETY: a device from cuDeviceGet.
+        let ctx = unsafe { cu::primary_ctx::retain(device.dev) }.map_err(|e| drv("cuDevicePrimaryCtxRetain", e))?;
+        let cache = DiskCache::open(&config.cache_dir)?;
+        Ok(Cuda {
+            arch: format!("sm_{}{}", device.cc.0, device.cc.1),
+            device,
+            ctx,
+            generation: super::threads::fork_generation(),
+            inc: config.inc,
+            soa: config.auto_soa,
+            include_dirs: crate::codegen::device::include_dirs(&config.cflags),
+            cache,
+            modules: Vec::new(),
+            by_source: HashMap::new(),
+            by_shape: HashMap::new(),
+            dats: HashMap::new(),
+            rows: HashMap::new(),
+            maps: HashMap::new(),
+            colourings: PlanCache::new(),
+            colour_lists: HashMap::new(),
+            globals: HashMap::new(),
+            partials: None,
+        })
+    }
+
+    /// Makes the context current on this thread (op2 may be called from any thread).
+    fn enter(&self, call: &str) -> Result<()> {
+        check_process(self.generation, call, "cuda")?;
+        // SAFETY: the context is retained until drop.
+        unsafe { cu::ctx::set_current(self.ctx) }.map_err(|e| drv("cuCtxSetCurrent", e))
+    }
+
+    fn alloc_buf(&self, bytes: usize, what: &str) -> Result<DevBuf> {
+        // SAFETY: a plain allocation (at least one byte).
+        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }
+            .map_err(|e| drv(&format!("cuMemAlloc of {bytes} bytes for {what} on '{}'", self.device.name), e))?;
+        Ok(DevBuf { ptr, bytes })
+    }
+
+    fn write<T>(&self, buf: &DevBuf, data: &[T], what: &str) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if std::mem::size_of_val(data) > buf.bytes {
+            op2_bail!(Internal, "cuda: {what}: {} bytes into a buffer of {}", std::mem::size_of_val(data), buf.bytes);
+        }
+        // SAFETY: the buffer holds at least `data`'s bytes.
+        unsafe { cu::memcpy_htod_sync(buf.ptr, data) }.map_err(|e| drv(&format!("cuMemcpyHtoD ({what})"), e))
+    }
+
+    fn read<T>(&self, buf: &DevBuf, out: &mut [T], what: &str) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        if std::mem::size_of_val(out) > buf.bytes {
+            op2_bail!(Internal, "cuda: {what}: {} bytes from a buffer of {}", std::mem::size_of_val(out), buf.bytes);
+        }
+        // SAFETY: the buffer holds at least `out`'s bytes.
+        unsafe { cu::memcpy_dtoh_sync(out, buf.ptr) }.map_err(|e| drv(&format!("cuMemcpyDtoH ({what})"), e))
+    }
+
+    /// A buffer of at least `bytes` in `slot`, (re)allocated when too small.
+    fn ensure(&self, slot: Option<DevBuf>, bytes: usize, what: &str) -> Result<DevBuf> {
+        match slot {
+            Some(b) if b.bytes >= bytes => Ok(b),
+            old => {
+                if let Some(b) = old {
+                    // SAFETY: allocated by cuMemAlloc, no launch in flight (calls synchronise).
+                    unsafe { cu::free_sync(b.ptr) }.map_err(|e| drv("cuMemFree", e))?;
+                }
+                self.alloc_buf(bytes, what)
+            }
+        }
+    }
+
+    /// The CUBIN of a source: from the disk cache, or compiled by NVRTC and stored there.
+    fn cubin(&self, source: &str, what: &str) -> Result<Vec<u8>> {
+        let flags: Vec<String> = crate::jit::nvrtc::OPTIONS.iter().map(|s| s.to_string()).collect();
+        let key = crate::jit::cache::key(source, &crate::jit::nvrtc::version_text(), &self.arch, &flags);
+        if let Lookup::Hit(mut entry) = self.cache.lookup(&key) {
+            use std::io::{Read, Seek};
+            let mut bytes = Vec::new();
+            let read = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes));
+            if let (Ok(_), Some((len, _))) = (read, crate::jit::cache::parse_entry(&bytes)) {
+                bytes.truncate(len);
+                return Ok(bytes);
+            }
+        }
+        let cubin = crate::jit::nvrtc::compile(source, &self.arch, "op2_loop.cu").map_err(|e| {
+            Op2Error::new(
+                e.code,
+                format!("{what}: {} (kernel lines are numbered as in the kernel's own source)", e.message),
+            )
+        })?;
+        let scratch = self.cache.scratch(&key)?;
+        scratch.write(SCRATCH_LIB, &cubin).map_err(|e| crate::op2_err!(Io, "JIT cache: cannot write a CUBIN: {e}"))?;
+        scratch.commit(&key, Vec::new())?;
+        Ok(cubin)
+    }
+
+    /// The module for this source, loaded on first use; its index in `modules`.
+    fn module(&mut self, source: String, what: &str) -> Result<usize> {
+        if let Some(&i) = self.by_source.get(&source) {
+            return Ok(i);
+        }
+        let cubin = self.cubin(&source, what)?;
+        // SAFETY: a complete CUBIN image for this device's architecture.
+        let module = unsafe { cu::module::load_data(cubin.as_ptr() as *const c_void) }
+            .map_err(|e| drv(&format!("cuModuleLoadData ({what})"), e))?;
+        let name = std::ffi::CString::new("op2_kernel").map_err(|_| crate::op2_err!(Internal, "entry name"))?;
+        // SAFETY: a module just loaded.
+        let func = match unsafe { cu::module::get_function(module, name) } {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: unloaded once, nothing refers to it.
+                let _ = unsafe { cu::module::unload(module) };
+                return Err(drv(&format!("cuModuleGetFunction ({what})"), e));
+            }
+        };
+        self.modules.push(Module { module, func });
+        self.by_source.insert(source, self.modules.len() - 1);
+        Ok(self.modules.len() - 1)
+    }
+}
+
+impl Backend for Cuda {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn is_device(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "cuda on {} (device {}, {}, driver {}.{})",
+            self.device.name,
+            self.device.ordinal,
+            self.arch,
+            self.device.driver_version / 1000,
+            self.device.driver_version % 1000 / 10
+        )
+    }
+
+    fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
+        self.enter("device allocation")?;
+        if !self.dats.contains_key(&d) {
+            let buf = self.alloc_buf(bytes, "a dat")?;
+            self.dats.insert(d, buf);
+            self.rows.insert(d, bytes / (shape.dim * shape.elem).max(1));
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, d: DatId, shape: DatShape, host: &[u8]) -> Result<()> {
+        self.alloc(d, shape, host.len())?;
+        let buf = self.dats.get(&d).ok_or_else(|| crate::op2_err!(Internal, "cuda: upload: no buffer"))?;
+        if self.soa && shape.dim > 1 {
+            self.write(buf, &super::device::transpose(host, shape, true), "dat upload")
+        } else {
+            self.write(buf, host, "dat upload")
+        }
+    }
+
+    fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
+        self.enter("device download")?;
+        match self.dats.get(&d) {
+            Some(buf) if self.soa && shape.dim > 1 => {
+                let mut t = vec![0u8; host.len()];
+                self.read(buf, &mut t, "dat download")?;
+                host.copy_from_slice(&super::device::transpose(&t, shape, false));
+                Ok(())
+            }
+            Some(buf) => self.read(buf, host, "dat download"),
+            None => Ok(()),
+        }
+    }
+
+    fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let name = call.name;
+        self.enter(&format!("op_par_loop '{name}'"))?;
+        let sig = check_loop(call, "cuda")?;
+        let coloured_loop = call.needs_colouring();
+        let atomics = coloured_loop && self.inc != IncChoice::Colour && emit::atomics_possible(call.descs);
+        let coloured = coloured_loop && !atomics;
+        let inc = if atomics { IncStrategy::Atomics } else { IncStrategy::Plain };
+        let shape = (call.shape_key, call.const_epoch, coloured, atomics);
+        let module = match self.by_shape.get(&shape) {
+            Some(&i) => i,
+            None => {
+                let expanded =
+                    crate::codegen::device::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
+                        .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
+                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
+                let src = emit::generate(&sig, &call.const_values, coloured, inc, self.soa);
+                let what = format!("op_par_loop '{name}' (kernel '{}')", sig.kernel_name);
+                let i = self.module(src, &what)?;
+                self.by_shape.insert(shape, i);
+                i
+            }
+        };
+        // Inputs: maps (once), READ globals, partials.
+        for (m, values) in call.maps.iter().flatten() {
+            if !self.maps.contains_key(m) {
+                let buf = self.alloc_buf(std::mem::size_of_val(*values), "a map")?;
+                self.write(&buf, values, "map")?;
+                self.maps.insert(*m, buf);
+            }
+        }
+        for (i, host) in read_globals(call) {
+            let old = self.globals.remove(&i);
+            let buf = self.ensure(old, host.len(), "a global")?;
+            let written = self.write(&buf, host, "global");
+            self.globals.insert(i, buf);
+            written?;
+        }
+        let stride = crate::codegen::device::partial_words(call.descs);
+        let rows = MAX_REDUCTION_THREADS;
+        let mut partials = None;
+        if stride > 0 {
+            let Some(p) = Partials::new(&call.reductions, rows) else {
+                op2_bail!(OutOfMemory, "op_par_loop '{name}': cannot allocate reduction partials");
+            };
+            let old = self.partials.take();
+            let buf = self.ensure(old, stride * rows * 8, "reduction partials")?;
+            let written = self.write(&buf, p.words(), "reduction partials");
+            self.partials = Some(buf);
+            written?;
+            partials = Some(p);
+        }
+        let (elems, launches) = if coloured {
+            let key = colouring_key(call, start, end, 1);
+            if !self.colour_lists.contains_key(&key) {
+                let (elems, ranges) = element_lists(&mut self.colourings, call, start, end, 1)?;
+                let buf = self.alloc_buf(std::mem::size_of_val(&elems[..]), "an element colouring")?;
+                self.write(&buf, &elems, "element colouring")?;
+                self.colour_lists.insert(key, (buf, ranges));
+            }
+            let (buf, ranges) = &self.colour_lists[&key];
+            (buf.ptr, ranges.clone())
+        } else {
+            (0, vec![(start, end - start)])
+        };
+        // Argument values: device pointers (a disabled argument gets a null pointer, never
+        // dereferenced) and ints, in the generated code's order.
+        enum Val {
+            Ptr(sys::CUdeviceptr),
+            Int(c_int),
+        }
+        let part_ptr = self.partials.as_ref().filter(|_| stride > 0).map_or(0, |b| b.ptr);
+        let mut vals = vec![Val::Int(0), Val::Int(0), Val::Ptr(elems), Val::Ptr(part_ptr)];
+        for a in kernel_args(call, self.soa)? {
+            vals.push(match a {
+                KernelArg::Dat(d) => Val::Ptr(d.and_then(|d| self.dats.get(&d)).map_or(0, |b| b.ptr)),
+                KernelArg::Rows(d) => Val::Int(d.and_then(|d| self.rows.get(&d)).map_or(0, |&r| r as c_int)),
+                KernelArg::Map(m) => Val::Ptr(m.and_then(|m| self.maps.get(&m)).map_or(0, |b| b.ptr)),
+                KernelArg::Flag(f) => Val::Int(f),
+                KernelArg::Global(i) => match self.globals.get(&i) {
+                    Some(b) => Val::Ptr(b.ptr),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
+                },
+            });
+        }
+        let func = self.modules[module].func;
+        for (first, count) in launches {
+            if count == 0 {
+                continue;
+            }
+            vals[0] = Val::Int(first as c_int);
+            vals[1] = Val::Int(count as c_int);
+            let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, rows) };
+            let grid = threads.div_ceil(BLOCK) as u32;
+            let mut params: Vec<*mut c_void> = vals
+                .iter_mut()
+                .map(|v| match v {
+                    Val::Ptr(p) => p as *mut sys::CUdeviceptr as *mut c_void,
+                    Val::Int(i) => i as *mut c_int as *mut c_void,
+                })
+                .collect();
+            // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
+            // point into `vals`, which outlives the launch; the grid is non-empty.
+            unsafe {
+                cu::launch_kernel(func, (grid, 1, 1), (BLOCK as u32, 1, 1), 0, std::ptr::null_mut(), &mut params)
+            }
+            .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
+        }
+        cu::ctx::synchronize().map_err(|e| drv(&format!("op_par_loop '{name}' (cuCtxSynchronize)"), e))?;
+        if let Some(mut p) = partials {
+            if let Some(buf) = &self.partials {
+                self.read(buf, p.words_mut(), "reduction partials")?;
+            }
+            p.combine_into(&mut call.reductions, rows);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Cuda {
+    fn drop(&mut self) {
+        if self.enter("op_exit").is_err() {
+            // A forked child or a lost context: nothing to release here.
+            return;
+        }
+        let bufs = self
+            .dats
+            .drain()
+            .map(|(_, b)| b)
+            .chain(self.maps.drain().map(|(_, b)| b))
+            .chain(self.colour_lists.drain().map(|(_, (b, _))| b))
+            .chain(self.globals.drain().map(|(_, b)| b))
+            .chain(self.partials.take());
+        for b in bufs {
+            // SAFETY: allocated by cuMemAlloc in this context, freed once.
+            let _ = unsafe { cu::free_sync(b.ptr) };
+        }
+        for m in self.modules.drain(..) {
+            // SAFETY: loaded in this context, unloaded once.
+            let _ = unsafe { cu::module::unload(m.module) };
+        }
+        // SAFETY: retained in `new`, released once.
+        let _ = unsafe { cu::primary_ctx::release(self.device.dev) };
+    }
+}

@@ -1,0 +1,180 @@
+//! What the device backends (opencl, cuda) share around a launch: the checks a loop must pass,
+//! the element colouring of a range as element lists, and the list of kernel arguments the
+//! generated code takes (`codegen::device`'s ABI), which each backend maps to its buffers.
+
+use super::LoopCall;
+use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
+use crate::codegen::LoopSignature;
+use crate::core::{DatId, MapId};
+use crate::error::{ErrorCode, Op2Error, Result};
+use crate::op2_bail;
+use crate::plan::{PlanCache, PlanRequest};
+
+/// The loop's signature, if the loop can run on the device backend `backend`.
+pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c LoopSignature<'a>> {
+    let Some(sig) = call.sig.as_ref() else {
+        op2_bail!(Internal, "op_par_loop '{}': no loop signature for the {backend} backend", call.name);
+    };
+    for (i, d) in call.descs.iter().enumerate() {
+        if matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
+            op2_bail!(
+                BadLoop,
+                "op_par_loop '{}', arg {i}: op_arg_idx on a set reordered by op_renumber is not supported by the {backend} backend",
+                call.name
+            );
+        }
+    }
+    if let Some(why) = crate::codegen::device::unsupported(call.descs, backend) {
+        op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
+    }
+    Ok(sig)
+}
+
+/// After fork() the child has no runtime threads of the device's driver: any call could hang.
+pub fn check_process(generation: u64, call: &str, backend: &str) -> Result<()> {
+    if super::threads::fork_generation() != generation {
+        op2_bail!(
+            Device,
+            "{call}: {backend}: this process was forked after op_init, and the device runtime does not survive fork(); call op_exit() and op_init() in the child, or fork before op_init"
+        );
+    }
+    Ok(())
+}
+
+fn colouring_request<'a>(
+    call: &LoopCall<'a>,
+    args: &'a [crate::plan::IndirectArg<'a>],
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> PlanRequest<'a> {
+    PlanRequest { set: call.set.0 as u64, set_size: call.set_size, start, end, part_size, staging: false, args }
+}
+
+/// The key of the colouring of `[start, end)` by the loop's indirect increments, in blocks of
+/// `part_size` elements (1: an element colouring).
+pub fn colouring_key(call: &LoopCall, start: usize, end: usize, part_size: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let args = call.plan_args();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    colouring_request(call, &args, start, end, part_size).key().hash(&mut h);
+    h.finish()
+}
+
+/// A colouring's launch list and its (offset, count) per colour.
+pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
+
+/// The launch lists of a colouring of `[start, end)`, colour by colour, and (offset, count) per
+/// colour in that list: with `part_size` 1 (the plan with one element per block) the elements;
+/// otherwise (first element, count) pairs of the blocks (offsets and counts in pairs).
+pub fn element_lists(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<LaunchLists> {
+    let args = call.plan_args();
+    let req = colouring_request(call, &args, start, end, part_size);
+    let plan = plans
+        .get_or_build(&req)
+        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))?;
+    let mut elems: Vec<i32> = Vec::with_capacity(if part_size == 1 { end - start } else { 2 * plan.nblocks });
+    let mut ranges = Vec::with_capacity(plan.ncolours);
+    for c in 0..plan.ncolours {
+        if part_size == 1 {
+            let from = elems.len();
+            elems.extend(plan.colour_blocks(c).iter().map(|&b| (start + b as usize) as i32));
+            ranges.push((from, elems.len() - from));
+        } else {
+            let from = elems.len() / 2;
+            for &b in plan.colour_blocks(c) {
+                elems.push(plan.offset[b as usize]);
+                elems.push(plan.nelems[b as usize]);
+            }
+            ranges.push((from, elems.len() / 2 - from));
+        }
+    }
+    Ok((elems, ranges))
+}
+
+/// One kernel argument after the fixed ones (start, count, element list, partials).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelArg {
+    /// A dat's device buffer (None: a disabled optional argument; any buffer will do).
+    Dat(Option<DatId>),
+    /// The rows of a dat in the structure-of-arrays layout (an `int`).
+    Rows(Option<DatId>),
+    /// A map's device buffer (None: none; any buffer will do).
+    Map(Option<MapId>),
+    /// An `int` flag (an optional argument's `op2_on`).
+    Flag(i32),
+    /// The device copy of READ global argument `i`.
+    Global(usize),
+}
+
+/// The kernel arguments after the fixed ones, in the generated code's order.
+pub fn kernel_args(call: &LoopCall, soa: bool) -> Result<Vec<KernelArg>> {
+    let mut out = Vec::new();
+    let map_of = |i: usize| call.maps[i].as_ref().map(|(m, _)| *m);
+    for (i, d) in call.descs.iter().enumerate() {
+        match *d {
+            ArgDesc::Dat { how, optional, .. } => {
+                let BoundArg::Dat { dat, enabled, .. } = call.bound[i] else {
+                    op2_bail!(Internal, "op_par_loop '{}': arg {i} is not bound to a dat", call.name);
+                };
+                let dat = enabled.then_some(dat);
+                out.push(KernelArg::Dat(dat));
+                if crate::codegen::device::soa_arg(d, soa) {
+                    out.push(KernelArg::Rows(dat));
+                }
+                if how != DatAccess::Direct {
+                    out.push(KernelArg::Map(map_of(i)));
+                }
+                if optional {
+                    out.push(KernelArg::Flag(enabled as i32));
+                }
+            }
+            ArgDesc::Gbl { acc: Access::Read, .. } => out.push(KernelArg::Global(i)),
+            ArgDesc::Idx { map_dim: Some(_), .. } => match map_of(i) {
+                Some(m) => out.push(KernelArg::Map(Some(m))),
+                None => op2_bail!(Internal, "op_par_loop '{}': arg {i}: no map", call.name),
+            },
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The READ globals of a call, as (argument position, the caller's bytes).
+pub fn read_globals<'c>(call: &'c LoopCall) -> Vec<(usize, &'c [u8])> {
+    call.descs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| match *d {
+            ArgDesc::Gbl { ty, dim, acc: Access::Read } => {
+                // SAFETY: the slot holds the caller's global of `dim` values (op_arg_gbl).
+                let host = unsafe { std::slice::from_raw_parts(call.slots[2 * i] as *const u8, dim * ty.size()) };
+                Some((i, host))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Rows of dim values (array of structures) to one array per component (structure of
+/// arrays, `to_soa`), or back.
+pub fn transpose(src: &[u8], shape: super::DatShape, to_soa: bool) -> Vec<u8> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let rows = src.len() / (dim * es).max(1);
+    let mut out = vec![0u8; src.len()];
+    for r in 0..rows {
+        for k in 0..dim {
+            let aos = (r * dim + k) * es;
+            let soa = (k * rows + r) * es;
+            let (from, to) = if to_soa { (aos, soa) } else { (soa, aos) };
+            out[to..to + es].copy_from_slice(&src[from..from + es]);
+        }
+    }
+    out
+}

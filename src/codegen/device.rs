@@ -1,0 +1,430 @@
+//! What the device emitters (OpenCL C and CUDA C++) share: the staging wrapper around the
+//! user's kernel, constants compiled in, reduction partials, include expansion. Each target
+//! supplies a `Dialect` (types, address spaces, atomics, entry point, thread ids).
+//!
+//! Every argument is staged: the wrapper gathers each element's data into private arrays,
+//! calls the kernel on them, and scatters what it may write (WRITE/RW stored, INC added,
+//! plainly or atomically). User kernels stay plain C.
+//!
+//! ABI of the generated entry point `op2_kernel(...)`, in order:
+//! - `int op2_start, int op2_count`: the work is elements `op2_start + i` (or, for a coloured
+//!   launch, `op2_elems[op2_start + i]`), `i` in `[0, op2_count)`, spread over the work-items
+//!   (threads) by a grid-stride loop;
+//! - `const int *op2_elems`: the element list of a coloured launch (unused otherwise);
+//! - `u64 *op2_part`: reduction partials, one row of `partial_words(args)` words per
+//!   work-item, seeded by the host (INC: zero; MIN/MAX and info payloads: the caller's values),
+//!   combined by the host in work-item order;
+//! - per argument, in order: a dat's buffer (then `int op2_s{i}`, its rows, in the
+//!   structure-of-arrays layout, then its map, when indirect, then `int op2_on{i}` when
+//!   optional); a READ global's buffer; an index argument's map (when it has one); nothing
+//!   for reductions and info payloads (they live in `op2_part`).
+//!
+//! Constants are compiled in as constant-memory values (17 significant digits for double, 9
+//! for float: exact), so a new value means a new program (cached by content).
+
+use super::writer::CodeWriter;
+use super::{ConstDecl, LoopSignature};
+use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::core::ElemType;
+
+/// How indirect increments avoid races.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IncStrategy {
+    /// No argument needs it (no indirect INC), or elements are run colour by colour.
+    Plain,
+    /// Indirect increments are atomic adds.
+    Atomics,
+    /// The plan's blocks, block-coloured: each work-item runs whole blocks, their elements in
+    /// order (`op2_elems` holds (first element, count) pairs), one launch per block colour.
+    Blocks,
+}
+
+/// What a device language calls things.
+pub struct Dialect {
+    /// Address-space qualifier of pointers into device buffers, with a trailing space (or "").
+    pub global: &'static str,
+    /// Qualifier of compiled-in constants.
+    pub constant: &'static str,
+    /// Prefix of the constants' names in the generated code, with a `#define` of each user
+    /// name to it (or "": the user's names), so a constant may share a name with a builtin
+    /// function of the language (CUDA has `j0`, `y1`, ...).
+    pub const_prefix: &'static str,
+    /// The unsigned 64-bit integer type.
+    pub u64_type: &'static str,
+    /// The type of an element in device buffers.
+    pub buffer_type: fn(ElemType) -> &'static str,
+    /// The type the kernel sees for an element.
+    pub private_type: fn(ElemType) -> &'static str,
+    /// An atomic add statement of `val` to `*addr` (a device-buffer element of the type).
+    pub atomic_add: fn(ElemType, &str, &str) -> String,
+    /// A vector argument's pointer array as the kernel's parameter receives it.
+    pub vector_arg: fn(&str) -> String,
+    /// The entry point's head, before its parameter list.
+    pub entry: &'static str,
+    /// The statement defining `op2_w` (this work-item) and `op2_nw` (how many there are).
+    pub ids: &'static str,
+    /// A NaN and a positive infinity, as constant expressions.
+    pub nan: &'static str,
+    pub inf: &'static str,
+}
+
+/// Largest number of values an argument may stage in private memory per element.
+pub const MAX_PRIVATE_VALUES: usize = 4096;
+
+/// u64 words of one work-item's partials row: every reduction and info payload, in order.
+pub fn partial_words(args: &[ArgDesc]) -> usize {
+    args.iter()
+        .map(|a| match *a {
+            ArgDesc::Gbl { ty, dim, acc } if acc.is_reduction() => (dim * ty.size()).div_ceil(8).max(1),
+            ArgDesc::Info { ty, dim, .. } => (dim * ty.size()).div_ceil(8).max(1),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Why a loop cannot run on a device backend with private staging, if it cannot.
+pub fn unsupported(args: &[ArgDesc], backend: &str) -> Option<String> {
+    for (i, a) in args.iter().enumerate() {
+        let values = match *a {
+            ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
+            ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
+            ArgDesc::Idx { .. } => 1,
+            ArgDesc::Mat { .. } => {
+                return Some(format!(
+                    "arg {i} is a matrix (op_arg_mat): matrices in loops are not supported on {backend} yet"
+                ))
+            }
+        };
+        if values > MAX_PRIVATE_VALUES {
+            return Some(format!(
+                "arg {i} stages {values} values per element in private memory (the {backend} backend allows {MAX_PRIVATE_VALUES})"
+            ));
+        }
+    }
+    None
+}
+
+/// A constant's value as an exact literal of the dialect.
+pub fn literal(d: &Dialect, ty: ElemType, b: &[u8]) -> String {
+    fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&b[..N]);
+        a
+    }
+    let float = |v: f64, digits: usize, suffix: &str| {
+        if v.is_nan() {
+            d.nan.to_string()
+        } else if v.is_infinite() {
+            if v > 0.0 {
+                d.inf.to_string()
+            } else {
+                format!("(-{})", d.inf)
+            }
+        } else {
+            format!("{v:.digits$e}{suffix}")
+        }
+    };
+    match ty {
+        ElemType::Double => float(f64::from_ne_bytes(arr(b)), 16, ""),
+        ElemType::Float => float(f32::from_ne_bytes(arr(b)) as f64, 8, "f"),
+        ElemType::Int => format!("({})", i32::from_ne_bytes(arr(b))),
+        ElemType::Uint => format!("{}u", u32::from_ne_bytes(arr(b))),
+        ElemType::Ll => format!("({}L)", i64::from_ne_bytes(arr(b))),
+        ElemType::Ull => format!("{}UL", u64::from_ne_bytes(arr(b))),
+        ElemType::Bool => (if b[0] != 0 { "true" } else { "false" }).to_string(),
+    }
+}
+
+/// The kernel source with its quoted includes (`#include "file.h"`) replaced by the files'
+/// contents, found in the current directory or the `-I` directories of `OP2_CFLAGS`, so the
+/// device compiler needs no include path and the program's source text (what program caches key
+/// on) changes when a header does. `#line` directives keep the user's file names and lines.
+/// Angle-bracket includes are left alone (the standard ones are dropped by `opencl_source`).
+pub fn expand_includes(src: &str, dirs: &[std::path::PathBuf], origin: &str) -> Result<String, String> {
+    fn go(src: &str, dirs: &[std::path::PathBuf], origin: &str, depth: usize, out: &mut String) -> Result<(), String> {
+        if depth > 16 {
+            return Err(format!("includes nested more than 16 deep at {origin}"));
+        }
+        for (n, line) in src.split_inclusive('\n').enumerate() {
+            let t = line.trim_start();
+            let rest = t.strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("include"));
+            let name = rest.map(str::trim).and_then(|r| r.strip_prefix('"')).and_then(|r| r.split('"').next());
+            match name {
+                Some(name) => {
+                    let found = std::iter::once(std::path::PathBuf::from("."))
+                        .chain(dirs.iter().cloned())
+                        .map(|d| d.join(name))
+                        .find(|p| p.is_file());
+                    let Some(path) = found else {
+                        return Err(format!(
+                            "{origin}:{}: cannot find the included file \"{name}\" (add -I<dir> to OP2_CFLAGS)",
+                            n + 1
+                        ));
+                    };
+                    let text = std::fs::read(&path)
+                        .map_err(|e| format!("{origin}:{}: cannot read {}: {e}", n + 1, path.display()))?;
+                    let text = crate::core::clex::source_from_bytes(&text)?;
+                    let shown = path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
+                    out.push_str(&format!("#line 1 \"{shown}\"\n"));
+                    go(&text, dirs, &shown, depth + 1, out)?;
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&format!("#line {} \"{}\"\n", n + 2, origin.trim_matches('"')));
+                }
+                None => out.push_str(line),
+            }
+        }
+        Ok(())
+    }
+    let mut out = String::with_capacity(src.len());
+    go(src, dirs, origin, 0, &mut out)?;
+    Ok(out)
+}
+
+/// The `-I` directories of a flags string (`-Idir` and `-I dir`).
+pub fn include_dirs(flags: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut it = flags.split_whitespace();
+    while let Some(f) = it.next() {
+        if f == "-I" {
+            if let Some(d) = it.next() {
+                out.push(d.into());
+            }
+        } else if let Some(d) = f.strip_prefix("-I") {
+            out.push(d.into());
+        }
+    }
+    out
+}
+
+/// The kernel source without its includes of the C headers of the kernel environment
+/// (`<math.h>`, `<stdint.h>`, ...: what device languages lack of them is in each prelude);
+/// everything else, line breaks included, unchanged.
+pub fn drop_std_includes(src: &str) -> String {
+    let std_headers = ["math.h", "stdint.h", "stdio.h", "stdbool.h", "string.h", "stddef.h", "stdlib.h"];
+    src.split_inclusive('\n')
+        .map(|l| {
+            let t = l.trim_start();
+            let is_std = t.starts_with('#')
+                && t[1..].trim_start().starts_with("include")
+                && std_headers.iter().any(|h| t.contains(&format!("<{h}>")));
+            if is_std {
+                if l.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                }
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+pub fn emit_constants(d: &Dialect, w: &mut CodeWriter, consts: &[ConstDecl], values: &[&[u8]]) {
+    if consts.is_empty() {
+        return;
+    }
+    w.line("/* Constants the kernel uses, compiled in. */");
+    for (c, v) in consts.iter().zip(values) {
+        let ts = c.ty.size();
+        let lits: Vec<String> = (0..c.dim).map(|k| literal(d, c.ty, &v[k * ts..(k + 1) * ts])).collect();
+        let name = format!("{}{}", d.const_prefix, c.name);
+        if c.dim == 1 {
+            w.line(format!("{} {} {name} = {};", d.constant, (d.private_type)(c.ty), lits[0]));
+        } else {
+            w.line(format!("{} {} {name}[{}] = {{{}}};", d.constant, (d.private_type)(c.ty), c.dim, lits.join(", ")));
+        }
+        if !d.const_prefix.is_empty() {
+            w.line(format!("#define {} {name}", c.name));
+        }
+    }
+    w.line("");
+}
+
+/// Whether a dat argument has a row-count parameter `int op2_s{i}` (structure-of-arrays layout:
+/// dats of dim > 1 when `OP_AUTO_SOA=1`).
+pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
+    soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
+}
+
+pub fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
+    let g = d.global;
+    let stride = partial_words(sig.args);
+    let mut params = vec![
+        "int op2_start".to_string(),
+        "int op2_count".to_string(),
+        format!("{g}const int *op2_elems"),
+        format!("{g}{u} *op2_part", u = d.u64_type),
+    ];
+    for (i, a) in sig.args.iter().enumerate() {
+        match *a {
+            ArgDesc::Dat { ty, how, optional, .. } => {
+                params.push(format!("{g}{} *op2_d{i}", (d.buffer_type)(ty)));
+                if soa_arg(a, soa) {
+                    params.push(format!("int op2_s{i}"));
+                }
+                if how != DatAccess::Direct {
+                    params.push(format!("{g}const int *op2_m{i}"));
+                }
+                if optional {
+                    params.push(format!("int op2_on{i}"));
+                }
+            }
+            ArgDesc::Gbl { ty, acc: Access::Read, .. } => {
+                params.push(format!("{g}const {} *op2_d{i}", (d.buffer_type)(ty)))
+            }
+            ArgDesc::Idx { map_dim: Some(_), .. } => params.push(format!("{g}const int *op2_m{i}")),
+            _ => {}
+        }
+    }
+    w.line("/* Runs the kernel for the elements of one launch; see the ABI note in op2's codegen/device.rs. */");
+    w.line(format!("{}(", d.entry));
+    let n = params.len();
+    for (k, p) in params.iter().enumerate() {
+        w.line(format!("    {p}{}", if k + 1 < n { "," } else { ")" }));
+    }
+    w.open("");
+    w.line(d.ids);
+    if stride > 0 {
+        w.line(format!("{g}{} *op2_row = op2_part + (size_t)op2_w * {stride};", d.u64_type));
+    } else {
+        w.line("(void)op2_part;");
+    }
+    let blocks = inc == IncStrategy::Blocks;
+    if !coloured && !blocks {
+        w.line("(void)op2_elems;");
+    }
+    // Globals: READ ones copied to private once; reductions accumulate in private copies of this
+    // work-item's partials row.
+    let mut off = 0usize;
+    for (i, a) in sig.args.iter().enumerate() {
+        match *a {
+            ArgDesc::Gbl { ty, dim, acc: Access::Read } => {
+                w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_d{i}[op2_k];"));
+            }
+            ArgDesc::Gbl { ty, dim, .. } | ArgDesc::Info { ty, dim, .. } => {
+                let words = (dim * ty.size()).div_ceil(8).max(1);
+                w.line(format!("{g}{0} *op2_r{i} = ({g}{0} *)(op2_row + {off});", (d.buffer_type)(ty)));
+                w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
+                w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_r{i}[op2_k];"));
+                off += words;
+            }
+            _ => {}
+        }
+    }
+    if blocks {
+        // Whole blocks per work-item, their elements in order (no two blocks of a launch share
+        // an increment target).
+        w.open("for (int op2_b = op2_w; op2_b < op2_count; op2_b += op2_nw)");
+        w.line("const int op2_e0 = op2_elems[2 * (op2_start + op2_b)];");
+        w.line("const int op2_e1 = op2_e0 + op2_elems[2 * (op2_start + op2_b) + 1];");
+        w.open("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)");
+    } else {
+        w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        if coloured {
+            w.line("const int op2_e = op2_elems[op2_start + op2_i];");
+        } else {
+            w.line("const int op2_e = op2_start + op2_i;");
+        }
+    }
+    let mut call = Vec::new();
+    let mut scatter: Vec<String> = Vec::new();
+    for (i, a) in sig.args.iter().enumerate() {
+        match *a {
+            ArgDesc::Dat { ty, dim, acc, how, optional } => {
+                let pt = (d.private_type)(ty);
+                // (private array, element row) per staged element.
+                let rows: Vec<(String, String)> = match how {
+                    DatAccess::Direct => vec![(format!("op2_p{i}"), "(size_t)op2_e".to_string())],
+                    DatAccess::Indirect { map_dim, idx } => {
+                        vec![(format!("op2_p{i}"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {idx}]"))]
+                    }
+                    DatAccess::Vector { map_dim } => (0..map_dim)
+                        .map(|j| {
+                            (format!("op2_p{i}[{j}]"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {j}]"))
+                        })
+                        .collect(),
+                };
+                // Where component op2_k of a row lives: rows of dim values, or one array per
+                // component (op2_s rows long) in the structure-of-arrays layout.
+                let at = |row: &str| {
+                    if soa_arg(a, soa) {
+                        format!("(size_t)op2_k * op2_s{i} + {row}")
+                    } else {
+                        format!("{row} * {dim} + op2_k")
+                    }
+                };
+                let cols: Vec<(String, String)> = rows.iter().map(|(p, r)| (p.clone(), at(r))).collect();
+                let vector = matches!(how, DatAccess::Vector { .. });
+                if let DatAccess::Vector { map_dim } = how {
+                    w.line(format!("{pt} op2_p{i}[{map_dim}][{dim}];"));
+                    w.line(format!("{pt} *op2_v{i}[{map_dim}];"));
+                    w.line(format!(
+                        "for (int op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_p{i}[op2_j];"
+                    ));
+                } else {
+                    w.line(format!("{pt} op2_p{i}[{dim}];"));
+                }
+                let guard = if optional { format!("if (op2_on{i}) ") } else { String::new() };
+                for (priv_, base) in &cols {
+                    match acc {
+                        Access::Read | Access::Rw => {
+                            w.line(format!(
+                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
+                            ));
+                        }
+                        Access::Inc => {
+                            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = 0;"));
+                        }
+                        _ => {}
+                    }
+                    let store = match acc {
+                        Access::Write | Access::Rw => {
+                            format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
+                        }
+                        Access::Inc if inc == IncStrategy::Atomics && how != DatAccess::Direct => {
+                            (d.atomic_add)(ty, &format!("&op2_d{i}[{base}]"), &format!("{priv_}[op2_k]"))
+                        }
+                        Access::Inc => format!("op2_d{i}[{base}] += {priv_}[op2_k];"),
+                        _ => continue,
+                    };
+                    scatter.push(format!("{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {store}"));
+                }
+                let expr = if vector { format!("op2_v{i}") } else { format!("op2_p{i}") };
+                let expr = if optional { format!("op2_on{i} ? {expr} : 0") } else { expr };
+                call.push(if vector { (d.vector_arg)(&expr) } else { expr });
+            }
+            ArgDesc::Gbl { .. } | ArgDesc::Info { .. } => call.push(format!("op2_g{i}")),
+            ArgDesc::Idx { map_dim: None, .. } => {
+                w.line(format!("int op2_x{i} = op2_e;"));
+                call.push(format!("&op2_x{i}"));
+            }
+            ArgDesc::Idx { map_dim: Some(d), idx } => {
+                w.line(format!("int op2_x{i} = op2_m{i}[(size_t)op2_e * {d} + {idx}];"));
+                call.push(format!("&op2_x{i}"));
+            }
+            // Refused before code generation (`unsupported`).
+            ArgDesc::Mat { .. } => call.push("0".to_string()),
+        }
+    }
+    w.call(sig.kernel_name, &call);
+    for s in scatter {
+        w.line(s);
+    }
+    w.close();
+    if blocks {
+        w.close();
+    }
+    for (i, a) in sig.args.iter().enumerate() {
+        let dim = match *a {
+            ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
+            ArgDesc::Info { dim, .. } => dim,
+            _ => continue,
+        };
+        w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+    }
+    w.close();
+}

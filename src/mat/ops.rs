@@ -1,0 +1,384 @@
+//! The matrix operations of the C API on a `Context`: declarations, checks against dats, SpMV,
+//! Dirichlet rows, CSR copy-out and solves. Dats are read and written through the residency
+//! layer (`Context::host_data`), so on `opencl` these run on the host after a download.
+
+use super::solve::{self, Options};
+use super::sparsity::{PairMaps, Pattern};
+use super::{Mat, MatId, Sparsity, SparsityId};
+use crate::config::BackendKind;
+use crate::context::Context;
+use crate::core::{DatId, ElemType, MapId};
+use crate::error::Result;
+use crate::op2_bail;
+use std::sync::Arc;
+
+impl Context {
+    /// `op_decl_sparsity_pairs`: the union of the pairs' patterns (and the diagonal when rows
+    /// and columns are one set).
+    pub fn decl_sparsity(&mut self, pairs: &[(MapId, MapId)], name: &str, call: &str) -> Result<SparsityId> {
+        if pairs.is_empty() {
+            op2_bail!(BadSize, "{call} '{name}': no map pairs given (npairs must be at least 1)");
+        }
+        crate::mpi::one_process_only(self, call)?;
+        let m = |id: MapId| &self.maps[id.0 as usize];
+        let set = |id: crate::core::SetId| self.sets[id.0 as usize].name.as_str();
+        let (row_set, col_set) = (m(pairs[0].0).to, m(pairs[0].1).to);
+        for (i, &(r, c)) in pairs.iter().enumerate() {
+            let (rm, cm) = (m(r), m(c));
+            if rm.from != cm.from {
+                op2_bail!(
+                    ArgSet,
+                    "{call} '{name}', pair {i}: row map '{}' goes from set '{}' but column map '{}' from set '{}' (both must start from the same elements)",
+                    rm.name,
+                    set(rm.from),
+                    cm.name,
+                    set(cm.from)
+                );
+            }
+            if rm.to != row_set {
+                op2_bail!(
+                    ArgSet,
+                    "{call} '{name}', pair {i}: row map '{}' reaches set '{}' but pair 0's reaches set '{}' (all row maps must reach one set)",
+                    rm.name,
+                    set(rm.to),
+                    set(row_set)
+                );
+            }
+            if cm.to != col_set {
+                op2_bail!(
+                    ArgSet,
+                    "{call} '{name}', pair {i}: column map '{}' reaches set '{}' but pair 0's reaches set '{}' (all column maps must reach one set)",
+                    cm.name,
+                    set(cm.to),
+                    set(col_set)
+                );
+            }
+        }
+        let views: Vec<PairMaps> = pairs
+            .iter()
+            .map(|&(r, c)| {
+                let (rm, cm) = (m(r), m(c));
+                PairMaps {
+                    rows: &rm.values,
+                    row_dim: rm.dim,
+                    cols: &cm.values,
+                    col_dim: cm.dim,
+                    n: self.sets[rm.from.0 as usize].size,
+                }
+            })
+            .collect();
+        let (nr, nc) = (self.sets[row_set.0 as usize].size, self.sets[col_set.0 as usize].size);
+        let pattern = Pattern::build(nr, nc, &views, row_set == col_set);
+        if pattern.nnz() > i32::MAX as usize {
+            op2_bail!(BadSize, "{call} '{name}': {} entries, more than a C int can count", pattern.nnz());
+        }
+        let s =
+            Sparsity { name: name.to_string(), pairs: pairs.to_vec(), row_set, col_set, pattern: Arc::new(pattern) };
+        self.mats.sparsities.push(s);
+        Ok(SparsityId(self.mats.sparsities.len() as u32 - 1))
+    }
+
+    /// Before `op_renumber`: matrices must still be all zero (their patterns are rebuilt in the
+    /// new numbering; values put in before would land in the wrong places).
+    pub(crate) fn mats_before_renumber(&self, call: &str) -> Result<()> {
+        if let Some(m) = self.mats.mats.iter().find(|m| m.values.bytes().iter().any(|&b| b != 0)) {
+            op2_bail!(
+                BadLoop,
+                "{call}: matrix '{}' already holds values (op_renumber must come before op_mat_zero_rows or loops on matrices)",
+                m.name
+            );
+        }
+        Ok(())
+    }
+
+    /// After `op_renumber`: every sparsity and matrix rebuilt from the renumbered maps.
+    pub(crate) fn mats_after_renumber(&mut self) -> Result<()> {
+        for i in 0..self.mats.sparsities.len() {
+            let (pairs, name) = (self.mats.sparsities[i].pairs.clone(), self.mats.sparsities[i].name.clone());
+            let id = self.decl_sparsity(&pairs, &name, "op_renumber")?;
+            let new = self.mats.sparsities.pop().map(|s| s.pattern);
+            if let Some(p) = new {
+                debug_assert_eq!(id.0 as usize, self.mats.sparsities.len());
+                self.mats.sparsities[i].pattern = p;
+            }
+        }
+        for i in 0..self.mats.mats.len() {
+            let m = &self.mats.mats[i];
+            let sp = self.mats.sparsity(m.sparsity);
+            let fresh = Mat::new(&m.name, m.sparsity, sp, m.rdim, m.cdim, m.ty)?;
+            self.mats.mats[i] = fresh;
+        }
+        Ok(())
+    }
+
+    /// `op_decl_mat`.
+    pub fn decl_mat(&mut self, sp: SparsityId, rdim: i32, cdim: i32, ty: ElemType, name: &str) -> Result<MatId> {
+        if rdim < 1 || cdim < 1 {
+            op2_bail!(BadSize, "op_decl_mat '{name}': block size {rdim} x {cdim}: both must be at least 1");
+        }
+        let s = self.mats.sparsity(sp);
+        let scalar = s.pattern.nnz() as u128 * rdim as u128 * cdim as u128;
+        if scalar > i32::MAX as u128 {
+            op2_bail!(BadSize, "op_decl_mat '{name}': {scalar} entries, more than a C int can count");
+        }
+        let m = Mat::new(name, sp, s, rdim as usize, cdim as usize, ty)?;
+        self.mats.mats.push(m);
+        Ok(MatId(self.mats.mats.len() as u32 - 1))
+    }
+
+    /// Checks that `d` can be the row-side (`rows`) or column-side vector of `m`.
+    fn check_vector(&self, call: &str, m: MatId, d: DatId, rows: bool, what: &str) -> Result<()> {
+        let mat = self.mats.mat(m);
+        let sp = self.mats.sparsity(mat.sparsity);
+        let dat = &self.dats[d.0 as usize];
+        let (set, dim, side) = if rows { (sp.row_set, mat.rdim, "row") } else { (sp.col_set, mat.cdim, "column") };
+        if dat.set != set {
+            op2_bail!(
+                ArgSet,
+                "{call} on mat '{}': {what} dat '{}' lives on set '{}' but the matrix's {side} set is '{}'",
+                mat.name,
+                dat.name,
+                self.sets[dat.set.0 as usize].name,
+                self.sets[set.0 as usize].name
+            );
+        }
+        if dat.dim != dim || dat.ty != mat.ty {
+            op2_bail!(
+                ArgMismatch,
+                "{call} on mat '{}': {what} dat '{}' is {} x {} but the matrix needs {} x {dim} ({side} block size)",
+                mat.name,
+                dat.name,
+                dat.ty.api_name(),
+                dat.dim,
+                mat.ty.api_name()
+            );
+        }
+        Ok(())
+    }
+
+    fn spmv_pool(&mut self) -> bool {
+        if self.backend.kind() == BackendKind::Threads {
+            self.mats.ensure_pool(self.config.num_threads);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `op_mat_mult`: `y = A x`.
+    pub fn mat_mult(&mut self, m: MatId, x: DatId, y: DatId) -> Result<()> {
+        const CALL: &str = "op_mat_mult";
+        self.check_vector(CALL, m, x, false, "x")?;
+        self.check_vector(CALL, m, y, true, "y")?;
+        if x == y {
+            op2_bail!(
+                ArgMismatch,
+                "{CALL} on mat '{}': x and y are the same dat '{}' (y = A x needs two dats)",
+                self.mats.mat(m).name,
+                self.dats[x.0 as usize].name
+            );
+        }
+        self.sync_to_host(x)?;
+        self.host_data(y, true)?;
+        let pool = self.spmv_pool();
+        let (xi, yi) = (x.0 as usize, y.0 as usize);
+        let (xd, yd) = if xi < yi {
+            let (a, b) = self.dats.split_at_mut(yi);
+            (&a[xi], &mut b[0])
+        } else {
+            let (a, b) = self.dats.split_at_mut(xi);
+            (&b[0], &mut a[yi])
+        };
+        let pool = if pool { self.mats.pool.as_ref() } else { None };
+        self.mats.mats[m.0 as usize].mult(xd.data.as_slice(), yd.data.as_mut_slice(), pool);
+        yd.halo_dirty = true;
+        Ok(())
+    }
+
+    /// Scalar row `r` of `m` in the declared numbering, as a storage row (the row set may have
+    /// been renumbered by `op_renumber`).
+    fn storage_row(&self, m: &Mat, r: usize) -> usize {
+        let sp = self.mats.sparsity(m.sparsity);
+        match &self.sets[sp.row_set.0 as usize].order {
+            None => r,
+            Some(o) => o.new_of_old[r / m.rdim] as usize * m.rdim + r % m.rdim,
+        }
+    }
+
+    /// `op_mat_zero_rows`: `rows` are scalar rows in the declared numbering.
+    pub fn mat_zero_rows(&mut self, m: MatId, rows: &[i32], diag: f64) -> Result<()> {
+        let mat = self.mats.mat(m);
+        let n = mat.pattern.nrows;
+        let mut storage = Vec::with_capacity(rows.len());
+        for (i, &r) in rows.iter().enumerate() {
+            if r < 0 || r as usize >= n {
+                op2_bail!(
+                    BadRange,
+                    "op_mat_zero_rows on mat '{}': rows[{i}] is {r}, outside [0, {n}) (rows of {} elements x {})",
+                    mat.name,
+                    n / mat.rdim.max(1),
+                    mat.rdim
+                );
+            }
+            storage.push(self.storage_row(mat, r as usize));
+        }
+        self.mats.mat_mut(m).zero_rows(&storage, diag);
+        Ok(())
+    }
+
+    /// `op_fetch_mat_csr`: the scalar CSR in the declared numbering (rows and columns), sorted
+    /// columns. Each output may be None.
+    pub fn fetch_mat_csr(
+        &self,
+        m: MatId,
+        rowptr: Option<&mut [i32]>,
+        colidx: Option<&mut [i32]>,
+        values: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let mat = self.mats.mat(m);
+        let sp = self.mats.sparsity(mat.sparsity);
+        let p = &mat.pattern;
+        let (ro, co) = (&self.sets[sp.row_set.0 as usize].order, &self.sets[sp.col_set.0 as usize].order);
+        let es = mat.ty.size();
+        let vals = mat.values.bytes();
+        if ro.is_none() && co.is_none() {
+            if let Some(out) = rowptr {
+                out.iter_mut().zip(&p.rowptr).for_each(|(o, &v)| *o = v as i32);
+            }
+            if let Some(out) = colidx {
+                out.copy_from_slice(&p.colidx);
+            }
+            if let Some(out) = values {
+                out.copy_from_slice(vals);
+            }
+            return Ok(());
+        }
+        // Renumbered sets: rows in declared order, columns mapped back and sorted.
+        let col_decl = |c: i32| -> i32 {
+            match co {
+                None => c,
+                Some(o) => o.old_of_new[c as usize / mat.cdim] * mat.cdim as i32 + c % mat.cdim as i32,
+            }
+        };
+        let (mut rp, mut ci, mut vv) = (vec![0i32], Vec::with_capacity(p.nnz()), Vec::with_capacity(vals.len()));
+        let mut row: Vec<(i32, usize)> = Vec::new();
+        for r in 0..p.nrows {
+            let s = self.storage_row(mat, r);
+            row.clear();
+            row.extend((p.rowptr[s]..p.rowptr[s + 1]).map(|k| (col_decl(p.colidx[k]), k)));
+            row.sort_unstable();
+            for &(c, k) in &row {
+                ci.push(c);
+                vv.extend_from_slice(&vals[k * es..(k + 1) * es]);
+            }
+            rp.push(ci.len() as i32);
+        }
+        if let Some(out) = rowptr {
+            out.copy_from_slice(&rp);
+        }
+        if let Some(out) = colidx {
+            out.copy_from_slice(&ci);
+        }
+        if let Some(out) = values {
+            out.copy_from_slice(&vv);
+        }
+        Ok(())
+    }
+
+    /// `op_solve`: solves `A x = b`; returns the iteration count.
+    pub fn mat_solve(&mut self, m: MatId, b: DatId, x: DatId, options: Option<&str>) -> Result<usize> {
+        const CALL: &str = "op_solve";
+        let o = Options::parse(options)?;
+        {
+            let mat = self.mats.mat(m);
+            let sp = self.mats.sparsity(mat.sparsity);
+            if sp.row_set != sp.col_set || mat.rdim != mat.cdim {
+                op2_bail!(
+                    ArgMismatch,
+                    "{CALL} on mat '{}': the matrix is not square ({} x {} blocks of sets '{}' and '{}')",
+                    mat.name,
+                    mat.rdim,
+                    mat.cdim,
+                    self.sets[sp.row_set.0 as usize].name,
+                    self.sets[sp.col_set.0 as usize].name
+                );
+            }
+        }
+        self.check_vector(CALL, m, b, true, "b")?;
+        self.check_vector(CALL, m, x, false, "x")?;
+        if x == b {
+            op2_bail!(ArgMismatch, "{CALL} on mat '{}': b and x are the same dat", self.mats.mat(m).name);
+        }
+        let ty = self.mats.mat(m).ty;
+        let bv = to_f64(self.host_data(b, false)?, ty);
+        let mut xv = to_f64(self.host_data(x, false)?, ty);
+        let name = self.mats.mat(m).name.clone();
+        let outcome = match o.native.clone() {
+            Ok((ksp, pc)) => {
+                let pool = self.spmv_pool();
+                let mat = self.mats.mat(m);
+                let p = &mat.pattern;
+                let vals = mat.values.to_f64();
+                let diag: Vec<f64> = (0..p.nrows).map(|r| p.slot(r, r as i32).map_or(0.0, |s| vals[s])).collect();
+                let pool = if pool { self.mats.pool.as_ref() } else { None };
+                let mut mult = |a: &[f64], y: &mut [f64]| super::spmv(p, &vals, a, y, pool);
+                match solve::solve(ksp, pc, &o, &mut mult, &diag, &bv, &mut xv) {
+                    Ok(n) => Ok(n),
+                    Err(e) => Err(crate::op2_err!(
+                        Solve,
+                        "{CALL} on mat '{name}': {} with {} did not converge in {} iterations (preconditioned residual norm {:e}; rtol {:e}, atol {:e})",
+                        match ksp {
+                            solve::Ksp::Cg => "cg",
+                            solve::Ksp::Gmres => "gmres",
+                        },
+                        match pc {
+                            solve::Pc::Jacobi => "jacobi",
+                            solve::Pc::None => "none",
+                        },
+                        e.iterations,
+                        e.residual,
+                        o.rtol,
+                        o.atol
+                    )),
+                }
+            }
+            Err(needs) => self.petsc_solve(m, &o, &needs, &bv, &mut xv),
+        };
+        // x holds the solution, or the last iterate of a solve that did not converge.
+        from_f64(&xv, self.host_data(x, true)?, ty);
+        self.dats[x.0 as usize].halo_dirty = true;
+        outcome
+    }
+
+    #[cfg(feature = "petsc")]
+    fn petsc_solve(&mut self, m: MatId, o: &Options, _needs: &str, b: &[f64], x: &mut [f64]) -> Result<usize> {
+        let mat = self.mats.mat(m);
+        let vals = mat.values.to_f64();
+        super::petsc::solve(&mat.name, &mat.pattern, &vals, b, x, o)
+    }
+
+    #[cfg(not(feature = "petsc"))]
+    fn petsc_solve(&mut self, m: MatId, _o: &Options, needs: &str, _b: &[f64], _x: &mut [f64]) -> Result<usize> {
+        op2_bail!(
+            BackendUnavailable,
+            "op_solve on mat '{}': {needs} needs PETSc, and this op2 was built without it (cargo feature 'petsc'); the native solver offers -ksp_type cg|gmres with -pc_type jacobi|none",
+            self.mats.mat(m).name
+        )
+    }
+}
+
+fn to_f64(b: &[u8], ty: ElemType) -> Vec<f64> {
+    match ty {
+        ElemType::Float => b.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as f64).collect(),
+        _ => b.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).collect(),
+    }
+}
+
+fn from_f64(v: &[f64], out: &mut [u8], ty: ElemType) {
+    match ty {
+        ElemType::Float => {
+            out.chunks_exact_mut(4).zip(v).for_each(|(o, &x)| o.copy_from_slice(&(x as f32).to_ne_bytes()))
+        }
+        _ => out.chunks_exact_mut(8).zip(v).for_each(|(o, &x)| o.copy_from_slice(&x.to_ne_bytes())),
+    }
+}

@@ -1,0 +1,364 @@
+//! `op_solve`'s options (PETSc's spelling) and the native Krylov solvers: CG and restarted
+//! GMRES, each with Jacobi or no preconditioner. As PETSc's defaults: a zero initial guess
+//! (unless `-ksp_initial_guess_nonzero`), left preconditioning, convergence when the
+//! preconditioned residual norm is at most `max(rtol * |B r0|, atol)`, rtol 1e-5, atol 1e-50,
+//! at most 10000 iterations, GMRES restart 30.
+
+use crate::error::Result;
+use crate::op2_bail;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ksp {
+    Cg,
+    Gmres,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pc {
+    Jacobi,
+    None,
+}
+
+/// Parsed options. `native` is None when some option needs PETSc (it says which).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub native: std::result::Result<(Ksp, Pc), String>,
+    pub rtol: f64,
+    pub atol: f64,
+    pub max_it: usize,
+    pub restart: usize,
+    pub nonzero_guess: bool,
+    /// The string as given (PETSc gets it whole).
+    pub text: String,
+}
+
+fn value<'a>(it: &mut std::iter::Peekable<std::str::SplitWhitespace<'a>>, key: &str) -> Result<&'a str> {
+    match it.peek() {
+        Some(v) if !v.starts_with('-') || v.parse::<f64>().is_ok() => Ok(it.next().unwrap_or_default()),
+        _ => op2_bail!(BadConfig, "op_solve: option {key} needs a value"),
+    }
+}
+
+fn number<T: std::str::FromStr>(v: &str, key: &str) -> Result<T> {
+    match v.parse() {
+        Ok(x) => Ok(x),
+        Err(_) => {
+            op2_bail!(BadConfig, "op_solve: option {key} has the value '{v}', which is not a number of the right kind")
+        }
+    }
+}
+
+impl Options {
+    /// Parses a PETSc-style option string (`None`: CG + Jacobi, PETSc's other defaults).
+    pub fn parse(s: Option<&str>) -> Result<Options> {
+        let text = s.unwrap_or("").to_string();
+        let mut o = Options {
+            native: Ok((Ksp::Cg, Pc::Jacobi)),
+            rtol: 1e-5,
+            atol: 1e-50,
+            max_it: 10000,
+            restart: 30,
+            nonzero_guess: false,
+            text: text.clone(),
+        };
+        let (mut ksp, mut pc) = ("cg".to_string(), "jacobi".to_string());
+        let mut petsc_only: Vec<String> = Vec::new();
+        let mut it = text.split_whitespace().peekable();
+        while let Some(k) = it.next() {
+            if !k.starts_with('-') {
+                op2_bail!(BadConfig, "op_solve: '{k}' is not an option (options start with '-', as PETSc's)");
+            }
+            match k {
+                "-ksp_type" => ksp = value(&mut it, k)?.to_string(),
+                "-pc_type" => pc = value(&mut it, k)?.to_string(),
+                "-ksp_rtol" => o.rtol = number(value(&mut it, k)?, k)?,
+                "-ksp_atol" => o.atol = number(value(&mut it, k)?, k)?,
+                "-ksp_max_it" => o.max_it = number(value(&mut it, k)?, k)?,
+                "-ksp_gmres_restart" => o.restart = number::<usize>(value(&mut it, k)?, k)?.max(1),
+                "-ksp_initial_guess_nonzero" => {
+                    o.nonzero_guess = match it.peek() {
+                        Some(&v) if !v.starts_with('-') => !matches!(it.next(), Some("0" | "false" | "no")),
+                        _ => true,
+                    }
+                }
+                "-op2_petsc" => petsc_only.push(k.to_string()),
+                _ => {
+                    // Anything else is PETSc's business: keep its value with it.
+                    let mut opt = k.to_string();
+                    if let Some(&v) = it.peek() {
+                        if !v.starts_with('-') || v.parse::<f64>().is_ok() {
+                            opt = format!("{k} {v}");
+                            it.next();
+                        }
+                    }
+                    petsc_only.push(opt);
+                }
+            }
+        }
+        let k = match ksp.as_str() {
+            "cg" => Some(Ksp::Cg),
+            "gmres" => Some(Ksp::Gmres),
+            _ => None,
+        };
+        let p = match pc.as_str() {
+            "jacobi" => Some(Pc::Jacobi),
+            "none" => Some(Pc::None),
+            _ => None,
+        };
+        if k.is_none() {
+            petsc_only.insert(0, format!("-ksp_type {ksp}"));
+        }
+        if p.is_none() {
+            petsc_only.insert(0, format!("-pc_type {pc}"));
+        }
+        o.native = match (k, p) {
+            (Some(k), Some(p)) if petsc_only.is_empty() => Ok((k, p)),
+            _ => Err(petsc_only.join(", ")),
+        };
+        Ok(o)
+    }
+}
+
+/// A solve that did not converge: where it stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotConverged {
+    pub iterations: usize,
+    pub residual: f64,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Solves `A x = b` natively; `mult(x, y)` computes `y = A x`, `diag` is A's diagonal (for
+/// Jacobi). `x` holds the initial guess (used only with `nonzero_guess`) and, on return, the
+/// solution or the last iterate. Returns the iteration count.
+pub fn solve(
+    ksp: Ksp,
+    pc: Pc,
+    o: &Options,
+    mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    diag: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+) -> std::result::Result<usize, NotConverged> {
+    let inv: Vec<f64> = match pc {
+        // PETSc's Jacobi uses 1 where the diagonal is zero.
+        Pc::Jacobi => diag.iter().map(|&d| if d == 0.0 { 1.0 } else { 1.0 / d }).collect(),
+        Pc::None => vec![1.0; b.len()],
+    };
+    if !o.nonzero_guess {
+        x.iter_mut().for_each(|v| *v = 0.0);
+    }
+    match ksp {
+        Ksp::Cg => cg(o, mult, &inv, b, x),
+        Ksp::Gmres => gmres(o, mult, &inv, b, x),
+    }
+}
+
+fn cg(
+    o: &Options,
+    mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    inv: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+) -> std::result::Result<usize, NotConverged> {
+    let n = b.len();
+    let mut r = vec![0.0; n];
+    let mut q = vec![0.0; n];
+    mult(x, &mut q);
+    for i in 0..n {
+        r[i] = b[i] - q[i];
+    }
+    let mut z: Vec<f64> = r.iter().zip(inv).map(|(a, d)| a * d).collect();
+    let mut p = z.clone();
+    let mut rz = dot(&r, &z);
+    let norm0 = dot(&z, &z).sqrt();
+    let target = (o.rtol * norm0).max(o.atol);
+    let mut norm = norm0;
+    if norm <= target {
+        return Ok(0);
+    }
+    for it in 1..=o.max_it {
+        mult(&p, &mut q);
+        let pq = dot(&p, &q);
+        if pq == 0.0 || !pq.is_finite() {
+            return Err(NotConverged { iterations: it, residual: norm });
+        }
+        let alpha = rz / pq;
+        for i in 0..n {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+            z[i] = r[i] * inv[i];
+        }
+        norm = dot(&z, &z).sqrt();
+        if norm <= target {
+            return Ok(it);
+        }
+        let rz_new = dot(&r, &z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for i in 0..n {
+            p[i] = z[i] + beta * p[i];
+        }
+    }
+    Err(NotConverged { iterations: o.max_it, residual: norm })
+}
+
+fn gmres(
+    o: &Options,
+    mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    inv: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+) -> std::result::Result<usize, NotConverged> {
+    let n = b.len();
+    let m = o.restart;
+    let mut w = vec![0.0; n];
+    // The preconditioned residual B (b - A x).
+    let residual = |mult: &mut dyn FnMut(&[f64], &mut [f64]), x: &[f64], out: &mut [f64], w: &mut [f64]| {
+        mult(x, w);
+        for i in 0..n {
+            out[i] = (b[i] - w[i]) * inv[i];
+        }
+    };
+    let mut r = vec![0.0; n];
+    residual(mult, x, &mut r, &mut w);
+    let norm0 = dot(&r, &r).sqrt();
+    let target = (o.rtol * norm0).max(o.atol);
+    let mut norm = norm0;
+    if norm <= target {
+        return Ok(0);
+    }
+    let mut its = 0;
+    let mut v: Vec<Vec<f64>> = Vec::with_capacity(m + 1);
+    let mut h = vec![vec![0.0; m]; m + 1];
+    let (mut cs, mut sn, mut g) = (vec![0.0; m], vec![0.0; m], vec![0.0; m + 1]);
+    while its < o.max_it {
+        v.clear();
+        v.push(r.iter().map(|a| a / norm).collect());
+        g.iter_mut().for_each(|a| *a = 0.0);
+        g[0] = norm;
+        let mut k = 0;
+        while k < m && its < o.max_it {
+            its += 1;
+            let mut u = vec![0.0; n];
+            mult(&v[k], &mut w);
+            for i in 0..n {
+                u[i] = w[i] * inv[i];
+            }
+            for j in 0..=k {
+                h[j][k] = dot(&u, &v[j]);
+                for i in 0..n {
+                    u[i] -= h[j][k] * v[j][i];
+                }
+            }
+            h[k + 1][k] = dot(&u, &u).sqrt();
+            for j in 0..k {
+                let t = cs[j] * h[j][k] + sn[j] * h[j + 1][k];
+                h[j + 1][k] = -sn[j] * h[j][k] + cs[j] * h[j + 1][k];
+                h[j][k] = t;
+            }
+            let d = (h[k][k] * h[k][k] + h[k + 1][k] * h[k + 1][k]).sqrt();
+            if d == 0.0 {
+                return Err(NotConverged { iterations: its, residual: norm });
+            }
+            cs[k] = h[k][k] / d;
+            sn[k] = h[k + 1][k] / d;
+            h[k][k] = d;
+            h[k + 1][k] = 0.0;
+            g[k + 1] = -sn[k] * g[k];
+            g[k] *= cs[k];
+            norm = g[k + 1].abs();
+            let hk1 = dot(&u, &u).sqrt();
+            if hk1 > 0.0 {
+                v.push(u.iter().map(|a| a / hk1).collect());
+            } else {
+                v.push(u);
+            }
+            k += 1;
+            if norm <= target {
+                break;
+            }
+        }
+        // x += V y, with H y = g (upper triangular, k x k).
+        let mut y = vec![0.0; k];
+        for i in (0..k).rev() {
+            let mut s = g[i];
+            for j in i + 1..k {
+                s -= h[i][j] * y[j];
+            }
+            y[i] = s / h[i][i];
+        }
+        for (j, yj) in y.iter().enumerate() {
+            for i in 0..n {
+                x[i] += yj * v[j][i];
+            }
+        }
+        if norm <= target {
+            return Ok(its);
+        }
+        residual(mult, x, &mut r, &mut w);
+        norm = dot(&r, &r).sqrt();
+        if norm <= target {
+            return Ok(its);
+        }
+    }
+    Err(NotConverged { iterations: its, residual: norm })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 1D Laplacian (2, -1) of size n, and a non-symmetric variant.
+    fn lap(n: usize, skew: f64) -> impl FnMut(&[f64], &mut [f64]) {
+        move |x: &[f64], y: &mut [f64]| {
+            for i in 0..n {
+                let l = if i > 0 { x[i - 1] } else { 0.0 };
+                let r = if i + 1 < n { x[i + 1] } else { 0.0 };
+                y[i] = (2.0 + i as f64 * 0.01) * x[i] - (1.0 + skew) * l - (1.0 - skew) * r;
+            }
+        }
+    }
+
+    #[test]
+    fn options() {
+        let o = Options::parse(None).unwrap();
+        assert_eq!(o.native, Ok((Ksp::Cg, Pc::Jacobi)));
+        let o = Options::parse(Some("-ksp_type gmres -pc_type none -ksp_rtol 1e-10 -ksp_max_it 5")).unwrap();
+        assert_eq!((o.native, o.rtol, o.max_it), (Ok((Ksp::Gmres, Pc::None)), 1e-10, 5));
+        let o = Options::parse(Some("-pc_type gamg -ksp_monitor")).unwrap();
+        assert_eq!(o.native, Err("-pc_type gamg, -ksp_monitor".to_string()));
+        assert!(Options::parse(Some("-ksp_rtol x")).is_err());
+        assert!(Options::parse(Some("cg")).is_err());
+        assert!(Options::parse(Some("-ksp_atol")).is_err());
+        let o = Options::parse(Some("-ksp_initial_guess_nonzero -ksp_atol 1e-3")).unwrap();
+        assert!(o.nonzero_guess && o.atol == 1e-3);
+    }
+
+    #[test]
+    fn cg_and_gmres_solve() {
+        let n = 50;
+        let diag: Vec<f64> = (0..n).map(|i| 2.0 + i as f64 * 0.01).collect();
+        let want: Vec<f64> = (0..n).map(|i| (i as f64 * 0.3).sin()).collect();
+        for (ksp, skew) in [(Ksp::Cg, 0.0), (Ksp::Gmres, 0.0), (Ksp::Gmres, 0.3)] {
+            let mut a = lap(n, skew);
+            let mut b = vec![0.0; n];
+            a(&want, &mut b);
+            for pc in [Pc::Jacobi, Pc::None] {
+                let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_gmres_restart 10")).unwrap();
+                let mut x = vec![1.0; n];
+                let its = solve(ksp, pc, &o, &mut a, &diag, &b, &mut x).unwrap();
+                assert!(its > 1 && its < 400, "{ksp:?} {pc:?} {its}");
+                let err = x.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                assert!(err < 1e-9, "{ksp:?} {pc:?}: {err}");
+            }
+            let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_max_it 3")).unwrap();
+            let mut x = vec![0.0; n];
+            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &diag, &b, &mut x).unwrap_err();
+            assert_eq!(e.iterations, 3);
+            assert!(e.residual > 0.0);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Compiles every CUDA source that static generation wrote (`OP2_GENERATE_TARGETS=cuda`) into
+//! `$OP2_NVRTC_DIR` with NVRTC, for sm_80 and sm_90 (`make test-cuda-nvrtc` runs the C suite,
+//! the Fortran tests and Airfoil with generation on, then this). Fails on any compile error, on
+//! fewer than `$OP2_NVRTC_MIN` files, and if a deliberately broken source is not rejected.
+//! `$OP2_NVRTC_EXPECT_FAIL` lists loop names (space-separated) whose code must fail to compile
+//! (kernels that call host functions); every other file must compile.
+//! Without `OP2_NVRTC_DIR` there is nothing to compile and the test says so.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+
+#[test]
+fn generated_cuda_compiles_with_nvrtc() {
+    let Some(dir) = std::env::var_os("OP2_NVRTC_DIR").map(PathBuf::from) else {
+        eprintln!("cuda_nvrtc: OP2_NVRTC_DIR is not set: nothing to compile (make test-cuda-nvrtc sets it)");
+        return;
+    };
+    if let Err(e) = op2::jit::nvrtc::probe() {
+        panic!("cuda_nvrtc: {e}");
+    }
+    let min: usize = std::env::var("OP2_NVRTC_MIN").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cuda_nvrtc: {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= min,
+        "cuda_nvrtc: {} CUDA sources in {}, expected at least {min}",
+        files.len(),
+        dir.display()
+    );
+    let sources: Vec<(String, String)> = files
+        .iter()
+        .map(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            (name, std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        })
+        .collect();
+
+    // A broken source is rejected, with the kernel's own line in the log.
+    let (name, first) = &sources[0];
+    let broken = format!("{first}\n__device__ int op2_probe_broken() {{ return op2_undeclared_identifier; }}\n");
+    let e = op2::jit::nvrtc::compile(&broken, "sm_80", name).expect_err("a broken source compiled");
+    assert!(e.message.contains("op2_undeclared_identifier"), "{}", e.message);
+
+    let t = Instant::now();
+    let jobs: Vec<(&str, &str, &str)> =
+        sources.iter().flat_map(|(n, s)| ARCHS.iter().map(move |a| (n.as_str(), s.as_str(), *a))).collect();
+    let expect_fail: Vec<String> = std::env::var("OP2_NVRTC_EXPECT_FAIL")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|l| format!("{l}-"))
+        .collect();
+    let must_fail = |n: &str| expect_fail.iter().any(|p| n.starts_with(p.as_str()));
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(4);
+    let must_fail = &must_fail;
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = jobs.chunks(jobs.len().div_ceil(threads)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|(n, s, a)| match (op2::jit::nvrtc::compile(s, a, n), must_fail(n)) {
+                            (Err(e), false) => Some(format!("{n} [{a}]: {}", e.message)),
+                            (Ok(_), true) => Some(format!("{n} [{a}]: compiled, but it must not")),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a compile thread panicked")).collect()
+    });
+    eprintln!(
+        "cuda_nvrtc: {} sources x {} architectures = {} NVRTC compiles in {:.1} s, {} failed",
+        sources.len(),
+        ARCHS.len(),
+        jobs.len(),
+        t.elapsed().as_secs_f64(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "cuda_nvrtc: {} compiles failed:\n{}", failures.len(), failures.join("\n"));
+}
