@@ -56,6 +56,7 @@ module op2
     OP2_ERR_OUT_OF_MEMORY = 802, &
     OP2_ERR_INTERNAL = 901
   integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
+  integer(c_int), parameter, public :: OP2_ERR_MPI = 810
   integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
                                        OP2_ERR_PETSC = 822
   ! op_write_vtk flags
@@ -129,6 +130,8 @@ module op2
   public :: op_print_dat_to_binfile, op_renumber, op_timers, op_rank, op_num_ranks, op_set_index_base
   public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat
   public :: op_download_dat
+  ! MPI
+  public :: op_mpi_init, op_partition
   ! Matrices
   public :: op_decl_sparsity, op_decl_sparsity_pairs, op_decl_mat, op_arg_mat, op_mat_zero, &
             op_mat_zero_rows, op_mat_assemble, op_mat_mult, op_mat_nnz, op_fetch_mat_csr, op_solve
@@ -475,6 +478,20 @@ module op2
     subroutine c_op_mpi_barrier() bind(C, name="op_mpi_barrier")
     end subroutine c_op_mpi_barrier
 
+    subroutine c_op_mpi_init(argc, argv, diags, global_comm, local_comm) bind(C, name="op_mpi_init")
+      import :: c_int, c_ptr
+      integer(c_int), value :: argc
+      type(c_ptr), intent(in) :: argv(*)
+      integer(c_int), value :: diags, global_comm, local_comm
+    end subroutine c_op_mpi_init
+
+    subroutine c_op_partition(lib, routine, prime_set, prime_map, coords) bind(C, name="op_partition")
+      import :: c_ptr, c_char
+      character(kind=c_char), intent(in) :: lib(*)
+      type(c_ptr), value :: routine
+      type(c_ptr), value :: prime_set, prime_map, coords
+    end subroutine c_op_partition
+
     function c_op_get_global_set_offset(set) bind(C, name="op_get_global_set_offset") result(n)
       import :: c_ptr, c_long_long
       type(c_ptr), value :: set
@@ -585,6 +602,26 @@ contains
     integer, intent(in), optional :: diags
     character(len=*), intent(in), optional :: backend
     character(len=*), intent(in), optional :: tokens(:)
+    call init_session(diags, backend, tokens)
+  end subroutine op_init
+
+  !> Start op2 on an MPI communicator: `global_comm` is the communicator's Fortran handle (an
+  !> integer, as `MPI_COMM_WORLD` is in the `mpi` module); `local_comm` is accepted and unused.
+  !> MPI is initialised first if the program has not. The other arguments are op_init's.
+  subroutine op_mpi_init(global_comm, local_comm, diags, backend, tokens)
+    integer, intent(in) :: global_comm, local_comm
+    integer, intent(in), optional :: diags
+    character(len=*), intent(in), optional :: backend
+    character(len=*), intent(in), optional :: tokens(:)
+    call init_session(diags, backend, tokens, [global_comm, local_comm])
+  end subroutine op_mpi_init
+
+  ! op_init and op_mpi_init (with `comms`: global and local communicator handles).
+  subroutine init_session(diags, backend, tokens, comms)
+    integer, intent(in), optional :: diags
+    character(len=*), intent(in), optional :: backend
+    character(len=*), intent(in), optional :: tokens(:)
+    integer, intent(in), optional :: comms(2)
 
     type :: string
       character(len=:), allocatable :: s
@@ -639,7 +676,11 @@ contains
 
     diag_level = 0
     if (present(diags)) diag_level = diags
-    call c_op_init(int(n, c_int), argv, int(diag_level, c_int))
+    if (present(comms)) then
+      call c_op_mpi_init(int(n, c_int), argv, int(diag_level, c_int), int(comms(1), c_int), int(comms(2), c_int))
+    else
+      call c_op_init(int(n, c_int), argv, int(diag_level, c_int))
+    end if
     ! Messages in Fortran's numbering (only after an op_init that worked: otherwise the
     ! recorded error must stay op_init's).
     if (c_op_last_error_code() == OP2_SUCCESS) call c_op_set_index_base(1_c_int)
@@ -650,7 +691,26 @@ contains
       character(len=*), intent(in) :: arg
       is_token = index(arg, '=') > 1 .and. arg(1:min(1, len(arg))) /= '-'
     end function is_token
-  end subroutine op_init
+  end subroutine init_session
+
+  !> Partition the sets over the MPI processes (after the declarations, before the first loop):
+  !> `lib` 'BLOCK', 'RANDOM', 'RCB' (on `coords`), 'METIS'/'PARMETIS'/'PTSCOTCH' with routine
+  !> 'KWAY' (on the graph of `prime_map`), or routine 'GEOM' (on `coords`). `routine` may be
+  !> blank; `prime_map` may be OP_ID; `coords` may be omitted. On one process it only checks.
+  subroutine op_partition(lib, routine, prime_set, prime_map, coords)
+    character(len=*), intent(in) :: lib, routine
+    type(op_set), intent(in) :: prime_set
+    type(op_map), intent(in) :: prime_map
+    type(op_dat), intent(in), optional :: coords
+    character(kind=c_char, len=len_trim(routine) + 1), target :: r
+    type(c_ptr) :: rp, cp
+    r = cstr(routine)
+    rp = c_null_ptr
+    if (len_trim(routine) > 0) rp = c_loc(r)
+    cp = c_null_ptr
+    if (present(coords)) cp = coords%handle
+    call c_op_partition(cstr(lib), rp, prime_set%handle, prime_map%handle, cp)
+  end subroutine op_partition
 
   !> Free everything op2 holds; a later op_init starts afresh.
   subroutine op_exit()
@@ -1377,6 +1437,8 @@ contains
     character(len=300) :: msg
     ! Leave a null set, a bad dim or a failing set to libop2, which reports them with its codes.
     if (.not. c_associated(set%handle) .or. dim < 1) return
+    ! Under MPI op_get_size is global while arrays hold this process's block: libop2 checks.
+    if (c_op_num_ranks() > 1) return
     set_size = int(c_op_get_size(set%handle), c_int64_t)
     if (set_size < 0) return
     if (n < dim * set_size) then

@@ -55,6 +55,7 @@
 #define OP2_ERR_VALIDATE 702
 #define OP2_ERR_DEVICE 801
 #define OP2_ERR_OUT_OF_MEMORY 802
+#define OP2_ERR_MPI 810
 #define OP2_ERR_MAT_PATTERN 820
 #define OP2_ERR_SOLVE 821
 #define OP2_ERR_PETSC 822
@@ -217,14 +218,17 @@ struct op_arg op_arg_info(void *data, int dim, const char *type, int reference);
 
 /**
  * Copies all of a dat's values (`set.size * dim` values, original element order) into `data`,
- * which the caller provides. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * which the caller provides. Under MPI: this process's declared block, in its original order,
+ * whatever the partitioner (collective). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
  */
 void op_fetch_data(op_dat dat, void *data);
 
 /**
  * Copies the values of elements `low..=high` (inclusive) of a dat into `data`
- * (`(high - low + 1) * dim` values). Errors: OP2_ERR_BAD_RANGE unless
- * `0 <= low <= high < set.size`; OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * (`(high - low + 1) * dim` values). Under MPI the indices are global (original numbering), the
+ * call is collective and every process gets the range. Errors: OP2_ERR_BAD_RANGE unless
+ * `0 <= low <= high < set.size` (global size under MPI); OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE.
  */
 void op_fetch_data_idx(op_dat dat, void *data, int low, int high);
 
@@ -364,8 +368,9 @@ void op_print_dat_to_binfile(op_dat dat, const char *file);
  * then each linked set sorted by the elements it reaches. Only storage changes: fetches,
  * output and `op_arg_idx` keep the declared numbering, and later declarations on these sets
  * are given in the declared numbering too. Call it after the declarations, before the first
- * loop. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has
- * already run).
+ * loop. Under MPI with more than one process it does nothing (the local numbering is
+ * op_partition's: core first, then the halos). Errors: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has already run).
  */
 void op_renumber(op_map base);
 
@@ -393,8 +398,10 @@ int op_num_ranks(void);
 void op_mpi_barrier(void);
 
 /**
- * The global index of this process's first element of `set` (0 without MPI, where the process
- * holds the whole set). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE (then -1).
+ * The global index of this process's first element of `set` in the declared (original)
+ * numbering: the sum of the block sizes the processes before it declared (0 without MPI,
+ * where the process holds the whole set). Errors: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE (then -1).
  */
 long long op_get_global_set_offset(op_set set);
 
@@ -493,7 +500,7 @@ void op_write_const_hdf5(const char *name, int dim, const char *type, char *cons
  * Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
  * OP2's layout (attributes size = bytes per element, dim, type). The file is created if
  * missing; an existing dataset of that name must have the dat's shape and type and is
- * overwritten. Collective under MPI. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
+ * overwritten. On more than one MPI process: OP2_ERR_BACKEND_UNAVAILABLE (not yet). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
  * dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -501,7 +508,7 @@ void op_fetch_data_hdf5_file(op_dat dat, const char *file);
 
 /**
  * Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
- * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Collective under MPI.
+ * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Not yet on more than one MPI process (OP2_ERR_BACKEND_UNAVAILABLE).
  * Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -518,13 +525,19 @@ void op_dump_to_hdf5(const char *file);
  *
  * Errors: OP2_ERR_ALREADY_INITIALISED, OP2_ERR_BAD_CONFIG (a configuration value that cannot be
  * used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
- * by this user, is writable by others, or cannot be created). Collective under MPI.
+ * by this user, is writable by others, or cannot be created), OP2_ERR_MPI (MPI could not be
+ * initialised, or the launcher started more processes than the MPI this program is linked
+ * against sees). Collective under MPI: when started by an MPI launcher (`mpiexec`), or when the
+ * program initialised MPI itself, op2 runs on `MPI_COMM_WORLD` (initialising MPI if needed);
+ * otherwise it runs as one process without touching MPI.
  */
 void op_init(int argc, char **argv, int diags);
 
 /**
  * Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
- * session become invalid; a later `op_init` starts afresh. Errors: OP2_ERR_NOT_INITIALISED.
+ * session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
+ * finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
+ * so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED.
  */
 void op_exit(void);
 
@@ -559,7 +572,9 @@ void op_diagnostic_output(void);
 /**
  * Prints, per loop: calls, total and mean time, GB/s achieved from the bytes its arguments move
  * (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
- * stream bandwidth when `OP2_STREAM_GBS` gives it. Errors: OP2_ERR_NOT_INITIALISED.
+ * stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
+ * prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
+ * bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
  */
 void op_timing_output(void);
 
@@ -683,6 +698,34 @@ void op_fetch_mat_csr(op_mat mat, int *rowptr, int *colidx, void *values);
  * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
  */
 int op_solve(op_mat mat, op_dat b, op_dat x, const char *options);
+
+/**
+ * `op_init` on a given communicator: `global_comm` is the Fortran handle of the communicator
+ * op2 runs on (`MPI_Comm_c2f(comm)` in C, the integer handle in Fortran); `local_comm` (the
+ * node-local communicator in OP2) is accepted and unused. MPI is initialised first if the
+ * program has not (then `op_exit` finalises it). Collective over `global_comm`.
+ * Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI.
+ */
+void op_mpi_init(int argc, char **argv, int diags, int global_comm, int local_comm);
+
+/**
+ * Partitions the sets over the MPI processes and builds their halos (collective; call it once,
+ * after every set, map and dat is declared and before the first loop). `lib`: `"BLOCK"` keeps
+ * the declared blocks; `"METIS"` (or `"PARMETIS"`, `"PTSCOTCH"`) with routine `"KWAY"`
+ * partitions the target set of `prime_map` by the graph of its rows (METIS k-way); `"RCB"` (or
+ * routine `"GEOM"`) bisects the set of `coords` by its coordinates; `"RANDOM"` (for tests)
+ * scatters `prime_set` at random. `routine` may be NULL for BLOCK, RCB and RANDOM;
+ * `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
+ * through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
+ * fetches, `op_arg_idx` and file output keep the original numbering. On one process it only
+ * checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
+ * Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
+ * without the map or dat it needs; a second call), OP2_ERR_BAD_LOOP (after the first loop),
+ * OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
+ * uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.
+ */
+void op_partition(const char *lib, const char *routine, op_set prime_set, op_map prime_map, op_dat coords);
 
 #ifdef __cplusplus
 }  // extern "C"

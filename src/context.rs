@@ -113,12 +113,32 @@ impl Context {
     }
 
     pub fn decl_set(&mut self, size: i32, name: &str) -> Result<SetId> {
+        if self.comm.partitioned {
+            op2_bail!(BadConfig, "op_decl_set '{name}': sets must be declared before op_partition");
+        }
         self.sets.push(Set::new(name, size)?);
-        Ok(SetId(self.sets.len() as u32 - 1))
+        let id = SetId(self.sets.len() as u32 - 1);
+        if self.comm.distributed() {
+            // Under MPI: each process declares its block; learn the others' (collective).
+            crate::mpi::dist::after_decl_set(self, id)?;
+        }
+        Ok(id)
     }
 
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
         let base = self.index_base as i64;
+        if self.comm.distributed() {
+            // Under MPI the rows are this process's block of `from` and the values are global
+            // indices of `to`: checked against its global size.
+            if self.comm.partitioned {
+                op2_bail!(BadConfig, "op_decl_map '{name}': maps must be declared before op_partition");
+            }
+            let global = crate::mpi::dist::global_size(self, to);
+            let gto = Set::new(&self.sets[to.0 as usize].name, global.min(i32::MAX as usize) as i32)?;
+            let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base)?;
+            self.maps.push(m);
+            return Ok(MapId(self.maps.len() as u32 - 1));
+        }
         let mut m =
             Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values, base)?;
         // After op_renumber, the caller still speaks the declared numbering: store rows and
@@ -154,7 +174,11 @@ impl Context {
         if dim < 1 {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }
-        let n = self.sets[set.0 as usize].size;
+        if self.comm.partitioned && data.is_some() {
+            // Under MPI after op_partition: `data` is this process's declared block.
+            return crate::mpi::dist::decl_dat_after_partition(self, set, dim, ty, data, name, call);
+        }
+        let n = self.sets[set.0 as usize].total;
         let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
             op2_bail!(
                 BadSize,

@@ -70,6 +70,10 @@ impl Context {
             );
         }
         self.mats_before_renumber(call)?;
+        if self.comm.distributed() {
+            // Under MPI the local numbering is op_partition's (core first, then the halos).
+            return Ok(());
+        }
         let sizes: Vec<usize> = self.sets.iter().map(|s| s.size).collect();
         let views: Vec<crate::core::renumber::MapView> = self
             .maps

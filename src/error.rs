@@ -79,6 +79,9 @@ codes! {
     Device = 801,
     /// A host or device allocation failed; the dat and its data are unchanged.
     OutOfMemory = 802,
+    /// An MPI call failed, or processes called op2 collectively in different orders
+    /// (`OP2_MPI_CHECK=1`), or the program runs under a launcher of another MPI.
+    Mpi = 810,
     /// A matrix contribution outside its sparsity.
     MatPattern = 820,
     /// A linear solve did not converge (names the solver, iterations and residual).

@@ -145,8 +145,29 @@ fn compiled(
 
 /// Runs one parallel loop.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
-    let (descs, bound) = arg::bind(ctx, name, set, raw)?;
+    if ctx.comm.check {
+        ctx.comm.check_call(&format!("op_par_loop '{name}'"))?;
+    }
+    if ctx.comm.distributed() && !ctx.comm.partitioned {
+        // An MPI program that never called op_partition runs on its declared blocks.
+        crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
+    }
+    let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
+    let (mut descs, bound) = arg::bind(ctx, name, set, raw)?;
+    let mut synth: Vec<Option<(usize, Arc<Vec<i32>>)>> = vec![None; descs.len()];
     ctx.diags_check_loop(name, set, &descs, &bound)?;
+    // op_arg_idx under MPI on a device: the original global indices come from a map holding
+    // them (the element's own, or map[e][*] translated), which device code reads like any map.
+    if ctx.backend.is_device() && ctx.comm.partitioned {
+        for (i, b) in bound.iter().enumerate() {
+            if let (ArgDesc::Idx { map_dim, idx }, BoundArg::Idx { map }) = (descs[i], *b) {
+                let k = crate::mpi::dist::global_index_map(ctx, set, map)?;
+                synth[i] = Some((k, ctx.comm.idx_maps[k].2.clone()));
+                descs[i] =
+                    ArgDesc::Idx { map_dim: Some(map_dim.unwrap_or(1)), idx: if map.is_some() { idx } else { 0 } };
+            }
+        }
+    }
     let mat_slots = crate::mat::loops::slot_tables(ctx, name, &descs, &bound)?;
     let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
     let lib: &HostLibrary = &compiled.lib;
@@ -170,6 +191,31 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let bytes = bytes_moved(ctx, &descs, &bound, set);
     let device = ctx.backend.is_device();
     let const_epoch = ctx.const_epoch;
+    let distributed = ctx.comm.distributed();
+    // Halos to refresh: dats read through a map (or read directly when the exec halo runs)
+    // whose halo copies are out of date. One exchange per loop, one message per neighbour.
+    let mut halo_reads: Vec<DatId> = Vec::new();
+    for (d, b) in descs.iter().zip(&bound) {
+        if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
+            let through_halo = *how != DatAccess::Direct || compiled.needs_exec_halo;
+            // OP_INC never reads the halo copies (their increments are discarded).
+            let reads = matches!(acc, Access::Read | Access::Rw);
+            if reads && through_halo && ctx.dats[dat.0 as usize].halo_dirty && !halo_reads.contains(dat) {
+                halo_reads.push(*dat);
+            }
+        }
+    }
+    let mut refreshed: Vec<DatId> = Vec::new();
+    if (device || validate) && ctx.comm.partitioned && !halo_reads.is_empty() {
+        // Devices: the exchange goes through host memory before the loop (the owned rows come
+        // down, the halo rows go up with the upload below), without overlap. Validation: the
+        // reference must see the same halos as the loop.
+        for &d in &halo_reads {
+            ctx.host_data(d, true)?;
+        }
+        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, std::mem::take(&mut halo_reads))?;
+        refreshed = ctx.comm.halo_exchange_end(ex)?;
+    }
 
     let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
     let s = &sets[set.0 as usize];
@@ -177,6 +223,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         move_to_device(name, backend.as_mut(), dats, &descs, &bound)?;
     }
     let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
+    let exchange = comm.halo_exchange_begin(dats, halo_reads)?;
 
     // Bind pointers. Reductions get scratch buffers seeded with the caller's values.
     // Two slots per argument, then the scratch slot the backend fills (codegen::host's ABI).
@@ -204,7 +251,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                             DatAccess::Indirect { idx, .. } => Some(idx),
                             _ => None,
                         },
-                        to_size: sets[mp.to.0 as usize].size,
+                        to_size: sets[mp.to.0 as usize].total,
                         elem_bytes: dim * ty.size(),
                         needs_colouring: d.needs_colouring(),
                     });
@@ -213,11 +260,22 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             (ArgDesc::Gbl { acc: Access::Read, .. }, BoundArg::Gbl { ptr, .. }) => slots[2 * i] = ptr as *mut c_void,
             (ArgDesc::Gbl { ty, dim, acc }, BoundArg::Gbl { ptr, bytes }) => {
                 reduction_of_arg[i] = Some(reductions.len());
-                reductions.push(seeded(name, i, ty, dim, acc, None, ptr, bytes)?);
+                let mut r = seeded(name, i, ty, dim, acc, None, ptr, bytes)?;
+                if distributed && acc == Access::Inc {
+                    // Each process sums its own part from zero; the caller's value is added
+                    // once, after the processes' sums are combined.
+                    r.buf.iter_mut().for_each(|w| *w = 0);
+                }
+                reductions.push(r);
             }
             (ArgDesc::Info { ty, dim, reference }, BoundArg::Gbl { ptr, bytes }) => {
                 reduction_of_arg[i] = Some(reductions.len());
                 reductions.push(seeded(name, i, ty, dim, Access::Read, Some(reference), ptr, bytes)?);
+            }
+            (ArgDesc::Idx { .. }, BoundArg::Idx { .. }) if synth[i].is_some() => {
+                if let Some((_, v)) = &synth[i] {
+                    slots[2 * i + 1] = v.as_ptr() as *mut c_void;
+                }
             }
             (ArgDesc::Mat { ty, .. }, BoundArg::Mat { mat, rowmap, ridx, .. }) => {
                 let m = &mut mats.mats[mat.0 as usize];
@@ -243,7 +301,10 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 // op_arg_idx gives declared indices: after op_renumber, the target set's
                 // storage-to-declared table (old_of_new) in the even slot, else NULL.
                 let target = map.map_or(set, |m| maps[m.0 as usize].to);
-                if let Some(o) = &sets[target.0 as usize].order {
+                if let Some(l) = comm.layout(target) {
+                    // Under MPI: local index -> original global index.
+                    slots[2 * i] = l.gids.as_ptr() as *mut c_void;
+                } else if let Some(o) = &sets[target.0 as usize].order {
                     slots[2 * i] = o.old_of_new.as_ptr() as *mut c_void;
                 }
                 if let Some(m) = map {
@@ -262,18 +323,6 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     for r in reductions.iter_mut() {
         slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
     }
-    let halo_reads: Vec<DatId> = descs
-        .iter()
-        .zip(&bound)
-        .filter_map(|(d, b)| match (d, b) {
-            (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, map: Some(_), .. })
-                if acc.reads() && dats[dat.0 as usize].halo_dirty =>
-            {
-                Some(*dat)
-            }
-            _ => None,
-        })
-        .collect();
     let dat_names: Vec<&str> = bound
         .iter()
         .map(|b| match b {
@@ -297,8 +346,10 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
     let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
         .iter()
-        .map(|b| match *b {
-            BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
+        .zip(&synth)
+        .map(|(b, syn)| match (*b, syn) {
+            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
+            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
                 Some((m, maps[m.0 as usize].values.as_slice()))
             }
             _ => None,
@@ -313,7 +364,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         maps: arg_maps,
         name,
         set,
-        set_size: s.size,
+        set_size: s.exec_end,
         lib,
         descs: &descs,
         slots,
@@ -323,22 +374,32 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         dat_names,
     };
 
-    let reference = if validate { Some(crate::validate::reference(&call, dats, exec_end)?) } else { None };
+    // The reference runs the sections the loop runs (the exec halo only when it is needed).
+    let run_end = if compiled.needs_exec_halo { exec_end } else { owned_end };
+    let reference = if validate { Some(crate::validate::reference(&call, dats, run_end)?) } else { None };
     let t = Instant::now();
-    let exchange = comm.halo_exchange_begin(halo_reads);
     backend.compute(&mut call, 0, core_end)?;
-    let refreshed = comm.halo_exchange_end(exchange);
+    refreshed.extend(comm.halo_exchange_end(exchange)?);
     backend.compute(&mut call, core_end, owned_end)?;
-    comm.reduce_begin();
+    // Reductions cover core and owned only: their partials are taken before the exec halo runs.
+    let partial = if distributed && !call.reductions.is_empty() { Some(call.reductions.clone()) } else { None };
     if compiled.needs_exec_halo {
         backend.compute(&mut call, owned_end, exec_end)?;
     }
-    comm.reduce_end();
-    let elapsed = t.elapsed();
     let downloaded = match &reference {
         Some(r) => crate::validate::compare(r, &call, backend.as_mut(), dats, rtol)?,
         None => Vec::new(),
     };
+    if let Some(partial) = partial {
+        for r in call.reductions.iter_mut() {
+            if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
+                // SAFETY: as in `seeded`: the caller's global holds `bytes` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(ptr as *const u8, r.buf.as_mut_ptr() as *mut u8, bytes) };
+            }
+        }
+        comm.reduce(&partial, &mut call.reductions)?;
+    }
+    let elapsed = t.elapsed();
     let reductions = std::mem::take(&mut call.reductions);
     drop(call);
     for (d, n) in downloaded {
@@ -380,6 +441,9 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     st.time += elapsed;
     st.jit_time += jit_time;
     st.bytes += bytes;
+    st.halo_time += comm.halo_time.saturating_sub(halo_before.0);
+    st.halo_bytes += comm.halo_bytes - halo_before.1;
+    st.halo_messages += comm.messages - halo_before.2;
     Ok(())
 }
 
@@ -488,7 +552,7 @@ fn bytes_moved(ctx: &Context, descs: &[ArgDesc], bound: &[BoundArg], set: SetId)
     }
     for (_, m, col, eb) in pairs {
         let map = &ctx.maps[m.0 as usize];
-        total += map.distinct_targets(col, ctx.sets[map.to.0 as usize].size) as u64 * eb;
+        total += map.distinct_targets(col, ctx.sets[map.to.0 as usize].total) as u64 * eb;
     }
     total
 }

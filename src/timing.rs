@@ -18,6 +18,10 @@ pub struct LoopStats {
     pub bytes: u64,
     /// Which wrapper the loop's compiled code runs (`OP2_SIMD`), when it has been compiled.
     pub simd: Option<std::sync::Arc<crate::backend::simd_choice::SimdChooser>>,
+    /// Under MPI: time in halo exchanges (begin and end), bytes and messages sent.
+    pub halo_time: Duration,
+    pub halo_bytes: u64,
+    pub halo_messages: u64,
 }
 
 /// Statistics of all loops, in order of first call.

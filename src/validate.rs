@@ -27,7 +27,7 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
     let mut copies: Vec<(DatId, Vec<u8>)> = Vec::new();
     let mut slots = call.slots.clone();
     for (i, (d, b)) in call.descs.iter().zip(call.bound).enumerate() {
-        let (ArgDesc::Dat { .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) else { continue };
+        let (ArgDesc::Dat { dim, ty, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) else { continue };
         let at = match copies.iter().position(|(q, _)| q == dat) {
             Some(p) => p,
             None => {
@@ -45,10 +45,12 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
                 if copy.try_reserve_exact(host.len()).is_err() {
                     op2_bail!(OutOfMemory, "op_par_loop '{}': cannot copy dat for validation", call.name);
                 }
+                copy.extend_from_slice(host);
                 if write_only {
-                    copy.resize(host.len(), 0xFF);
-                } else {
-                    copy.extend_from_slice(host);
+                    // Only the rows the loop runs over (under MPI the halo rows beyond keep
+                    // their values, as in the real run).
+                    let n = (end * dim * ty.size()).min(copy.len());
+                    copy[..n].fill(0xFF);
                 }
                 copies.push((*dat, copy));
                 copies.len() - 1

@@ -3,7 +3,8 @@
  * NACA0012 aerofoil) written against op2's C API.
  *
  * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
- *                [--renumber] [--kernel-dir D] [--save FILE] [OP2 tokens such as OP2_BACKEND=threads]
+ *                [--renumber] [--kernel-dir D] [--save FILE] [--partition LIB[:ROUTINE]]
+ *                [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
  *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
  *                   (default: new_grid.dat in the current directory)
@@ -17,7 +18,14 @@
  *                   app keeps them (default: the copies compiled into this program)
  *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
  *                   FILE ends in .txt, else op_print_dat_to_binfile
+ *   --partition P   under MPI (mpiexec -n N airfoil ...): how op_partition distributes the mesh:
+ *                   METIS:KWAY (default; cells by the graph of pecell), RCB (nodes by p_x, the
+ *                   other sets follow), BLOCK (the declared blocks), RANDOM
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
+ *
+ * As an OP2 MPI program: every process reads the text mesh, declares its contiguous block of
+ * every set (map values stay global indices), then calls op_partition; one process is the same
+ * program. Output (rms log, messages) comes from the root process.
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
  * strings (build/gen/airfoil_kernels.h) so this program is self-contained.
@@ -66,6 +74,7 @@ static void usage(FILE *f, const char *prog) {
           "  --renumber      op_renumber(pedge) before the first loop\n"
           "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
+          "  --partition P   MPI partitioner: METIS:KWAY (default), RCB, BLOCK or RANDOM\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
 }
@@ -76,6 +85,7 @@ int main(int argc, char **argv) {
   const char *save_path = NULL;
   int renumber = 0;
   const char *kernel_dir = NULL;
+  const char *partition = "METIS:KWAY";
   long niter = 1000;
   const char *vtk_path = NULL;
   long vtk_every = 0;
@@ -108,6 +118,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
       save_path = argv[++i];
+    } else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
+      partition = argv[++i];
     } else if (!strcmp(argv[i], "--renumber")) {
       renumber = 1;
     } else if (!strcmp(argv[i], "--kernel-dir") && i + 1 < argc) {
@@ -141,13 +153,20 @@ int main(int argc, char **argv) {
     return 1;
   }
   t_read = now_s() - t_read;
+  op_init(op_argc, op_argv, 1);
+  int nranks = op_num_ranks(), rank = 0;
+  op_rank(&rank);
+  int root = op_is_root();
+  if (nranks > 1 && (from_h5 || vtk_path)) {
+    fprintf(stderr, "airfoil: under MPI only text meshes and no --vtk are supported\n");
+    op_exit();
+    return 2;
+  }
   FILE *log = NULL;
-  if (log_path && !(log = fopen(log_path, "w"))) {
+  if (root && log_path && !(log = fopen(log_path, "w"))) {
     fprintf(stderr, "airfoil: cannot write rms log '%s'\n", log_path);
     return 1;
   }
-
-  op_init(op_argc, op_argv, 1);
 
   /* flow constants: single-precision literals widened to double */
   double gam = 1.4f;
@@ -206,30 +225,47 @@ int main(int argc, char **argv) {
     for (int c = 0; c < m.ncell; c++)
       for (int n = 0; n < 4; n++) q[4 * c + n] = qinf[n];
 
-    nodes = op_decl_set(m.nnode, "nodes");
-    edges = op_decl_set(m.nedge, "edges");
-    bedges = op_decl_set(m.nbedge, "bedges");
-    cells = op_decl_set(m.ncell, "cells");
+    /* this process's block of every set: [n*rank/nranks, n*(rank+1)/nranks) */
+#define LO(n) ((int)((long long)(n) * rank / nranks))
+#define CNT(n) ((int)((long long)(n) * (rank + 1) / nranks) - LO(n))
+    nodes = op_decl_set(CNT(m.nnode), "nodes");
+    edges = op_decl_set(CNT(m.nedge), "edges");
+    bedges = op_decl_set(CNT(m.nbedge), "bedges");
+    cells = op_decl_set(CNT(m.ncell), "cells");
 
-    pedge = op_decl_map(edges, nodes, 2, m.edge, "pedge");
-    pecell = op_decl_map(edges, cells, 2, m.ecell, "pecell");
-    pbedge = op_decl_map(bedges, nodes, 2, m.bedge, "pbedge");
-    pbecell = op_decl_map(bedges, cells, 1, m.becell, "pbecell");
-    pcell = op_decl_map(cells, nodes, 4, m.cell, "pcell");
+    pedge = op_decl_map(edges, nodes, 2, m.edge + 2 * LO(m.nedge), "pedge");
+    pecell = op_decl_map(edges, cells, 2, m.ecell + 2 * LO(m.nedge), "pecell");
+    pbedge = op_decl_map(bedges, nodes, 2, m.bedge + 2 * LO(m.nbedge), "pbedge");
+    pbecell = op_decl_map(bedges, cells, 1, m.becell + LO(m.nbedge), "pbecell");
+    pcell = op_decl_map(cells, nodes, 4, m.cell + 4 * LO(m.ncell), "pcell");
 
-    p_bound = op_decl_dat(bedges, 1, "int", m.bound, "p_bound");
-    p_x = op_decl_dat(nodes, 2, "double", m.x, "p_x");
-    p_q = op_decl_dat(cells, 4, "double", q, "p_q");
+    p_bound = op_decl_dat(bedges, 1, "int", m.bound + LO(m.nbedge), "p_bound");
+    p_x = op_decl_dat(nodes, 2, "double", m.x + 2 * LO(m.nnode), "p_x");
+    p_q = op_decl_dat(cells, 4, "double", q + 4 * (size_t)LO(m.ncell), "p_q");
+#undef LO
+#undef CNT
     /* op2 copied everything: the host arrays can go */
     free(q);
   }
-  printf("airfoil: mesh '%s': %d nodes, %d cells, %d edges, %d boundary edges; backend %s\n",
-         mesh_path, m.nnode, m.ncell, m.nedge, m.nbedge, op_backend_name());
-  printf("airfoil: mesh read in %.3f s (%s)\n", t_read, from_h5 ? "HDF5" : "text");
+  if (root) {
+    printf("airfoil: mesh '%s': %d nodes, %d cells, %d edges, %d boundary edges; backend %s",
+           mesh_path, m.nnode, m.ncell, m.nedge, m.nbedge, op_backend_name());
+    if (nranks > 1) printf(", %d MPI processes (%s)", nranks, partition);
+    printf("\n");
+    printf("airfoil: mesh read in %.3f s (%s)\n", t_read, from_h5 ? "HDF5" : "text");
+  }
   op_dat p_qold = op_decl_dat(cells, 4, "double", NULL, "p_qold");
   op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
   op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
 
+  {
+    /* LIB or LIB:ROUTINE */
+    char lib[64], *colon;
+    snprintf(lib, sizeof lib, "%s", partition);
+    colon = strchr(lib, ':');
+    if (colon) *colon = '\0';
+    op_partition(lib, colon ? colon + 1 : NULL, cells, pecell, p_x);
+  }
   if (renumber) op_renumber(pedge);
   int ncell = m.ncell;
   if (!from_h5) am_free(&m);
@@ -305,24 +341,25 @@ int main(int argc, char **argv) {
 
     rms = sqrt(rms / (double)ncell);
     if (log) fprintf(log, "%ld %.17e\n", iter, rms);
-    if (iter % 100 == 0) printf(" %ld  %10.5e\n", iter, rms);
+    if (root && iter % 100 == 0) printf(" %ld  %10.5e\n", iter, rms);
     if (iter == 1) t1 = now_s();
     if (vtk_every && iter % vtk_every == 0) write_vtk(vtk_path, iter, pcell, p_x, p_q);
   }
   double t = now_s() - t0;
   if (log) fclose(log);
 
-  if (niter > 0)
+  if (root && niter > 0)
     printf("airfoil: last stage: largest squared change %.6e, in cell %d\n", maxerr, errloc);
-  if (niter > 1)
+  if (root && niter > 1)
     printf("airfoil: first iteration %.3f s (includes any JIT compilation), then %.3f ms/iter\n",
            t1 - t0, 1e3 * (t0 + t - t1) / (double)(niter - 1));
   fflush(stdout);
   op_timing_output();
   fflush(stdout);
   if (vtk_path) write_vtk(vtk_path, -1, pcell, p_x, p_q);
-  printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
-         niter ? 1e3 * t / (double)niter : 0.0);
+  if (root)
+    printf("airfoil: %ld iterations, %.3f s, %.3f ms/iter\n", niter, t,
+           niter ? 1e3 * t / (double)niter : 0.0);
 
   if (save_path) {
     size_t n = strlen(save_path);
@@ -331,7 +368,8 @@ int main(int argc, char **argv) {
       op_print_dat_to_txtfile(p_q, save_path);
     else
       op_print_dat_to_binfile(p_q, save_path);
-    printf("airfoil: final solution q written to %s (%s)\n", save_path,
+    if (root)
+      printf("airfoil: final solution q written to %s (%s)\n", save_path,
            text ? "text, OP2's op_print_dat_to_txtfile format"
                 : "binary: int ncell, int 4, then ncell x 4 doubles");
   }

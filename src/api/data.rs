@@ -6,39 +6,55 @@ use crate::op2_bail;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 
 /// Copies all of a dat's values (`set.size * dim` values, original element order) into `data`,
-/// which the caller provides. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// which the caller provides. Under MPI: this process's declared block, in its original order,
+/// whatever the partitioner (collective). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
     const CALL: &str = "op_fetch_data";
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let ctx = st.ctx(CALL)?;
+        ctx.comm.check_call(CALL)?;
         let dv = &ctx.dats[d.0 as usize];
-        let n = ctx.sets[dv.set.0 as usize].size;
+        let n = crate::mpi::dist::declared_size(ctx, dv.set);
+        if data.is_null() && n > 0 {
+            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
+        }
+        let eb = dv.elem_bytes();
+        if ctx.comm.distributed() {
+            // Collective: every process takes part, also one that declared nothing.
+            let out: &mut [u8] = if n == 0 {
+                &mut []
+            } else {
+                // SAFETY: the caller provides room for its declared block: n * dim values.
+                unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * eb) }
+            };
+            return crate::mpi::dist::fetch_block(ctx, d, out);
+        }
         if n == 0 {
             return Ok(());
         }
-        if data.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
-        }
         // SAFETY: the caller provides room for set.size * dim values.
-        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * dv.elem_bytes()) };
+        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, n * eb) };
         ctx.fetch(d, 0, n - 1, out)?;
         Ok(())
     })
 }
 
 /// Copies the values of elements `low..=high` (inclusive) of a dat into `data`
-/// (`(high - low + 1) * dim` values). Errors: OP2_ERR_BAD_RANGE unless
-/// `0 <= low <= high < set.size`; OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// (`(high - low + 1) * dim` values). Under MPI the indices are global (original numbering), the
+/// call is collective and every process gets the range. Errors: OP2_ERR_BAD_RANGE unless
+/// `0 <= low <= high < set.size` (global size under MPI); OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, high: c_int) {
     const CALL: &str = "op_fetch_data_idx";
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let ctx = st.ctx(CALL)?;
+        ctx.comm.check_call(CALL)?;
         let dv = &ctx.dats[d.0 as usize];
-        let n = ctx.sets[dv.set.0 as usize].size;
+        let n = crate::mpi::dist::global_size(ctx, dv.set);
         if low < 0 || high < low || high as usize >= n {
             op2_bail!(
                 BadRange,
@@ -52,7 +68,13 @@ pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, 
         }
         let count = (high - low + 1) as usize;
         // SAFETY: the caller provides room for (high - low + 1) * dim values.
-        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * dv.elem_bytes()) };
+        let eb = dv.elem_bytes();
+        let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * eb) };
+        if ctx.comm.distributed() {
+            let all = crate::mpi::dist::global_rows(ctx, d)?;
+            out.copy_from_slice(&all[low as usize * eb..(high as usize + 1) * eb]);
+            return Ok(());
+        }
         ctx.fetch(d, low as usize, high as usize, out)?;
         Ok(())
     })
@@ -65,7 +87,7 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
     const CALL: &str = "op_get_size";
     boundary(CALL, -1, |st| {
         let s = st.set(set, &CALL, &"set")?;
-        Ok(st.ctx(CALL)?.sets[s.0 as usize].size as c_longlong)
+        Ok(crate::mpi::dist::global_size(st.ctx(CALL)?, s) as c_longlong)
     })
 }
 
@@ -81,8 +103,20 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
-        ctx.sync_to_host(d)?;
-        let text = ctx.dat_text(d);
+        ctx.comm.check_call(CALL)?;
+        let text = if ctx.comm.distributed() {
+            // Collective: the whole dat in original order, written by process 0.
+            let rows = crate::mpi::dist::global_rows(ctx, d)?;
+            let dv = &ctx.dats[d.0 as usize];
+            let n = crate::mpi::dist::global_size(ctx, dv.set);
+            if ctx.comm.rank() != 0 {
+                return Ok(());
+            }
+            crate::core::output::txt(n, dv.dim, dv.ty, &rows)
+        } else {
+            ctx.sync_to_host(d)?;
+            ctx.dat_text(d)
+        };
         if let Err(e) = std::fs::write(file, text) {
             op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
         }

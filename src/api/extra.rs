@@ -80,7 +80,21 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
         let ctx = st.ctx(CALL)?;
-        if let Err(e) = std::fs::write(file, ctx.dat_binary(d)) {
+        ctx.comm.check_call(CALL)?;
+        let bytes = if ctx.comm.distributed() {
+            // Collective: the whole dat in original order, written by process 0.
+            let rows = crate::mpi::dist::global_rows(ctx, d)?;
+            let dv = &ctx.dats[d.0 as usize];
+            let n = crate::mpi::dist::global_size(ctx, dv.set);
+            if ctx.comm.rank() != 0 {
+                return Ok(());
+            }
+            crate::core::output::bin(n, dv.dim, &rows)
+        } else {
+            ctx.sync_to_host(d)?;
+            ctx.dat_binary(d)
+        };
+        if let Err(e) = std::fs::write(file, bytes) {
             op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
         }
         Ok(())
@@ -92,8 +106,9 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
 /// then each linked set sorted by the elements it reaches. Only storage changes: fetches,
 /// output and `op_arg_idx` keep the declared numbering, and later declarations on these sets
 /// are given in the declared numbering too. Call it after the declarations, before the first
-/// loop. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has
-/// already run).
+/// loop. Under MPI with more than one process it does nothing (the local numbering is
+/// op_partition's: core first, then the halos). Errors: OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_LOOP (a loop has already run).
 #[no_mangle]
 pub extern "C" fn op_renumber(base: op_map) {
     const CALL: &str = "op_renumber";
@@ -152,17 +167,23 @@ pub extern "C" fn op_num_ranks() -> c_int {
 /// Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_mpi_barrier() {
-    boundary("op_mpi_barrier", (), |st| st.ctx("op_mpi_barrier").map(|_| ()))
+    boundary("op_mpi_barrier", (), |st| {
+        let ctx = st.ctx("op_mpi_barrier")?;
+        ctx.comm.check_call("op_mpi_barrier")?;
+        ctx.comm.barrier()
+    })
 }
 
-/// The global index of this process's first element of `set` (0 without MPI, where the process
-/// holds the whole set). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE (then -1).
+/// The global index of this process's first element of `set` in the declared (original)
+/// numbering: the sum of the block sizes the processes before it declared (0 without MPI,
+/// where the process holds the whole set). Errors: OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE (then -1).
 #[no_mangle]
 pub extern "C" fn op_get_global_set_offset(set: op_set) -> c_longlong {
     const CALL: &str = "op_get_global_set_offset";
     boundary(CALL, -1, |st| {
-        st.set(set, &CALL, &"set")?;
-        Ok(0)
+        let s = st.set(set, &CALL, &"set")?;
+        Ok(crate::mpi::dist::global_offset(st.ctx(CALL)?, s) as c_longlong)
     })
 }
 

@@ -30,7 +30,7 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
-        st.ctx(CALL)?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let label = format!("{CALL} '{file}'");
         let m = st.map(cells, &label, &"cells map")?;
@@ -67,7 +67,7 @@ pub extern "C" fn op_write_vtk(
 pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
     const CALL: &str = "op_decl_set_hdf5";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let id = crate::io::hdf5::decl_set(st.ctx(CALL)?, file, name, CALL)?;
@@ -92,7 +92,7 @@ pub extern "C" fn op_decl_map_hdf5(
 ) -> op_map {
     const CALL: &str = "op_decl_map_hdf5";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let label = format!("{CALL} '{name}'");
@@ -118,7 +118,7 @@ pub extern "C" fn op_decl_dat_hdf5(
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_hdf5";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
@@ -198,7 +198,7 @@ pub extern "C" fn op_write_const_hdf5(
 /// Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
 /// OP2's layout (attributes size = bytes per element, dim, type). The file is created if
 /// missing; an existing dataset of that name must have the dat's shape and type and is
-/// overwritten. Collective under MPI. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
+/// overwritten. On more than one MPI process: OP2_ERR_BACKEND_UNAVAILABLE (not yet). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
 /// dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
@@ -207,20 +207,21 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         st.ctx(CALL)?.sync_to_host(d)?;
         crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
     })
 }
 
 /// Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
-/// layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Collective under MPI.
+/// layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Not yet on more than one MPI process (OP2_ERR_BACKEND_UNAVAILABLE).
 /// Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
-        st.ctx(CALL)?;
+        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         st.ctx(CALL)?.sync_all_to_host()?;
         crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)

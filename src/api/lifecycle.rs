@@ -17,43 +17,87 @@ use std::ffi::{c_char, c_int, CStr};
 ///
 /// Errors: OP2_ERR_ALREADY_INITIALISED, OP2_ERR_BAD_CONFIG (a configuration value that cannot be
 /// used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
-/// by this user, is writable by others, or cannot be created). Collective under MPI.
+/// by this user, is writable by others, or cannot be created), OP2_ERR_MPI (MPI could not be
+/// initialised, or the launcher started more processes than the MPI this program is linked
+/// against sees). Collective under MPI: when started by an MPI launcher (`mpiexec`), or when the
+/// program initialised MPI itself, op2 runs on `MPI_COMM_WORLD` (initialising MPI if needed);
+/// otherwise it runs as one process without touching MPI.
 #[no_mangle]
 pub extern "C" fn op_init(argc: c_int, argv: *mut *mut c_char, diags: c_int) {
-    boundary("op_init", (), |st| {
-        if st.ctx.is_some() {
-            op2_bail!(AlreadyInitialised, "op_init: op2 is already initialised (call op_exit first)");
-        }
-        let mut tokens = Vec::new();
-        if !argv.is_null() {
-            for i in 0..argc.max(0) as usize {
-                // SAFETY: argv has argc entries (C's contract for main's arguments).
-                let p = unsafe { *argv.add(i) };
-                if !p.is_null() {
-                    // SAFETY: each non-NULL argv entry is a NUL-terminated string.
-                    tokens.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
-                }
+    boundary("op_init", (), |st| init(st, argc, argv, diags, None, "op_init"))
+}
+
+/// `op_init` and `op_mpi_init`: `fortran_comm` is the Fortran handle of the communicator to
+/// run on (`op_mpi_init`), or None for `MPI_COMM_WORLD` when the program was started by an MPI
+/// launcher or has initialised MPI itself (otherwise op2 runs as one process, MPI untouched).
+pub(crate) fn init(
+    st: &mut super::ApiState,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    diags: c_int,
+    fortran_comm: Option<i32>,
+    call: &str,
+) -> crate::error::Result<()> {
+    if st.ctx.is_some() {
+        op2_bail!(AlreadyInitialised, "{call}: op2 is already initialised (call op_exit first)");
+    }
+    let mut tokens = Vec::new();
+    if !argv.is_null() {
+        for i in 0..argc.max(0) as usize {
+            // SAFETY: argv has argc entries (C's contract for main's arguments).
+            let p = unsafe { *argv.add(i) };
+            if !p.is_null() {
+                // SAFETY: each non-NULL argv entry is a NUL-terminated string.
+                tokens.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
             }
         }
-        // The handler first: `OP2_ERROR_HANDLER=return` covers every other bad value given
-        // in the same op_init.
-        let env = |k: &str| std::env::var(k).ok();
-        if let Some(r) = crate::config::error_handler(&env, &tokens)? {
-            st.set_errors_return(r);
+    }
+    // The handler first: `OP2_ERROR_HANDLER=return` covers every other bad value given
+    // in the same op_init.
+    let env = |k: &str| std::env::var(k).ok();
+    if let Some(r) = crate::config::error_handler(&env, &tokens)? {
+        st.set_errors_return(r);
+    }
+    let config = Config::from_env(&tokens, diags)?;
+    let mut ctx = Context::new(config)?;
+    let mpi_check = tokens
+        .iter()
+        .rev()
+        .find_map(|t| t.strip_prefix("OP2_MPI_CHECK="))
+        .map(str::to_string)
+        .or_else(|| env("OP2_MPI_CHECK"));
+    ctx.comm.check = match mpi_check.as_deref().map(str::trim) {
+        None | Some("") | Some("0") => false,
+        Some("1") => true,
+        Some(v) => op2_bail!(BadConfig, "{call}: OP2_MPI_CHECK='{v}': use 0 or 1"),
+    };
+    #[cfg(feature = "mpi")]
+    {
+        use crate::mpi::transport;
+        if fortran_comm.is_some() || transport::launcher_size().is_some() || transport::is_initialized() {
+            ctx.comm.world = Some(transport::World::open(fortran_comm)?);
         }
-        let config = Config::from_env(&tokens, diags)?;
-        let ctx = Context::new(config)?;
-        if ctx.config.diags >= 1 {
-            crate::timing::print_after_c_stdio(&ctx.diags_init_line());
+    }
+    #[cfg(not(feature = "mpi"))]
+    if fortran_comm.is_some() {
+        op2_bail!(BackendUnavailable, "{call}: this op2 was built without MPI (cargo feature mpi)");
+    }
+    if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+        let mut line = ctx.diags_init_line();
+        if ctx.comm.distributed() {
+            line = format!("{}, {} MPI processes\n", line.trim_end(), ctx.comm.size());
         }
-        st.serial = st.serial.wrapping_add(1);
-        st.ctx = Some(ctx);
-        Ok(())
-    })
+        crate::timing::print_after_c_stdio(&line);
+    }
+    st.serial = st.serial.wrapping_add(1);
+    st.ctx = Some(ctx);
+    Ok(())
 }
 
 /// Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
-/// session become invalid; a later `op_init` starts afresh. Errors: OP2_ERR_NOT_INITIALISED.
+/// session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
+/// finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
+/// so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_exit() {
     boundary("op_exit", (), |st| {
@@ -115,11 +159,20 @@ pub extern "C" fn op_diagnostic_output() {
 
 /// Prints, per loop: calls, total and mean time, GB/s achieved from the bytes its arguments move
 /// (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
-/// stream bandwidth when `OP2_STREAM_GBS` gives it. Errors: OP2_ERR_NOT_INITIALISED.
+/// stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
+/// prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
+/// bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_timing_output() {
     boundary("op_timing_output", (), |st| {
         let ctx = st.ctx("op_timing_output")?;
+        if ctx.comm.distributed() {
+            ctx.comm.check_call("op_timing_output")?;
+            if let Some(t) = crate::mpi::dist::timing_table(ctx)? {
+                print_after_c_stdio(&t);
+            }
+            return Ok(());
+        }
         let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
         print_after_c_stdio(&ctx.timings.table(ctx.backend.kind().name(), stream));
         Ok(())

@@ -16,6 +16,7 @@ pub mod io;
 pub mod lifecycle;
 pub mod loops;
 pub mod mat;
+pub mod mpi;
 
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
@@ -180,6 +181,7 @@ pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiStat
     if !ERRORS_RETURN.load(Ordering::Relaxed) {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{err}");
+        crate::mpi::abort_job(1);
         std::process::exit(1);
     }
     default

@@ -73,6 +73,8 @@ pub struct LoopCall<'a> {
     pub maps: Vec<Option<(MapId, &'a [i32])>>,
     pub name: &'a str,
     pub set: crate::core::SetId,
+    /// Elements the loop may run over: owned plus the exec halo under MPI (`exec_end`), so the
+    /// rows of every map from the set; the set size on one process.
     pub set_size: usize,
     pub lib: &'a HostLibrary,
     pub descs: &'a [ArgDesc],

@@ -37,6 +37,9 @@ pub struct Set {
     /// End of the exec halo section (elements executed redundantly); `size` marks the end of
     /// owned elements.
     pub exec_end: usize,
+    /// Local elements stored, halos included (`exec_end` plus the non-exec halo): the rows of
+    /// every dat on the set. Equal to `size` on one process.
+    pub total: usize,
     /// Storage order after `op_renumber` (None: storage is the declared order). Every value
     /// users see (fetch, output, `op_arg_idx`) is in the declared order.
     pub order: Option<renumber::Order>,
@@ -48,7 +51,7 @@ impl Set {
             op2_bail!(BadSize, "op_decl_set '{name}': size {size} is negative");
         }
         let size = size as usize;
-        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size, order: None })
+        Ok(Set { name: name.to_string(), size, core_end: size, exec_end: size, total: size, order: None })
     }
 }
 

@@ -19,6 +19,7 @@ impl Context {
         if pairs.is_empty() {
             op2_bail!(BadSize, "{call} '{name}': no map pairs given (npairs must be at least 1)");
         }
+        crate::mpi::one_process_only(self, call)?;
         let m = |id: MapId| &self.maps[id.0 as usize];
         let set = |id: crate::core::SetId| self.sets[id.0 as usize].name.as_str();
         let (row_set, col_set) = (m(pairs[0].0).to, m(pairs[0].1).to);

@@ -1,49 +1,355 @@
-//! The distributed layer, seen by the loop driver: halo exchanges and global reductions. This
-//! build runs as one process (no MPI library is linked), so every set is all core, exchanges
-//! move nothing and reductions are already global; the driver calls these hooks in the order
-//! of `mpi-halos.txt` so an MPI implementation plugs in here without reshaping it.
+//! The distributed layer, seen by the loop driver: halo exchanges and global reductions, plus
+//! the partition state (each set's local layout under MPI). Without MPI (or on one process)
+//! every set is all core, exchanges move nothing and reductions are already global; the driver
+//! calls these hooks in the order of `mpi-halos.txt` either way, and backends never see MPI.
+//!
+//! Under `mpiexec` (cargo feature `mpi`) op2 runs on a duplicate of `MPI_COMM_WORLD` (or of the
+//! communicator given to `op_mpi_init`). Declarations are each process's contiguous block;
+//! `op_partition` (see `dist`) gathers the connectivity, partitions, and gives every set its
+//! local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
+//! one message per neighbour holding every dat that needs it (grouped, as OP2's default).
 
-use crate::core::DatId;
+pub mod dist;
+pub mod layout;
+pub mod partition;
+#[cfg(all(test, feature = "mpi"))]
+mod tests;
+#[cfg(feature = "mpi")]
+pub mod transport;
+
+use crate::backend::reduce::Partials;
+use crate::backend::Reduction;
+use crate::core::{Dat, DatId};
+use crate::error::Result;
+use crate::op2_bail;
+use layout::SetLayout;
+use std::time::{Duration, Instant};
+
+/// Set while op2 runs on more than one process: abort mode then ends the whole job.
+pub static JOB_ABORT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Abort mode under MPI: `MPI_Abort` on `MPI_COMM_WORLD`, so no process waits forever for one
+/// that exited. Does nothing without MPI (the caller then exits).
+pub fn abort_job(code: i32) {
+    #[cfg(feature = "mpi")]
+    if JOB_ABORT.load(std::sync::atomic::Ordering::Acquire) && transport::is_initialized() {
+        // SAFETY: MPI is initialised; aborting the world communicator is always allowed.
+        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, code) };
+    }
+    let _ = code;
+}
+
+/// For calls that do not take part in MPI yet (HDF5 and VTK files): OP2_ERR_BACKEND_UNAVAILABLE
+/// on more than one process rather than a file written or read wrongly.
+pub fn one_process_only(ctx: &crate::context::Context, call: &str) -> Result<()> {
+    if ctx.comm.distributed() {
+        op2_bail!(
+            BackendUnavailable,
+            "{call}: not supported under MPI with more than one process yet (this run has {})",
+            ctx.comm.size()
+        );
+    }
+    Ok(())
+}
+
+/// A set as the distributed layer sees it.
+#[derive(Debug, Default, Clone)]
+pub struct SetDist {
+    /// Global size (all processes).
+    pub global_size: usize,
+    /// First global index of this process's declared block, and its size.
+    pub decl_offset: usize,
+    pub decl_size: usize,
+    /// Declared block offsets of every process (P + 1 entries).
+    pub offsets: Vec<usize>,
+    /// The local layout after `op_partition`.
+    pub layout: Option<SetLayout>,
+}
 
 /// The communicator seen by the driver.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Comm {
+    #[cfg(feature = "mpi")]
+    pub world: Option<transport::World>,
     /// Halo exchanges started (counted even when there is nothing to send: tests check that
     /// exchanges happen only for dirty halos that a loop reads).
     pub exchanges: u64,
+    /// Messages sent by halo exchanges, bytes sent, and time spent in begin + end.
+    pub messages: u64,
+    pub halo_bytes: u64,
+    pub halo_time: Duration,
+    /// Per set (by SetId), under MPI.
+    pub sets: Vec<SetDist>,
+    /// `op_partition` has built the layouts.
+    pub partitioned: bool,
+    /// `OP2_MPI_CHECK=1`: every collective call is checked against the other processes'.
+    pub check: bool,
+    /// Collective calls so far (the check's sequence number).
+    pub seq: u64,
+    /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
+    /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
+    pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
 }
 
-/// An exchange in flight.
+/// An exchange in flight: the requests and the buffers they use. Dropping it waits for every
+/// request, so an error between begin and end leaves nothing pending.
 #[must_use]
 pub struct Exchange {
     pending: Vec<DatId>,
+    #[cfg(feature = "mpi")]
+    reqs: Vec<mpi::ffi::MPI_Request>,
+    /// Per neighbour: (rank, receive buffer).
+    #[cfg(feature = "mpi")]
+    recv: Vec<(i32, Vec<u8>)>,
+    /// Per neighbour: (rank, send buffer).
+    #[cfg(feature = "mpi")]
+    send: Vec<(i32, Vec<u8>)>,
+    /// Per dat in `pending`: where its rows go (host pointer), the row size and the set.
+    #[cfg(feature = "mpi")]
+    dst: Vec<(*mut u8, usize, usize)>,
+    started: Instant,
 }
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        #[cfg(feature = "mpi")]
+        if !self.reqs.is_empty() {
+            // SAFETY: the requests are ours; their buffers are still alive (fields of self).
+            unsafe {
+                mpi::ffi::MPI_Waitall(self.reqs.len() as i32, self.reqs.as_mut_ptr(), mpi::ffi::RSMPI_STATUSES_IGNORE)
+            };
+            self.reqs.clear();
+        }
+    }
+}
+
+/// The message tag of grouped halo exchanges (one message per neighbour per loop; MPI keeps
+/// messages between a pair on one tag in order, so consecutive loops never mix).
+#[cfg(feature = "mpi")]
+const HALO_TAG: i32 = 7001;
 
 impl Comm {
     pub fn rank(&self) -> i32 {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.rank();
+        }
         0
     }
 
     pub fn size(&self) -> i32 {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.size();
+        }
         1
     }
 
-    /// Starts exchanging the halos of `dats` (those the loop reads indirectly and whose halos
-    /// are out of date).
-    pub fn halo_exchange_begin(&mut self, dats: Vec<DatId>) -> Exchange {
-        if !dats.is_empty() {
+    /// More than one process: declarations are blocks and `op_partition` matters.
+    pub fn distributed(&self) -> bool {
+        self.size() > 1
+    }
+
+    /// The layout of a set after `op_partition` (None on one process or before).
+    pub fn layout(&self, set: crate::core::SetId) -> Option<&SetLayout> {
+        self.sets.get(set.0 as usize).and_then(|s| s.layout.as_ref())
+    }
+
+    pub fn barrier(&self) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.barrier();
+        }
+        Ok(())
+    }
+
+    /// Every process's bytes on every process, in rank order.
+    pub fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.all_gather(mine);
+        }
+        Ok(vec![mine.to_vec()])
+    }
+
+    /// `OP2_MPI_CHECK=1`: all processes must be at the same collective call (`what`, with the
+    /// sequence number); a difference is `OP2_ERR_MPI` naming both calls.
+    pub fn check_call(&mut self, what: &str) -> Result<()> {
+        if !self.check || !self.distributed() {
+            return Ok(());
+        }
+        self.seq += 1;
+        let mine = format!("#{} {what}", self.seq);
+        let all = self.all_gather(mine.as_bytes())?;
+        let me = self.rank() as usize;
+        if let Some((r, other)) = all.iter().enumerate().find(|(_, b)| b.as_slice() != mine.as_bytes()) {
+            let other = String::from_utf8_lossy(other);
+            op2_bail!(
+                Mpi,
+                "{what}: OP2_MPI_CHECK: processes called op2 in different orders: process {me} is at call {mine}, process {r} at call {other}"
+            );
+        }
+        Ok(())
+    }
+
+    /// Starts exchanging the halos of `dats` (those the loop reads through its halo and whose
+    /// halos are out of date): packs every neighbour's rows into one buffer and posts the sends
+    /// and receives.
+    pub fn halo_exchange_begin(&mut self, dats: &mut [Dat], list: Vec<DatId>) -> Result<Exchange> {
+        let started = Instant::now();
+        if !list.is_empty() {
             self.exchanges += 1;
         }
-        Exchange { pending: dats }
+        let mut ex = Exchange {
+            pending: Vec::new(),
+            #[cfg(feature = "mpi")]
+            reqs: Vec::new(),
+            #[cfg(feature = "mpi")]
+            recv: Vec::new(),
+            #[cfg(feature = "mpi")]
+            send: Vec::new(),
+            #[cfg(feature = "mpi")]
+            dst: Vec::new(),
+            started,
+        };
+        if !self.partitioned || list.is_empty() {
+            ex.pending = list;
+            return Ok(ex);
+        }
+        #[cfg(not(feature = "mpi"))]
+        let _ = dats;
+        #[cfg(feature = "mpi")]
+        {
+            let Some(w) = &self.world else {
+                ex.pending = list;
+                return Ok(ex);
+            };
+            let lay = |d: &Dat| self.sets[d.set.0 as usize].layout.as_ref();
+            // Neighbours of any set involved, ascending.
+            let mut nbrs: Vec<i32> = Vec::new();
+            for &d in &list {
+                if let Some(l) = lay(&dats[d.0 as usize]) {
+                    nbrs.extend(l.imports.iter().map(|x| x.0));
+                    nbrs.extend(l.exports.iter().map(|x| x.0));
+                }
+            }
+            nbrs.sort_unstable();
+            nbrs.dedup();
+            for &q in &nbrs {
+                let mut sbuf = Vec::new();
+                let mut rbytes = 0usize;
+                for &d in &list {
+                    let dv = &dats[d.0 as usize];
+                    let Some(l) = lay(dv) else { continue };
+                    let eb = dv.elem_bytes();
+                    let data = dv.data.as_slice();
+                    if let Some((_, idx)) = l.exports.iter().find(|x| x.0 == q) {
+                        for &i in idx {
+                            sbuf.extend_from_slice(&data[i as usize * eb..(i as usize + 1) * eb]);
+                        }
+                    }
+                    if let Some((_, pos)) = l.imports.iter().find(|x| x.0 == q) {
+                        rbytes += pos.len() * eb;
+                    }
+                }
+                if rbytes > 0 {
+                    ex.recv.push((q, vec![0u8; rbytes]));
+                }
+                if !sbuf.is_empty() {
+                    self.halo_bytes += sbuf.len() as u64;
+                    self.messages += 1;
+                    ex.send.push((q, sbuf));
+                }
+            }
+            // Post receives first, then sends. The Vec<u8> heap buffers never move from here on.
+            ex.reqs = vec![transport::World::null_request(); ex.recv.len() + ex.send.len()];
+            let mut k = 0;
+            for (q, buf) in ex.recv.iter_mut() {
+                w.irecv(buf, *q, HALO_TAG, &mut ex.reqs[k])?;
+                k += 1;
+            }
+            for (q, buf) in &ex.send {
+                w.isend(buf, *q, HALO_TAG, &mut ex.reqs[k])?;
+                k += 1;
+            }
+            for &d in &list {
+                let dv = &mut dats[d.0 as usize];
+                let eb = dv.elem_bytes();
+                ex.dst.push((dv.data.as_mut_ptr(), eb, dv.set.0 as usize));
+            }
+        }
+        ex.pending = list;
+        self.halo_time += started.elapsed();
+        Ok(ex)
     }
 
-    /// Waits for an exchange; returns the dats whose halos are now current.
-    pub fn halo_exchange_end(&mut self, ex: Exchange) -> Vec<DatId> {
-        ex.pending
+    /// Waits for an exchange and unpacks it; returns the dats whose halos are now current.
+    pub fn halo_exchange_end(&mut self, mut ex: Exchange) -> Result<Vec<DatId>> {
+        let t = Instant::now();
+        #[cfg(feature = "mpi")]
+        if !ex.reqs.is_empty() {
+            let mut reqs = std::mem::take(&mut ex.reqs);
+            let r = match &self.world {
+                Some(w) => w.wait_all(&mut reqs),
+                None => Ok(()),
+            };
+            if r.is_err() {
+                ex.reqs = reqs; // dropped: waited again
+            }
+            r?;
+            for (q, buf) in &ex.recv {
+                let mut at = 0usize;
+                for &(ptr, eb, set) in &ex.dst {
+                    let Some(l) = self.sets[set].layout.as_ref() else { continue };
+                    if let Some((_, pos)) = l.imports.iter().find(|x| x.0 == *q) {
+                        for &p in pos {
+                            // SAFETY: ptr is the dat's host buffer of `total` rows; p < total;
+                            // nothing else writes it while the loop's driver waits here.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), ptr.add(p as usize * eb), eb)
+                            };
+                            at += eb;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = ex.started;
+        self.halo_time += t.elapsed();
+        Ok(std::mem::take(&mut ex.pending))
     }
 
-    /// Combines reduction partials across ranks (one rank: nothing to combine).
-    pub fn reduce_begin(&mut self) {}
-
-    pub fn reduce_end(&mut self) {}
+    /// Combines the reduction partials of every process into `reductions`, which the caller
+    /// has re-seeded with its own values: INC adds the processes' sums once (in rank order),
+    /// MIN/MAX take the best (ties to the lowest rank) and info payloads follow the winner.
+    /// `partial` is this process's reductions after the owned section (INC seeded with zero).
+    pub fn reduce(&self, partial: &[Reduction], reductions: &mut [Reduction]) -> Result<()> {
+        if reductions.is_empty() || !self.distributed() {
+            return Ok(());
+        }
+        let mut mine: Vec<u8> = Vec::new();
+        for r in partial {
+            for w in &r.buf {
+                mine.extend_from_slice(&w.to_ne_bytes());
+            }
+        }
+        // Every process reduces the same globals (same loop): one fixed-size collective.
+        #[cfg(feature = "mpi")]
+        let all = match &self.world {
+            Some(w) => w.all_gather_same(&mine)?,
+            None => mine.clone(),
+        };
+        #[cfg(not(feature = "mpi"))]
+        let all = mine.clone();
+        let p = all.len() / mine.len().max(1);
+        let Some(mut parts) = Partials::new(reductions, p) else {
+            op2_bail!(OutOfMemory, "global reduction: cannot allocate {p} partials");
+        };
+        let words = parts.words_mut();
+        for (i, c) in all.chunks_exact(8).enumerate() {
+            words[i] = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        }
+        parts.combine_into(reductions, p);
+        Ok(())
+    }
 }

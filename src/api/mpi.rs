@@ -1,0 +1,58 @@
+//! MPI entry points: `op_mpi_init` and `op_partition`.
+
+use super::handle::{op_dat, op_map, op_set};
+use super::{boundary, c_str};
+use std::ffi::{c_char, c_int};
+
+/// `op_init` on a given communicator: `global_comm` is the Fortran handle of the communicator
+/// op2 runs on (`MPI_Comm_c2f(comm)` in C, the integer handle in Fortran); `local_comm` (the
+/// node-local communicator in OP2) is accepted and unused. MPI is initialised first if the
+/// program has not (then `op_exit` finalises it). Collective over `global_comm`.
+/// Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI.
+#[no_mangle]
+pub extern "C" fn op_mpi_init(
+    argc: c_int,
+    argv: *mut *mut c_char,
+    diags: c_int,
+    global_comm: c_int,
+    local_comm: c_int,
+) {
+    let _ = local_comm;
+    boundary("op_mpi_init", (), |st| super::lifecycle::init(st, argc, argv, diags, Some(global_comm), "op_mpi_init"))
+}
+
+/// Partitions the sets over the MPI processes and builds their halos (collective; call it once,
+/// after every set, map and dat is declared and before the first loop). `lib`: `"BLOCK"` keeps
+/// the declared blocks; `"METIS"` (or `"PARMETIS"`, `"PTSCOTCH"`) with routine `"KWAY"`
+/// partitions the target set of `prime_map` by the graph of its rows (METIS k-way); `"RCB"` (or
+/// routine `"GEOM"`) bisects the set of `coords` by its coordinates; `"RANDOM"` (for tests)
+/// scatters `prime_set` at random. `routine` may be NULL for BLOCK, RCB and RANDOM;
+/// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
+/// through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
+/// fetches, `op_arg_idx` and file output keep the original numbering. On one process it only
+/// checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
+/// Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
+/// without the map or dat it needs; a second call), OP2_ERR_BAD_LOOP (after the first loop),
+/// OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
+/// uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.
+#[no_mangle]
+pub extern "C" fn op_partition(
+    lib: *const c_char,
+    routine: *const c_char,
+    prime_set: op_set,
+    prime_map: op_map,
+    coords: op_dat,
+) {
+    const CALL: &str = "op_partition";
+    boundary(CALL, (), |st| {
+        let lib = c_str(lib, CALL, "lib")?;
+        let routine = if routine.is_null() { None } else { Some(c_str(routine, CALL, "routine")?) };
+        let set = if prime_set.is_null() { None } else { Some(st.set(prime_set, &CALL, &"prime_set")?) };
+        let map = if prime_map.is_null() { None } else { Some(st.map(prime_map, &CALL, &"prime_map")?) };
+        let dat = if coords.is_null() { None } else { Some(st.dat(coords, &CALL, &"coords")?) };
+        let ctx = st.ctx(CALL)?;
+        ctx.comm.check_call(CALL)?;
+        crate::mpi::dist::partition(ctx, lib, routine, set, map, dat)
+    })
+}

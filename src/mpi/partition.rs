@@ -1,0 +1,315 @@
+//! Partitioning in global numbering, as pure functions of the whole mesh (every process runs
+//! them on the same gathered input and gets the same answer, so they also run for any number of
+//! simulated processes in one test). One primary set is partitioned (block, random, geometric
+//! RCB or METIS k-way); every other set follows through maps the way OP2's `partition_all`
+//! does: a map *to* a partitioned set gives its from-set the mode of its targets' parts (cost 0
+//! for dim 1, else 1), a map *from* a partitioned set gives its to-set the mode of the parts of
+//! the elements that point at it (cost 2); cheapest first. A set no map reaches keeps its
+//! declared blocks.
+
+use crate::error::Result;
+use crate::op2_bail;
+
+/// A map in global numbering.
+#[derive(Clone, Copy)]
+pub struct GMap<'a> {
+    pub from: usize,
+    pub to: usize,
+    pub dim: usize,
+    pub values: &'a [i32],
+}
+
+/// Owner of each element when every set keeps its declared blocks (`offsets[r]` is process r's
+/// first element; `offsets[P]` the global size).
+pub fn block_parts(offsets: &[usize]) -> Vec<i32> {
+    let mut out = Vec::with_capacity(*offsets.last().unwrap_or(&0));
+    for r in 0..offsets.len().saturating_sub(1) {
+        out.extend(std::iter::repeat_n(r as i32, offsets[r + 1] - offsets[r]));
+    }
+    out
+}
+
+/// Deterministic pseudo-random parts (for tests): a 64-bit LCG, so every process agrees.
+pub fn random_parts(n: usize, nparts: usize) -> Vec<i32> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % nparts as u64) as i32
+        })
+        .collect()
+}
+
+/// Recursive coordinate bisection: split the longest extent at the weighted median, parts in
+/// proportion, until each piece is one part. `coords` has `dim` values per element.
+pub fn rcb_parts(coords: &[f64], dim: usize, nparts: usize) -> Vec<i32> {
+    let n = coords.len().checked_div(dim).unwrap_or(0);
+    let mut parts = vec![0i32; n];
+    let mut idx: Vec<u32> = (0..n as u32).collect();
+    rcb(coords, dim, &mut idx, 0, nparts, &mut parts);
+    parts
+}
+
+fn rcb(coords: &[f64], dim: usize, idx: &mut [u32], first: usize, nparts: usize, parts: &mut [i32]) {
+    if nparts <= 1 || idx.is_empty() {
+        for &i in idx.iter() {
+            parts[i as usize] = first as i32;
+        }
+        return;
+    }
+    // Longest extent.
+    let mut best = (0usize, f64::NEG_INFINITY);
+    for d in 0..dim {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for &i in idx.iter() {
+            let v = coords[i as usize * dim + d];
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if hi - lo > best.1 {
+            best = (d, hi - lo);
+        }
+    }
+    let d = best.0;
+    let left = nparts / 2;
+    let cut = idx.len() * left / nparts;
+    let key = |i: &u32| (coords[*i as usize * dim + d], *i);
+    if cut > 0 && cut < idx.len() {
+        idx.select_nth_unstable_by(cut, |a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+    }
+    let (a, b) = idx.split_at_mut(cut);
+    rcb(coords, dim, a, first, left, parts);
+    rcb(coords, dim, b, first + left, nparts - left, parts);
+}
+
+/// The graph of `map`'s target set: two targets are adjacent when one row names both.
+/// Symmetric, without self-loops or duplicates (METIS requires it), as CSR.
+pub fn target_graph(map: &GMap, nvtx: usize) -> (Vec<i32>, Vec<i32>) {
+    let mut adj: Vec<Vec<i32>> = vec![Vec::new(); nvtx];
+    for row in map.values.chunks_exact(map.dim.max(1)) {
+        for (a, &u) in row.iter().enumerate() {
+            for &v in &row[a + 1..] {
+                if u != v {
+                    adj[u as usize].push(v);
+                    adj[v as usize].push(u);
+                }
+            }
+        }
+    }
+    let mut xadj = Vec::with_capacity(nvtx + 1);
+    let mut adjncy = Vec::new();
+    xadj.push(0i32);
+    for a in adj.iter_mut() {
+        a.sort_unstable();
+        a.dedup();
+        adjncy.extend_from_slice(a);
+        xadj.push(adjncy.len() as i32);
+    }
+    (xadj, adjncy)
+}
+
+/// METIS k-way on a symmetric loop-free CSR graph, with the edge cases METIS cannot take
+/// guarded: no vertices, one part, and more parts than vertices (vertex i gets part i).
+pub fn kway_parts(xadj: &[i32], adjncy: &[i32], nparts: usize) -> Result<Vec<i32>> {
+    let n = xadj.len().saturating_sub(1);
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if nparts <= 1 {
+        return Ok(vec![0; n]);
+    }
+    if nparts >= n {
+        return Ok((0..n as i32).collect());
+    }
+    debug_assert!(is_symmetric_loop_free(xadj, adjncy));
+    #[cfg(feature = "mpi")]
+    {
+        let mut part = vec![0i32; n];
+        let mut g = match metis::Graph::new(1, nparts as i32, xadj, adjncy) {
+            Ok(g) => g,
+            Err(e) => op2_bail!(Internal, "op_partition: METIS rejected the graph: {e:?}"),
+        };
+        g = g.set_option(metis::option::Seed(1));
+        if let Err(e) = g.part_kway(&mut part) {
+            op2_bail!(BadConfig, "op_partition: METIS k-way failed: {e:?}");
+        }
+        Ok(part)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = adjncy;
+        op2_bail!(BackendUnavailable, "op_partition: METIS is not in this build (cargo feature mpi)")
+    }
+}
+
+/// Whether a CSR graph is symmetric and has no self-loops (what METIS needs).
+pub fn is_symmetric_loop_free(xadj: &[i32], adjncy: &[i32]) -> bool {
+    let n = xadj.len().saturating_sub(1);
+    let nb = |u: usize| &adjncy[xadj[u] as usize..xadj[u + 1] as usize];
+    (0..n).all(|u| nb(u).iter().all(|&v| v as usize != u && (v as usize) < n && nb(v as usize).contains(&(u as i32))))
+}
+
+/// The most frequent value, ties to the first in `vals`' order (OP2's rule).
+fn mode(vals: &[i32]) -> i32 {
+    let mut best = (vals[0], 0usize);
+    for (i, &v) in vals.iter().enumerate() {
+        if vals[..i].contains(&v) {
+            continue;
+        }
+        let c = vals.iter().filter(|&&w| w == v).count();
+        if c > best.1 {
+            best = (v, c);
+        }
+    }
+    best.0
+}
+
+/// Derives the parts of every set not given in `parts` through the maps, cheapest map first.
+/// `fallback[s]` is used for a set that no map reaches (its declared blocks).
+pub fn derive(sizes: &[usize], maps: &[GMap], parts: &mut [Option<Vec<i32>>], fallback: &dyn Fn(usize) -> Vec<i32>) {
+    loop {
+        // (cost, map index, direction: true = from-set follows its targets)
+        let mut best: Option<(u32, usize, bool)> = None;
+        for (i, m) in maps.iter().enumerate() {
+            if parts[m.from].is_none() && parts[m.to].is_some() {
+                let c = if m.dim == 1 { 0 } else { 1 };
+                if best.is_none_or(|b| c < b.0) {
+                    best = Some((c, i, true));
+                }
+            } else if parts[m.to].is_none() && parts[m.from].is_some() && best.is_none_or(|b| 2 < b.0) {
+                best = Some((2, i, false));
+            }
+        }
+        let Some((_, i, forward)) = best else { break };
+        let m = &maps[i];
+        if forward {
+            let tp = parts[m.to].as_ref().map_or(&[][..], |v| v.as_slice());
+            let mut buf = vec![0i32; m.dim];
+            let p: Vec<i32> = m
+                .values
+                .chunks_exact(m.dim)
+                .map(|row| {
+                    for (b, &t) in buf.iter_mut().zip(row) {
+                        *b = tp[t as usize];
+                    }
+                    mode(&buf)
+                })
+                .collect();
+            parts[m.from] = Some(p);
+        } else {
+            let fp = parts[m.from].as_ref().map_or(&[][..], |v| v.as_slice());
+            let nparts = fp.iter().copied().max().unwrap_or(0) as usize + 1;
+            let fb = fallback(m.to);
+            let mut counts: std::collections::HashMap<usize, Vec<u32>> = Default::default();
+            for (e, row) in m.values.chunks_exact(m.dim).enumerate() {
+                for &t in row {
+                    counts.entry(t as usize).or_insert_with(|| vec![0; nparts])[fp[e] as usize] += 1;
+                }
+            }
+            let p: Vec<i32> = (0..sizes[m.to])
+                .map(|t| match counts.get(&t) {
+                    // ties to the lowest part
+                    Some(c) => {
+                        c.iter().enumerate().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0))).map_or(0, |x| x.0 as i32)
+                    }
+                    None => fb[t],
+                })
+                .collect();
+            parts[m.to] = Some(p);
+        }
+    }
+    for (s, p) in parts.iter_mut().enumerate() {
+        if p.is_none() {
+            *p = Some(fallback(s));
+        }
+    }
+}
+
+/// What `op_partition` was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Block,
+    Random,
+    Rcb,
+    Kway,
+}
+
+/// The method for `lib`/`routine`, or `OP2_ERR_BAD_CONFIG` naming the supported ones.
+pub fn method(lib: &str, routine: Option<&str>) -> Result<Method> {
+    let r = routine.map(|r| r.to_ascii_uppercase());
+    let l = lib.to_ascii_uppercase();
+    Ok(match (l.as_str(), r.as_deref()) {
+        (_, Some("GEOM")) | (_, Some("RCB")) => Method::Rcb,
+        ("BLOCK", None | Some("") | Some("BLOCK")) => Method::Block,
+        ("RANDOM", None | Some("") | Some("RANDOM")) => Method::Random,
+        ("RCB", None | Some("")) | ("GEOM", None | Some("")) => Method::Rcb,
+        ("METIS" | "PARMETIS" | "PTSCOTCH" | "KWAY", None | Some("") | Some("KWAY")) => Method::Kway,
+        _ => op2_bail!(
+            BadConfig,
+            "op_partition: unknown partitioner lib '{lib}' routine '{}': supported are BLOCK, RANDOM, RCB (or routine GEOM, on coords), METIS/PARMETIS/PTSCOTCH with KWAY (on prime_map)",
+            routine.unwrap_or("(null)")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(method("BLOCK", None).unwrap(), Method::Block);
+        assert_eq!(method("PTSCOTCH", Some("KWAY")).unwrap(), Method::Kway);
+        assert_eq!(method("PARMETIS", Some("GEOM")).unwrap(), Method::Rcb);
+        let e = method("SCOTCHY", Some("KWAY")).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::BadConfig);
+        assert!(e.message.contains("supported are BLOCK, RANDOM, RCB"), "{}", e.message);
+    }
+
+    #[test]
+    #[cfg(feature = "mpi")]
+    fn metis_edge_cases_are_guarded() {
+        assert!(kway_parts(&[0], &[], 4).unwrap().is_empty());
+        assert_eq!(kway_parts(&[0, 1, 2], &[1, 0], 5).unwrap(), vec![0, 1]);
+        assert_eq!(kway_parts(&[0, 1, 2], &[1, 0], 1).unwrap(), vec![0, 0]);
+        // A path of 8 vertices in 2 parts: METIS cuts it once.
+        let (x, a) =
+            target_graph(&GMap { from: 0, to: 1, dim: 2, values: &[0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7] }, 8);
+        assert!(is_symmetric_loop_free(&x, &a));
+        let p = kway_parts(&x, &a, 2).unwrap();
+        assert_eq!(p.iter().filter(|&&v| v == 0).count(), 4);
+        let cuts = (0..7).filter(|&i| p[i] != p[i + 1]).count();
+        assert_eq!(cuts, 1);
+    }
+
+    #[test]
+    fn target_graph_drops_loops_and_duplicates() {
+        let (x, a) = target_graph(&GMap { from: 0, to: 1, dim: 2, values: &[0, 0, 0, 1, 1, 0] }, 3);
+        assert_eq!(x, vec![0, 1, 2, 2]);
+        assert_eq!(a, vec![1, 0]);
+    }
+
+    #[test]
+    fn derivation_follows_the_mode() {
+        // cells 0..4 parts [0,0,1,1]; edges -> cells (dim 2); nodes <- cells (dim 2)
+        let ecell = [0, 1, 1, 2, 2, 3];
+        let cnode = [0, 1, 1, 2, 2, 3, 3, 4];
+        let maps = [GMap { from: 1, to: 0, dim: 2, values: &ecell }, GMap { from: 0, to: 2, dim: 2, values: &cnode }];
+        let mut parts = vec![Some(vec![0, 0, 1, 1]), None, None];
+        derive(&[4, 3, 5], &maps, &mut parts, &|s| vec![0; [4, 3, 5][s]]);
+        // edge (1,2): tie -> first target's part 0
+        assert_eq!(parts[1].as_deref(), Some(&[0, 0, 1][..]));
+        // node 2: cells 1 (0) and 2 (1): tie -> lowest part
+        assert_eq!(parts[2].as_deref(), Some(&[0, 0, 0, 1, 1][..]));
+    }
+
+    #[test]
+    fn rcb_balances() {
+        let coords: Vec<f64> = (0..100).flat_map(|i| [(i % 10) as f64, (i / 10) as f64 * 3.0]).collect();
+        let p = rcb_parts(&coords, 2, 3);
+        for q in 0..3 {
+            let c = p.iter().filter(|&&v| v == q).count();
+            assert!((33..=34).contains(&c), "{c}");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The MPI library itself, through rsmpi's raw bindings (`mpi::ffi`): initialisation, the
+//! communicator op2 runs on, collectives on bytes, and non-blocking point-to-point messages whose
+//! buffers live in op2's own structures (an exchange spans the driver's compute of the core
+//! section, so it cannot sit inside one rsmpi request scope).
+
+use crate::error::Result;
+use crate::op2_bail;
+use mpi::ffi;
+use std::ffi::c_int;
+
+/// The communicator op2 runs on (a duplicate of the one given, so op2's messages never match
+/// the application's).
+pub struct World {
+    comm: ffi::MPI_Comm,
+    rank: i32,
+    size: i32,
+    /// op2 called MPI_Init (so op_exit calls MPI_Finalize).
+    owns_init: bool,
+}
+
+fn check(rc: c_int, what: &str) -> Result<()> {
+    if rc != 0 {
+        op2_bail!(Mpi, "{what} failed with MPI error code {rc}");
+    }
+    Ok(())
+}
+
+/// Whether MPI is initialised (and not finalised) in this process.
+pub fn is_initialized() -> bool {
+    let (mut init, mut fin) = (0, 0);
+    // SAFETY: MPI_Initialized/MPI_Finalized may be called at any time.
+    unsafe {
+        ffi::MPI_Initialized(&mut init);
+        ffi::MPI_Finalized(&mut fin);
+    }
+    init != 0 && fin == 0
+}
+
+/// What the launcher says the job's size is (OpenMPI, MPICH/PMI, Slurm), if started by one.
+pub fn launcher_size() -> Option<(String, i32)> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse::<i32>().ok()).map(|n| (k.to_string(), n)))
+}
+
+impl World {
+    /// op2 on `MPI_COMM_WORLD` (`fortran_comm` None) or on the communicator with that Fortran
+    /// handle; initialises MPI first if the program has not.
+    pub fn open(fortran_comm: Option<i32>) -> Result<World> {
+        let mut owns_init = false;
+        if !is_initialized() {
+            let mut fin = 0;
+            // SAFETY: plain query.
+            unsafe { ffi::MPI_Finalized(&mut fin) };
+            if fin != 0 {
+                op2_bail!(Mpi, "op_init: MPI was already finalised in this process: op2 cannot run MPI again");
+            }
+            let mut provided = 0;
+            // SAFETY: MPI_Init_thread accepts NULL argc/argv; MPI is not initialised yet.
+            let rc = unsafe {
+                ffi::MPI_Init_thread(
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    ffi::MPI_THREAD_SERIALIZED as c_int,
+                    &mut provided,
+                )
+            };
+            check(rc, "MPI_Init_thread")?;
+            owns_init = true;
+        }
+        // SAFETY: MPI is initialised; the handles are valid.
+        let base = match fortran_comm {
+            None => unsafe { ffi::RSMPI_COMM_WORLD },
+            Some(h) => unsafe { ffi::MPI_Comm_f2c(h) },
+        };
+        let mut comm: ffi::MPI_Comm = base;
+        // SAFETY: base is a valid communicator; comm receives the duplicate.
+        let rc = unsafe { ffi::MPI_Comm_dup(base, &mut comm) };
+        if rc != 0 {
+            if owns_init {
+                // SAFETY: we initialised it.
+                unsafe { ffi::MPI_Finalize() };
+            }
+            op2_bail!(Mpi, "op_mpi_init: MPI_Comm_dup of the given communicator failed with MPI error code {rc}");
+        }
+        let (mut rank, mut size) = (0, 1);
+        // SAFETY: comm is valid.
+        unsafe {
+            ffi::MPI_Comm_rank(comm, &mut rank);
+            ffi::MPI_Comm_size(comm, &mut size);
+        }
+        let w = World { comm, rank, size, owns_init };
+        if size > 1 {
+            super::JOB_ABORT.store(true, std::sync::atomic::Ordering::Release);
+        }
+        // A binary linked against another MPI than the launcher's sees one process everywhere.
+        if fortran_comm.is_none() {
+            if let Some((var, n)) = launcher_size() {
+                if n != size {
+                    op2_bail!(
+                        Mpi,
+                        "op_init: the launcher started {n} processes ({var}={n}) but MPI_COMM_WORLD has {size}: \
+                         this program is linked against a different MPI than the launcher's (use that MPI's mpiexec)"
+                    );
+                }
+            }
+        }
+        Ok(w)
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+
+    pub fn size(&self) -> i32 {
+        self.size
+    }
+
+    pub fn barrier(&self) -> Result<()> {
+        // SAFETY: valid communicator.
+        check(unsafe { ffi::MPI_Barrier(self.comm) }, "MPI_Barrier")
+    }
+
+    /// Every process's bytes, on every process (rank order).
+    pub fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let p = self.size as usize;
+        let Ok(n) = i32::try_from(mine.len()) else {
+            op2_bail!(Mpi, "MPI_Allgatherv: {} bytes exceed MPI's 2^31-1 count limit", mine.len());
+        };
+        let mut counts = vec![0i32; p];
+        // SAFETY: one int from every process into counts (p ints).
+        check(
+            unsafe {
+                ffi::MPI_Allgather(
+                    &n as *const i32 as *const _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    counts.as_mut_ptr() as *mut _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    self.comm,
+                )
+            },
+            "MPI_Allgather",
+        )?;
+        let total: i64 = counts.iter().map(|&c| c as i64).sum();
+        if total > i32::MAX as i64 {
+            // Too big for one call: gather piecewise, one process at a time (broadcast).
+            let mut out = Vec::with_capacity(p);
+            for (r, &c) in counts.iter().enumerate() {
+                let mut buf = if r == self.rank as usize { mine.to_vec() } else { vec![0u8; c as usize] };
+                // SAFETY: buf holds c bytes on every process.
+                check(
+                    unsafe { ffi::MPI_Bcast(buf.as_mut_ptr() as *mut _, c, ffi::RSMPI_UINT8_T, r as c_int, self.comm) },
+                    "MPI_Bcast",
+                )?;
+                out.push(buf);
+            }
+            return Ok(out);
+        }
+        let mut displs = vec![0i32; p];
+        for r in 1..p {
+            displs[r] = displs[r - 1] + counts[r - 1];
+        }
+        // Distinct, non-dangling buffers even when empty (MPI rejects a send buffer equal to the
+        // receive buffer, which two empty Vecs would be).
+        let mut all = vec![0u8; total as usize + 1];
+        let one = [0u8; 1];
+        let send = if mine.is_empty() { &one[..] } else { mine };
+        // SAFETY: counts/displs describe `all` (one spare byte); send has at least n bytes.
+        check(
+            unsafe {
+                ffi::MPI_Allgatherv(
+                    send.as_ptr() as *const _,
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    all.as_mut_ptr() as *mut _,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    ffi::RSMPI_UINT8_T,
+                    self.comm,
+                )
+            },
+            "MPI_Allgatherv",
+        )?;
+        Ok((0..p).map(|r| all[displs[r] as usize..(displs[r] + counts[r]) as usize].to_vec()).collect())
+    }
+
+    /// Every process's bytes on every process when all send the same number (one collective):
+    /// rank r's bytes at `[r * len, (r + 1) * len)`.
+    pub fn all_gather_same(&self, mine: &[u8]) -> Result<Vec<u8>> {
+        let Ok(n) = i32::try_from(mine.len()) else {
+            op2_bail!(Mpi, "MPI_Allgather: {} bytes exceed MPI's 2^31-1 count limit", mine.len());
+        };
+        let mut all = vec![0u8; mine.len() * self.size as usize + 1];
+        let one = [0u8; 1];
+        let send = if mine.is_empty() { &one[..] } else { mine };
+        // SAFETY: all holds n bytes per process (plus one spare); send has at least n bytes.
+        check(
+            unsafe {
+                ffi::MPI_Allgather(
+                    send.as_ptr() as *const _,
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    all.as_mut_ptr() as *mut _,
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    self.comm,
+                )
+            },
+            "MPI_Allgather",
+        )?;
+        all.truncate(mine.len() * self.size as usize);
+        Ok(all)
+    }
+
+    /// Posts a receive of `buf.len()` bytes from `from`; the buffer must stay put until the
+    /// request completes (`wait_all`).
+    pub fn irecv(&self, buf: &mut [u8], from: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {
+        // SAFETY: buf is valid for len bytes and outlives the request (caller's contract).
+        check(
+            unsafe {
+                ffi::MPI_Irecv(
+                    buf.as_mut_ptr() as *mut _,
+                    buf.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    from,
+                    tag,
+                    self.comm,
+                    req,
+                )
+            },
+            "MPI_Irecv",
+        )
+    }
+
+    /// Posts a send; the buffer must stay put until the request completes.
+    pub fn isend(&self, buf: &[u8], to: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {
+        // SAFETY: as irecv.
+        check(
+            unsafe {
+                ffi::MPI_Isend(
+                    buf.as_ptr() as *const _,
+                    buf.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    to,
+                    tag,
+                    self.comm,
+                    req,
+                )
+            },
+            "MPI_Isend",
+        )
+    }
+
+    /// Waits for every request (null requests complete at once).
+    pub fn wait_all(&self, reqs: &mut [ffi::MPI_Request]) -> Result<()> {
+        if reqs.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: reqs are requests from isend/irecv or null.
+        check(
+            unsafe { ffi::MPI_Waitall(reqs.len() as c_int, reqs.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE) },
+            "MPI_Waitall",
+        )
+    }
+
+    pub fn null_request() -> ffi::MPI_Request {
+        // SAFETY: reading a constant.
+        unsafe { ffi::RSMPI_REQUEST_NULL }
+    }
+
+    pub fn wtime() -> f64 {
+        // SAFETY: no preconditions once initialised.
+        unsafe { ffi::MPI_Wtime() }
+    }
+}
+
+// SAFETY: the communicator is used only under op2's API lock, so by one thread at a time,
+// which MPI_THREAD_SERIALIZED (requested at initialisation) allows.
+unsafe impl Send for World {}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        super::JOB_ABORT.store(false, std::sync::atomic::Ordering::Release);
+        if !is_initialized() {
+            return;
+        }
+        // SAFETY: comm is our duplicate; MPI is still running.
+        unsafe { ffi::MPI_Comm_free(&mut self.comm) };
+        if self.owns_init {
+            // SAFETY: op2 initialised MPI; every op2 request has completed.
+            unsafe { ffi::MPI_Finalize() };
+        }
+    }
+}
