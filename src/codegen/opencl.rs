@@ -25,7 +25,9 @@ pub const DIALECT: Dialect = Dialect {
     ids: "const int op2_w = (int)get_global_id(0), op2_nw = (int)get_global_size(0);",
     block_reduce: false,
     title: "OpenCL C",
-    prelude: &[PRELUDE],
+    // The pragmas first; then MIN/MAX/OP2_STRIDE as every target has them (OpenCL C defines
+    // the M_* constants itself, so the guarded copies there are skipped).
+    prelude: &[PRELUDE, super::host::KERNEL_MACROS, PRELUDE_TYPES],
     kernel_source: opencl_source,
     after_kernel: "#undef inline\n\n",
     nan: "NAN",
@@ -92,18 +94,9 @@ const PRELUDE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL FP_CONTRACT OFF
 
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-#ifndef MAX
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#endif
-/* OP2's accessor for dats that generated code may store structure-of-arrays: a kernel always
-   sees its arguments' components contiguously, so it is plain indexing here. */
-#ifndef OP2_STRIDE
-#define OP2_STRIDE(arr, idx) (arr)[idx]
-#endif
-/* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
+";
+
+const PRELUDE_TYPES: &str = "/* What kernels get from <stdint.h> and <string.h> on the host (private memory). */
 typedef char int8_t;
 typedef uchar uint8_t;
 typedef short int16_t;
