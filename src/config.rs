@@ -15,16 +15,10 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// Parses a backend name (`openmp` is OP2's name for the host-threaded backend).
+    /// Parses a backend name or alias from the registry (`openmp` is OP2's name for the
+    /// host-threaded backend).
     pub fn parse(s: &str) -> Option<BackendKind> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "seq" | "sequential" => BackendKind::Seq,
-            "threads" | "openmp" | "omp" => BackendKind::Threads,
-            "opencl" => BackendKind::OpenCl,
-            "cuda" => BackendKind::Cuda,
-            "check" => BackendKind::Check,
-            _ => return None,
-        })
+        crate::backend::lookup(s).map(|b| b.kind)
     }
 
     pub fn name(self) -> &'static str {
@@ -161,7 +155,8 @@ impl Config {
                 Some(k) => k,
                 None => op2_bail!(
                     BadConfig,
-                    "op_init: unknown backend '{b}' in OP2_BACKEND (expected seq, threads, openmp, opencl, cuda or check)"
+                    "op_init: unknown backend '{b}' in OP2_BACKEND (expected one of {})",
+                    crate::backend::names()
                 ),
             },
         };

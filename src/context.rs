@@ -444,4 +444,8 @@ impl ArgLookup for Context {
         let mat = self.mats.mat(m);
         (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.pattern.nnz())
     }
+
+    fn index_base(&self) -> i64 {
+        self.index_base as i64
+    }
 }

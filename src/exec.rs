@@ -21,8 +21,24 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A loop's shape: what the loop is without any data. The one key of generated code, of the
+/// compiled-code cache and of plans: the kernel, the argument descriptors and the shape of the
+/// constant table (which constants exist, their types and sizes; never their values, sizes of
+/// sets, handles or addresses).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LoopShape {
+    pub kernel: KernelId,
+    pub args: Vec<ArgDesc>,
+    /// `Context::const_shape_epoch` when the shape was taken.
+    pub const_shape: u64,
+}
+
 /// A compiled loop, the constants it loads, and what the driver needs to know about its shape.
 pub struct CompiledLoop {
+    /// The host library. Host backends run it; on device backends (which compile their own
+    /// code from the signature) it is validation's reference, and compiling it first gives
+    /// every backend the host compiler's diagnostics and kernel-type warnings, mapped to the
+    /// kernel's lines, before any device compiler sees the kernel.
     pub lib: Arc<HostLibrary>,
     /// The constants the kernel uses, in the order the library loads them.
     pub consts: Vec<ConstDecl>,
@@ -32,15 +48,11 @@ pub struct CompiledLoop {
     pub needs_exec_halo: bool,
 }
 
-/// One compiled shape of a kernel: descriptors, constant-shape epoch, code.
-type LoopEntry = (Vec<ArgDesc>, u64, Arc<CompiledLoop>);
-
-/// Compiled loops by shape. What selects one: the kernel, the argument descriptors and the
-/// shape of the constant table; never data, sizes or addresses. Looked up per kernel by
-/// comparing descriptor slices, so a call allocates nothing to find its code.
+/// Compiled loops by shape, looked up per kernel by comparing shapes, so a call allocates
+/// nothing to find its code.
 #[derive(Default)]
 pub struct LoopCache {
-    map: HashMap<KernelId, Vec<LoopEntry>>,
+    map: HashMap<KernelId, Vec<(LoopShape, Arc<CompiledLoop>)>>,
 }
 
 impl LoopCache {
@@ -48,8 +60,8 @@ impl LoopCache {
         self.map.values().map(Vec::len).sum()
     }
 
-    fn get(&self, kernel: KernelId, args: &[ArgDesc], epoch: u64) -> Option<&Arc<CompiledLoop>> {
-        self.map.get(&kernel)?.iter().find(|(a, e, _)| *e == epoch && a.as_slice() == args).map(|(_, _, c)| c)
+    pub fn get(&self, shape: &LoopShape) -> Option<&Arc<CompiledLoop>> {
+        self.map.get(&shape.kernel)?.iter().find(|(s, _)| s == shape).map(|(_, c)| c)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -83,28 +95,21 @@ pub fn generate(
     host::generate_with(&sig, simd)
 }
 
-fn compiled(
-    ctx: &mut Context,
-    kernel: KernelId,
-    name: &str,
-    descs: &[ArgDesc],
-    bound: &[BoundArg],
-) -> Result<(Arc<CompiledLoop>, Duration)> {
-    if let Some(c) = ctx.loops.get(kernel, descs, ctx.const_shape_epoch) {
+/// `check` is the promise checks over the validation wrapper: it always validates, so a kernel
+/// that reads an OP_WRITE-only argument is caught there too.
+fn validates(ctx: &Context) -> bool {
+    ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check
+}
+
+/// The shape's compiled loop: from the session's cache, or generated, compiled (host code, when
+/// the session needs it) and written out for `OP2_GENERATE`.
+fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<CompiledLoop>, Duration)> {
+    if let Some(c) = ctx.loops.get(shape) {
         return Ok((c.clone(), Duration::ZERO));
     }
     let t = Instant::now();
-    let k = &ctx.kernels[kernel.0 as usize];
-    if let Err(m) = crate::codegen::check_params(&k.definition, &k.name, descs) {
-        let arg = match (descs.get(m.arg), bound.get(m.arg)) {
-            (Some(d), Some(BoundArg::Dat { dat, .. })) => {
-                format!(", arg {} (dat '{}', {})", m.arg, ctx.dats[dat.0 as usize].name, host::describe(d))
-            }
-            (Some(d), _) => format!(", arg {} ({})", m.arg, host::describe(d)),
-            _ => String::new(),
-        };
-        op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
-    }
+    let kernel = shape.kernel;
+    let descs = &shape.args;
     let jit_before = (ctx.jit.stats.compiles, ctx.jit.stats.disk_hits, ctx.jit.stats.pack_loads);
     let origin = ctx.kernels[kernel.0 as usize].line_origin();
     let consts = ctx.consts_used_by(kernel);
@@ -138,45 +143,174 @@ fn compiled(
     let needs_exec_halo =
         descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
-    ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
+    ctx.loops.map.entry(kernel).or_default().push((shape.clone(), c.clone()));
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
 }
 
-/// Runs one parallel loop.
+/// Runs one parallel loop: `ParLoop::new(..)?.compute()`.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
-    if ctx.comm.check {
-        ctx.comm.check_call(&format!("op_par_loop '{name}'"))?;
-    }
-    if ctx.comm.distributed() && !ctx.comm.partitioned {
-        // An MPI program that never called op_partition runs on its declared blocks.
-        crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
-    }
-    let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
-    let (mut descs, bound) = arg::bind(ctx, name, set, raw)?;
-    let mut synth: Vec<Option<(usize, Arc<Vec<i32>>)>> = vec![None; descs.len()];
-    ctx.diags_check_loop(name, set, &descs, &bound)?;
-    // op_arg_idx under MPI on a device: the original global indices come from a map holding
-    // them (the element's own, or map[e][*] translated), which device code reads like any map.
-    if ctx.backend.is_device() && ctx.comm.partitioned {
-        for (i, b) in bound.iter().enumerate() {
-            if let (ArgDesc::Idx { map_dim, idx }, BoundArg::Idx { map }) = (descs[i], *b) {
-                let k = crate::mpi::dist::global_index_map(ctx, set, map)?;
-                synth[i] = Some((k, ctx.comm.idx_maps[k].2.clone()));
-                descs[i] =
-                    ArgDesc::Idx { map_dim: Some(map_dim.unwrap_or(1)), idx: if map.is_some() { idx } else { 0 } };
+    ParLoop::new(ctx, kernel, name, set, raw)?.compute()
+}
+
+/// `op_arg_idx` under MPI on a device: the index of the map of original indices, and its values.
+type IdxMap = Option<(usize, Arc<Vec<i32>>)>;
+
+/// A loop bound to its data: the shape, plus what each argument refers to in this call.
+/// `new` applies every argument rule (the same whether the loop comes from C, Fortran or Rust),
+/// `generate` gives the code of any target without compiling or running anything, and
+/// `compute` runs the loop on the session's backend.
+pub struct ParLoop<'a> {
+    ctx: &'a mut Context,
+    name: &'a str,
+    set: SetId,
+    shape: LoopShape,
+    bound: Vec<BoundArg>,
+    /// `op_arg_idx` under MPI on a device: per argument, the map of original indices that the
+    /// device code reads instead (empty when no argument needs one).
+    synth: Vec<IdxMap>,
+    /// Per `op_arg_mat` argument: its element-to-CSR-slot table (empty without matrices).
+    mat_slots: Vec<Option<Arc<Vec<i32>>>>,
+}
+
+/// One generated source of a loop for a target: the variant (cuda's `colour`, `blocks`,
+/// `atomics`, each maybe `-soa`; `None` for a target with one form) and its text.
+pub use crate::generate::Generated;
+pub use crate::generate::Target;
+
+impl<'a> ParLoop<'a> {
+    /// Binds a loop: checks every argument against the loop and each other (`arg::bind`), the
+    /// kernel's parameters against the descriptors (once per shape), and the promises of
+    /// `OP2_DIAGNOSTICS` >= 3; prepares what the arguments need beyond their handles (matrix
+    /// slot tables, original indices under MPI). Under MPI, collective, and the first loop of a
+    /// program that never called `op_partition` partitions its declared blocks.
+    pub fn new(
+        ctx: &'a mut Context,
+        kernel: KernelId,
+        name: &'a str,
+        set: SetId,
+        raw: &[RawArg],
+    ) -> Result<ParLoop<'a>> {
+        if ctx.comm.check {
+            ctx.comm.check_call(&format!("op_par_loop '{name}'"))?;
+        }
+        if ctx.comm.distributed() && !ctx.comm.partitioned {
+            // An MPI program that never called op_partition runs on its declared blocks.
+            crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
+        }
+        let (mut descs, bound) = arg::bind(ctx, name, set, raw)?;
+        ctx.diags_check_loop(name, set, &descs, &bound)?;
+        // op_arg_idx under MPI on a device: the original global indices come from a map holding
+        // them (the element's own, or map[e][*] translated), which device code reads like any map.
+        let mut synth: Vec<IdxMap> = Vec::new();
+        if ctx.backend.is_device() && ctx.comm.partitioned {
+            for (i, b) in bound.iter().enumerate() {
+                if let (ArgDesc::Idx { map_dim, idx }, BoundArg::Idx { map }) = (descs[i], *b) {
+                    let k = crate::mpi::dist::global_index_map(ctx, set, map)?;
+                    synth.resize(descs.len(), None);
+                    synth[i] = Some((k, ctx.comm.idx_maps[k].2.clone()));
+                    descs[i] =
+                        ArgDesc::Idx { map_dim: Some(map_dim.unwrap_or(1)), idx: if map.is_some() { idx } else { 0 } };
+                }
             }
         }
+        let mat_slots = if descs.iter().any(|d| matches!(d, ArgDesc::Mat { .. })) {
+            crate::mat::loops::slot_tables(ctx, name, &descs, &bound)?
+        } else {
+            Vec::new()
+        };
+        let shape = LoopShape { kernel, args: descs, const_shape: ctx.const_shape_epoch };
+        if ctx.loops.get(&shape).is_none() {
+            check_kernel_params(ctx, &shape, name, &bound)?;
+        }
+        Ok(ParLoop { ctx, name, set, shape, bound, synth, mat_slots })
     }
-    let mat_slots = crate::mat::loops::slot_tables(ctx, name, &descs, &bound)?;
-    let (compiled, jit_time) = compiled(ctx, kernel, name, &descs, &bound)?;
+
+    /// The loop's shape (the key of its code).
+    pub fn shape(&self) -> &LoopShape {
+        &self.shape
+    }
+
+    /// The code this loop runs as on `target`, without compiling or running anything: host C
+    /// exactly as the JIT compiles it in this configuration (vector wrapper included), OpenCL C,
+    /// or CUDA (one source per variant the cuda backend may pick). Device code has the kernel's
+    /// quoted includes expanded and the constants' current values compiled in. A loop a device
+    /// cannot run (too much data staged per element) is OP2_ERR_BACKEND_UNAVAILABLE, naming why.
+    pub fn generate(&self, target: Target) -> Result<Vec<Generated>> {
+        let ctx = &*self.ctx;
+        let kernel = self.shape.kernel;
+        let descs = &self.shape.args;
+        if target != Target::Host {
+            if let Some(why) = crate::codegen::device::unsupported(descs, target.name()) {
+                op2_bail!(BackendUnavailable, "op_par_loop '{}': no {} code: {why}", self.name, target.name());
+            }
+        }
+        let origin = ctx.kernels[kernel.0 as usize].line_origin();
+        let consts = ctx.consts_used_by(kernel);
+        let host_source = generate(ctx, kernel, self.name, descs, &origin, &consts);
+        let k = &ctx.kernels[kernel.0 as usize];
+        let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
+        let sig = LoopSignature {
+            loop_name: self.name,
+            kernel_name: &k.name,
+            kernel_source: &k.source,
+            kernel_origin: &origin,
+            args: descs,
+            consts: &consts,
+        };
+        let coloured = descs.iter().any(|d| d.needs_colouring());
+        crate::generate::sources(target, &sig, &values, coloured, &ctx.config.cflags, &host_source)
+    }
+
+    /// Runs the loop on the session's backend, in the driver's phase order (see the module's
+    /// documentation), and hands global results to the caller's memory.
+    pub fn compute(self) -> Result<()> {
+        let ParLoop { ctx, name, set, shape, bound, synth, mat_slots } = self;
+        let kernel = shape.kernel;
+        let descs = &shape.args;
+        let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
+        let (compiled, jit_time) = compiled(ctx, &shape, name)?;
+        run(ctx, kernel, name, set, descs, &bound, &synth, &mat_slots, &compiled, jit_time, halo_before)
+    }
+}
+
+/// The kernel's parameters against the descriptors (checked once per shape, before compiling).
+fn check_kernel_params(ctx: &Context, shape: &LoopShape, name: &str, bound: &[BoundArg]) -> Result<()> {
+    let descs = &shape.args;
+    let k = &ctx.kernels[shape.kernel.0 as usize];
+    if let Err(m) = crate::codegen::check_params(&k.definition, &k.name, descs) {
+        let arg = match (descs.get(m.arg), bound.get(m.arg)) {
+            (Some(d), Some(BoundArg::Dat { dat, .. })) => {
+                format!(", arg {} (dat '{}', {})", m.arg, ctx.dats[dat.0 as usize].name, host::describe(d))
+            }
+            (Some(d), _) => format!(", arg {} ({})", m.arg, host::describe(d)),
+            _ => String::new(),
+        };
+        op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
+    }
+    Ok(())
+}
+
+/// The loop's run, once bound and compiled.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    ctx: &mut Context,
+    kernel: KernelId,
+    name: &str,
+    set: SetId,
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+    synth: &[IdxMap],
+    mat_slots: &[Option<Arc<Vec<i32>>>],
+    compiled: &Arc<CompiledLoop>,
+    jit_time: Duration,
+    halo_before: (Duration, u64, u64),
+) -> Result<()> {
     let lib: &HostLibrary = &compiled.lib;
-    // `check` is the promise checks over the validation wrapper: it always validates, so a
-    // kernel that reads an OP_WRITE-only argument is caught there too.
-    let validate = ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check;
+    let validate = validates(ctx);
     if validate {
         // The reference reads host bytes: make them current before the loop moves anything.
-        for b in &bound {
+        for b in bound {
             if let BoundArg::Dat { dat, enabled: true, .. } = *b {
                 ctx.sync_to_host(dat)?;
             }
@@ -188,14 +322,14 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             compiled.consts.iter().map(|c| ctx.consts[&c.name].data.as_ptr() as *const c_void).collect();
         lib.ensure_constants(ctx.const_epoch, &ptrs);
     }
-    let bytes = bytes_moved(ctx, &descs, &bound, set);
+    let bytes = bytes_moved(ctx, descs, bound, set);
     let device = ctx.backend.is_device();
     let const_epoch = ctx.const_epoch;
     let distributed = ctx.comm.distributed();
     // Halos to refresh: dats read through a map (or read directly when the exec halo runs)
     // whose halo copies are out of date. One exchange per loop, one message per neighbour.
     let mut halo_reads: Vec<DatId> = Vec::new();
-    for (d, b) in descs.iter().zip(&bound) {
+    for (d, b) in descs.iter().zip(bound) {
         if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
             let through_halo = *how != DatAccess::Direct || compiled.needs_exec_halo;
             // OP_INC never reads the halo copies (their increments are discarded).
@@ -220,7 +354,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
     let s = &sets[set.0 as usize];
     if device {
-        move_to_device(name, backend.as_mut(), dats, &descs, &bound)?;
+        move_to_device(name, backend.as_mut(), dats, descs, bound)?;
     }
     let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
     let exchange = comm.halo_exchange_begin(dats, halo_reads)?;
@@ -231,7 +365,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let mut reductions: Vec<Reduction> = Vec::new();
     let mut reduction_of_arg: Vec<Option<usize>> = vec![None; descs.len()];
     let mut indirect: Vec<IndirectArg> = Vec::new();
-    for (i, (d, b)) in descs.iter().zip(&bound).enumerate() {
+    for (i, (d, b)) in descs.iter().zip(bound).enumerate() {
         match (*d, *b) {
             (ArgDesc::Dat { dim, ty, how, .. }, BoundArg::Dat { dat, map, enabled }) => {
                 if !enabled {
@@ -272,15 +406,15 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                 reduction_of_arg[i] = Some(reductions.len());
                 reductions.push(seeded(name, i, ty, dim, Access::Read, Some(reference), ptr, bytes)?);
             }
-            (ArgDesc::Idx { .. }, BoundArg::Idx { .. }) if synth[i].is_some() => {
-                if let Some((_, v)) = &synth[i] {
+            (ArgDesc::Idx { .. }, BoundArg::Idx { .. }) if synth.get(i).is_some_and(Option::is_some) => {
+                if let Some(Some((_, v))) = synth.get(i) {
                     slots[2 * i + 1] = v.as_ptr() as *mut c_void;
                 }
             }
             (ArgDesc::Mat { ty, .. }, BoundArg::Mat { mat, rowmap, ridx, .. }) => {
                 let m = &mut mats.mats[mat.0 as usize];
                 slots[2 * i] = m.values.as_mut_ptr() as *mut c_void;
-                if let Some(t) = &mat_slots[i] {
+                if let Some(Some(t)) = mat_slots.get(i) {
                     slots[2 * i + 1] = t.as_ptr() as *mut c_void;
                 }
                 // Colouring on the row map: elements sharing a row never run at once.
@@ -330,7 +464,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             _ => "",
         })
         .collect();
-    let scratch_entries = host::scratch_entries(&descs);
+    let scratch_entries = host::scratch_entries(descs);
     let k = &kernels[kernel.0 as usize];
     // Device backends generate their own code from the signature, with the constants' values
     // (all worked out once per loop shape, in `compiled`).
@@ -339,15 +473,15 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         kernel_name: &k.name,
         kernel_source: &k.source,
         kernel_origin: &compiled.origin,
-        args: &descs,
+        args: descs,
         consts: &compiled.consts,
     });
     let const_values: Vec<&[u8]> =
         if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
     let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
         .iter()
-        .zip(&synth)
-        .map(|(b, syn)| match (*b, syn) {
+        .enumerate()
+        .map(|(i, b)| match (*b, synth.get(i).and_then(Option::as_ref)) {
             (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
             (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
                 Some((m, maps[m.0 as usize].values.as_slice()))
@@ -358,15 +492,15 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     let mut call = LoopCall {
         sig,
         const_values,
-        shape_key: Arc::as_ptr(&compiled) as usize,
+        shape_key: Arc::as_ptr(compiled) as usize,
         const_epoch,
-        bound: &bound,
+        bound,
         maps: arg_maps,
         name,
         set,
         set_size: s.exec_end,
         lib,
-        descs: &descs,
+        descs,
         slots,
         scratch_entries,
         reductions,
@@ -410,7 +544,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         dats[d.0 as usize].halo_dirty = false;
     }
     if device {
-        for (d, b) in descs.iter().zip(&bound) {
+        for (d, b) in descs.iter().zip(bound) {
             if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
                 let dv = &mut dats[dat.0 as usize];
                 dv.residency = residency::after_loop(dv.residency, acc.writes());
@@ -418,7 +552,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         }
     }
     // Halos of written dats are out of date now (the MPI layer exchanges them on next read).
-    for (d, b) in descs.iter().zip(&bound) {
+    for (d, b) in descs.iter().zip(bound) {
         if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
             if acc.writes() {
                 dats[dat.0 as usize].halo_dirty = true;

@@ -103,35 +103,8 @@ pub fn write(
         if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
             continue;
         }
-        // Device code is self-contained: the kernel's quoted includes expanded, as the device
-        // backends compile it.
-        let expanded;
-        let sig = if t == Target::Host {
-            sig
-        } else {
-            let dirs = crate::codegen::device::include_dirs(cflags);
-            expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
-                .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': OP2_GENERATE: {e}", sig.loop_name))?;
-            &LoopSignature { kernel_source: &expanded, ..sig.clone() }
-        };
-        let codes: Vec<(Option<String>, String)> = match t {
-            Target::Host => vec![(None, host_source.to_string())],
-            Target::OpenCl => vec![(
-                None,
-                crate::codegen::opencl::generate(
-                    sig,
-                    const_values,
-                    coloured,
-                    crate::codegen::opencl::IncStrategy::Plain,
-                    false,
-                ),
-            )],
-            Target::Cuda => crate::codegen::cuda::variants(sig.args)
-                .into_iter()
-                .map(|(v, col, inc, soa)| (Some(v), crate::codegen::cuda::generate(sig, const_values, col, inc, soa)))
-                .collect(),
-        };
-        for (variant, code) in codes {
+        let codes = sources(t, sig, const_values, coloured, cflags, host_source)?;
+        for Generated { variant, source: code } in codes {
             let hash = hex(&Sha256::digest(code.as_bytes())[..16]);
             let file = format!("{}-{}.{}", stem(sig.loop_name), &hash[..12], t.ext());
             let path = dir.join(&file);
@@ -156,6 +129,56 @@ pub fn write(
         }
     }
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
+}
+
+/// One generated source of a loop: its variant (cuda: `colour`, `blocks`, `atomics`, each maybe
+/// with `-soa`; `None` for a target with one form) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    pub variant: Option<String>,
+    pub source: String,
+}
+
+/// The code of one loop for one target (pure). Host code is `host_source`, as given; device
+/// code is self-contained: the kernel's quoted includes expanded (searched in the `-I`
+/// directories of `cflags`), as the device backends compile it, with the constants' values.
+pub fn sources(
+    t: Target,
+    sig: &LoopSignature,
+    const_values: &[&[u8]],
+    coloured: bool,
+    cflags: &str,
+    host_source: &str,
+) -> Result<Vec<Generated>> {
+    let expanded;
+    let sig = if t == Target::Host {
+        sig
+    } else {
+        let dirs = crate::codegen::device::include_dirs(cflags);
+        expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+            .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': {} code: {e}", sig.loop_name, t.name()))?;
+        &LoopSignature { kernel_source: &expanded, ..sig.clone() }
+    };
+    Ok(match t {
+        Target::Host => vec![Generated { variant: None, source: host_source.to_string() }],
+        Target::OpenCl => vec![Generated {
+            variant: None,
+            source: crate::codegen::opencl::generate(
+                sig,
+                const_values,
+                coloured,
+                crate::codegen::opencl::IncStrategy::Plain,
+                false,
+            ),
+        }],
+        Target::Cuda => crate::codegen::cuda::variants(sig.args)
+            .into_iter()
+            .map(|(v, col, inc, soa)| Generated {
+                variant: Some(v),
+                source: crate::codegen::cuda::generate(sig, const_values, col, inc, soa),
+            })
+            .collect(),
+    })
 }
 
 /// Appends entries to `manifest.jsonl` (skipping ones already there) and rewrites

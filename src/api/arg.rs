@@ -5,13 +5,12 @@
 
 use super::handle::{op_dat, op_map};
 use super::{boundary, c_str, ApiState};
+use crate::arg::rules::{self, ArgLabel};
 use crate::arg::{Access, RawArg};
-use crate::context::Context;
-use crate::core::{DatId, ElemType, MapId};
+use crate::core::ElemType;
 use crate::error::{Op2Error, Result};
 use crate::op2_bail;
 use std::ffi::{c_char, c_int, c_void};
-use std::fmt::Display;
 use std::ptr::null_mut;
 
 /// An access descriptor: OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN or OP_MAX.
@@ -90,7 +89,8 @@ fn arg_dat(
     let name = ctx.dats[d.0 as usize].name.clone();
     let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
     let acc = access(acc, call, &format!(" '{name}'"))?;
-    check_dat(ctx, &call, d, m, idx, dim, ty, acc)?;
+    rules::dat_decl(ctx, &call, d, dim, ty)?;
+    rules::dat_access(ctx, &call, d, m, idx, acc)?;
     Ok(op_arg {
         dat,
         map,
@@ -107,70 +107,6 @@ fn arg_dat(
         reference: -1,
         magic: MAGIC,
     })
-}
-
-/// The rules of a dat argument, shared by `op_arg_dat` and by `op_par_loop`, which checks every
-/// field of each `op_arg` again (the struct is the caller's memory: any field may have been
-/// changed since it was built). `call` starts each message.
-#[allow(clippy::too_many_arguments)]
-fn check_dat(
-    ctx: &Context,
-    call: &dyn Display,
-    d: DatId,
-    m: Option<MapId>,
-    idx: c_int,
-    dim: c_int,
-    ty: ElemType,
-    acc: Access,
-) -> Result<()> {
-    let datv = &ctx.dats[d.0 as usize];
-    let name = datv.name.as_str();
-    if dim as i64 != datv.dim as i64 {
-        op2_bail!(ArgMismatch, "{call} '{name}': dim {dim} disagrees with the dat's dim {}", datv.dim);
-    }
-    if ty != datv.ty {
-        op2_bail!(
-            ArgMismatch,
-            "{call} '{name}': type '{}' disagrees with the dat's type '{}'",
-            ty.api_name(),
-            datv.ty.api_name()
-        );
-    }
-    if matches!(acc, Access::Min | Access::Max) {
-        op2_bail!(ArgAccess, "{call} '{name}': access {} is only allowed on globals (op_arg_gbl)", acc.c_name());
-    }
-    match m {
-        None => {
-            if idx != -1 {
-                op2_bail!(ArgIdx, "{call} '{name}': idx must be -1 with OP_ID (direct access), got {idx}");
-            }
-        }
-        Some(mid) => {
-            let mp = &ctx.maps[mid.0 as usize];
-            if mp.to != datv.set {
-                op2_bail!(
-                    ArgSet,
-                    "{call} '{name}': map '{}' targets set '{}' but the dat lives on set '{}'",
-                    mp.name,
-                    ctx.sets[mp.to.0 as usize].name,
-                    ctx.sets[datv.set.0 as usize].name
-                );
-            }
-            let mdim = mp.dim as i64;
-            let i = idx as i64;
-            if !(0..mdim).contains(&i) && i != -mdim {
-                let base = ctx.index_base as i64;
-                op2_bail!(
-                    ArgIdx,
-                    "{call} '{name}': idx {} is out of range for map '{}' of dim {mdim} (use {base}..{}, or -{mdim} for all)",
-                    shown_idx(base, idx),
-                    mp.name,
-                    mdim - 1 + base
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A matrix argument (`op_arg_mat`): the mat handle in `dat`, the row map in `map`, the column
@@ -196,63 +132,6 @@ pub(crate) fn mat_arg(
         opt: -1,
         reference: cidx,
         magic: MAGIC,
-    }
-}
-
-/// The rules of a global argument (`op_arg_gbl`), shared with `op_par_loop`'s re-check.
-fn check_gbl(call: &dyn Display, data: *mut c_void, dim: c_int, ty: ElemType, acc: Access) -> Result<()> {
-    if data.is_null() {
-        op2_bail!(NullArgument, "{call}: data is NULL");
-    }
-    if dim < 1 {
-        op2_bail!(BadSize, "{call}: dim {dim} is less than 1");
-    }
-    match acc {
-        Access::Write | Access::Rw => {
-            op2_bail!(
-                ArgAccess,
-                "{call}: access {} is not allowed on a global (use OP_READ, OP_INC, OP_MIN or OP_MAX)",
-                acc.c_name()
-            )
-        }
-        Access::Inc | Access::Min | Access::Max if !ty.is_numeric() => {
-            op2_bail!(ArgAccess, "{call}: access {} needs a numeric type, got '{}'", acc.c_name(), ty.api_name())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// An `idx` as the caller wrote it: C's as it is; Fortran's (index base 1) one higher for
-/// columns, and 0 for what the Fortran module passes for an idx of 0 (`-INT_MAX`).
-pub(crate) fn shown_idx(base: i64, idx: c_int) -> i64 {
-    match (base, idx) {
-        (0, i) => i as i64,
-        (_, i) if i >= 0 => i as i64 + base,
-        (_, i) if i == -c_int::MAX => 0,
-        (_, i) => i as i64,
-    }
-}
-
-/// The rule of an index argument (`op_arg_idx`), shared with `op_par_loop`'s re-check.
-fn check_idx(ctx: &Context, call: &dyn Display, m: Option<MapId>, idx: c_int) -> Result<()> {
-    match m {
-        None if idx != -1 => op2_bail!(ArgIdx, "{call}: idx must be -1 with OP_ID, got {idx}"),
-        None => Ok(()),
-        Some(m) => {
-            let mp = &ctx.maps[m.0 as usize];
-            if idx < 0 || idx as usize >= mp.dim {
-                let base = ctx.index_base as i64;
-                op2_bail!(
-                    ArgIdx,
-                    "{call}: idx {} is out of range for map '{}' of dim {} (use {base}..{})",
-                    shown_idx(base, idx),
-                    mp.name,
-                    mp.dim,
-                    mp.dim as i64 - 1 + base
-                );
-            }
-            Ok(())
-        }
     }
 }
 
@@ -330,7 +209,7 @@ fn arg_gbl(
         }
     }
     let acc = access(acc, call, "")?;
-    check_gbl(&call, data, dim, ty, acc)?;
+    rules::gbl(&call, data.is_null(), dim as i64, ty, acc)?;
     Ok(op_arg {
         dat: null_mut(),
         map: null_mut(),
@@ -379,7 +258,7 @@ pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
     arg_boundary(CALL, |st| {
         st.ctx(CALL)?;
         let m = if map.is_null() { None } else { Some(st.map(map, &CALL, &"map")?) };
-        check_idx(st.ctx(CALL)?, &CALL, m, idx)?;
+        rules::idx(st.ctx(CALL)?, &CALL, m, idx)?;
         Ok(op_arg {
             dat: null_mut(),
             map,
@@ -406,12 +285,7 @@ pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_ch
     arg_boundary(CALL, |st| {
         st.ctx(CALL)?;
         let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, "")?;
-        if data.is_null() {
-            op2_bail!(NullArgument, "{CALL}: data is NULL");
-        }
-        if dim < 1 {
-            op2_bail!(BadSize, "{CALL}: dim {dim} is less than 1");
-        }
+        rules::info(&CALL, data.is_null(), dim as i64)?;
         Ok(op_arg {
             dat: null_mut(),
             map: null_mut(),
@@ -471,38 +345,25 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
                 o => return Err(bad(&format!("opt field {o}"))),
             };
             let label = ArgLabel(loop_name, i, "op_arg_dat");
-            check_dat(st.ctx("op_par_loop")?, &label, dat, map, a.idx, a.dim, ty, acc)?;
+            let ctx = st.ctx("op_par_loop")?;
+            rules::dat_decl(ctx, &label, dat, a.dim, ty)?;
+            rules::dat_access(ctx, &label, dat, map, a.idx, acc)?;
             RawArg::Dat { dat, map, idx: a.idx, acc, opt }
         }
         KIND_GBL => {
-            check_gbl(&ArgLabel(loop_name, i, "op_arg_gbl"), a.data, a.dim, ty, acc)?;
+            rules::gbl(&ArgLabel(loop_name, i, "op_arg_gbl"), a.data.is_null(), a.dim as i64, ty, acc)?;
             RawArg::Gbl { ptr: a.data as *mut u8, dim: a.dim as usize, ty, acc }
         }
         KIND_IDX => {
             let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
-            check_idx(st.ctx("op_par_loop")?, &ArgLabel(loop_name, i, "op_arg_idx"), map, a.idx)?;
+            rules::idx(st.ctx("op_par_loop")?, &ArgLabel(loop_name, i, "op_arg_idx"), map, a.idx)?;
             RawArg::Idx { map, idx: a.idx }
         }
         KIND_INFO => {
-            let label = ArgLabel(loop_name, i, "op_arg_info");
-            if a.data.is_null() {
-                op2_bail!(NullArgument, "{label}: data is NULL");
-            }
-            if a.dim < 1 {
-                op2_bail!(BadSize, "{label}: dim {} is less than 1", a.dim);
-            }
+            rules::info(&ArgLabel(loop_name, i, "op_arg_info"), a.data.is_null(), a.dim as i64)?;
             RawArg::Info { ptr: a.data as *mut u8, dim: a.dim as usize, ty, reference: a.reference }
         }
         KIND_MAT => super::mat::decode_arg(st, a, loop_name, i, ty, acc)?,
         k => return Err(bad(&format!("kind {k}"))),
     })
-}
-
-/// `op_par_loop 'name', arg i (op_arg_dat)`, formatted only when a message needs it.
-struct ArgLabel<'a>(&'a str, usize, &'a str);
-
-impl Display for ArgLabel<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "op_par_loop '{}', arg {} ({})", self.0, self.1, self.2)
-    }
 }

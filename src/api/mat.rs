@@ -186,7 +186,7 @@ pub(crate) fn check_mat_arg(
             op2_bail!(
                 ArgIdx,
                 "{call} '{name}': {what} {} is out of range for map '{}' of dim {d} (use {base}..{}, or -{d} for all)",
-                super::arg::shown_idx(base, idx),
+                crate::arg::rules::shown_idx(base, idx),
                 mp.name,
                 d - 1 + base
             );

@@ -2,6 +2,8 @@
 //! and the bound argument (`BoundArg`, which dat, map or caller memory it refers to), with the
 //! validation that needs the whole loop (sets, `op_arg_info` references).
 
+pub mod rules;
+
 use crate::core::{DatId, ElemType, MapId, SetId};
 use crate::error::Result;
 use crate::mat::MatId;
@@ -171,6 +173,10 @@ pub trait ArgLookup {
     fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize);
     /// A matrix's name, block size (rdim, cdim), type and number of stored values.
     fn mat_info(&self, m: MatId) -> (&str, usize, usize, ElemType, usize);
+    /// The caller's index base for messages (0 for C, 1 for Fortran).
+    fn index_base(&self) -> i64 {
+        0
+    }
 }
 
 /// Checks the arguments of `op_par_loop` against the loop and each other and splits them into
@@ -181,6 +187,7 @@ pub fn bind(ctx: &dyn ArgLookup, name: &str, set: SetId, raw: &[RawArg]) -> Resu
     for (i, r) in raw.iter().enumerate() {
         let (d, b) = match *r {
             RawArg::Dat { dat, map, idx, acc, opt } => {
+                rules::dat_access(ctx, &rules::ArgLabel(name, i, "op_arg_dat"), dat, map, idx, acc)?;
                 let (dname, dset, dim, ty) = ctx.dat_info(dat);
                 let how = match map {
                     None => {
@@ -218,9 +225,12 @@ pub fn bind(ctx: &dyn ArgLookup, name: &str, set: SetId, raw: &[RawArg]) -> Resu
                 )
             }
             RawArg::Gbl { ptr, dim, ty, acc } => {
+                let dim_i = i64::try_from(dim).unwrap_or(i64::MAX);
+                rules::gbl(&rules::ArgLabel(name, i, "op_arg_gbl"), ptr.is_null(), dim_i, ty, acc)?;
                 (ArgDesc::Gbl { ty, dim, acc }, BoundArg::Gbl { ptr, bytes: dim * ty.size() })
             }
             RawArg::Idx { map, idx } => {
+                rules::idx(ctx, &rules::ArgLabel(name, i, "op_arg_idx"), map, idx)?;
                 let map_dim = match map {
                     None => None,
                     Some(m) => {
@@ -239,6 +249,8 @@ pub fn bind(ctx: &dyn ArgLookup, name: &str, set: SetId, raw: &[RawArg]) -> Resu
                 (ArgDesc::Idx { map_dim, idx: idx.max(0) as usize }, BoundArg::Idx { map })
             }
             RawArg::Info { ptr, dim, ty, reference } => {
+                let dim_i = i64::try_from(dim).unwrap_or(i64::MAX);
+                rules::info(&rules::ArgLabel(name, i, "op_arg_info"), ptr.is_null(), dim_i)?;
                 let ok = usize::try_from(reference)
                     .ok()
                     .filter(|&r| r < raw.len() && r != i)

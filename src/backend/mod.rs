@@ -194,16 +194,105 @@ pub trait Backend: Send {
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;
 }
 
+/// One backend as the registry lists it.
+pub struct BackendInfo {
+    pub kind: BackendKind,
+    /// The name `OP2_BACKEND` takes.
+    pub name: &'static str,
+    /// Other names accepted for it (OP2's own, e.g. `openmp`).
+    pub aliases: &'static [&'static str],
+    /// What it is, in a few words.
+    pub summary: &'static str,
+    /// Whether it can run in this build on this machine: where it runs, or what is missing.
+    pub probe: fn() -> std::result::Result<String, String>,
+}
+
+fn host_probe() -> std::result::Result<String, String> {
+    Ok("host CPU".to_string())
+}
+
+fn opencl_probe() -> std::result::Result<String, String> {
+    opencl::probe(std::env::var("OP2_OPENCL_DEVICE").ok().as_deref()).map(|d| d.name().unwrap_or_default())
+}
+
+fn cuda_probe() -> std::result::Result<String, String> {
+    let ordinal = std::env::var("OP2_CUDA_DEVICE").ok().and_then(|v| v.trim().parse().ok());
+    cuda::probe(ordinal).map(|d| format!("{} (sm_{}{})", d.name, d.cc.0, d.cc.1))
+}
+
+/// Every backend of this build, in the order messages list them. Device backends are always
+/// built (their runtimes are loaded when probed), so a probe's answer says what this machine
+/// lacks: no OpenCL ICD or device, no fp64, no CUDA driver, no NVRTC.
+pub const REGISTRY: &[BackendInfo] = &[
+    BackendInfo {
+        kind: BackendKind::Seq,
+        name: "seq",
+        aliases: &["sequential"],
+        summary: "one host thread, the reference",
+        probe: host_probe,
+    },
+    BackendInfo {
+        kind: BackendKind::Threads,
+        name: "threads",
+        aliases: &["openmp", "omp"],
+        summary: "host threads over coloured mini-partitions (OP2's openmp)",
+        probe: host_probe,
+    },
+    BackendInfo {
+        kind: BackendKind::OpenCl,
+        name: "opencl",
+        aliases: &[],
+        summary: "OpenCL devices (GPUs, or CPUs through PoCL)",
+        probe: opencl_probe,
+    },
+    BackendInfo {
+        kind: BackendKind::Cuda,
+        name: "cuda",
+        aliases: &[],
+        summary: "NVIDIA GPUs (NVRTC)",
+        probe: cuda_probe,
+    },
+    BackendInfo {
+        kind: BackendKind::Check,
+        name: "check",
+        aliases: &[],
+        summary: "seq plus promise checks, every loop validated",
+        probe: host_probe,
+    },
+];
+
+/// The registry's entry for a name or alias (case and surrounding blanks ignored).
+pub fn lookup(name: &str) -> Option<&'static BackendInfo> {
+    let n = name.trim().to_ascii_lowercase();
+    REGISTRY.iter().find(|b| b.name == n || b.aliases.contains(&n.as_str()))
+}
+
+/// The registry's entry for a kind.
+pub fn info(kind: BackendKind) -> &'static BackendInfo {
+    // Every kind has exactly one entry (checked by a unit test).
+    REGISTRY.iter().find(|b| b.kind == kind).unwrap_or(&REGISTRY[0])
+}
+
+/// Every accepted name, for messages: "seq (sequential), threads (openmp, omp), ...".
+pub fn names() -> String {
+    REGISTRY
+        .iter()
+        .map(
+            |b| {
+                if b.aliases.is_empty() {
+                    b.name.to_string()
+                } else {
+                    format!("{} ({})", b.name, b.aliases.join(", "))
+                }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether a backend can run in this build on this machine.
 pub fn available(kind: BackendKind) -> bool {
-    match kind {
-        BackendKind::Seq | BackendKind::Threads | BackendKind::Check => true,
-        BackendKind::OpenCl => opencl::probe(std::env::var("OP2_OPENCL_DEVICE").ok().as_deref()).is_ok(),
-        BackendKind::Cuda => {
-            let ordinal = std::env::var("OP2_CUDA_DEVICE").ok().and_then(|v| v.trim().parse().ok());
-            cuda::probe(ordinal).is_ok()
-        }
-    }
+    (info(kind).probe)().is_ok()
 }
 
 /// Creates the backend selected by the configuration.
@@ -220,5 +309,30 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
             config.part_size,
         )?)),
         BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_once_and_names_unique() {
+        for k in [BackendKind::Seq, BackendKind::Threads, BackendKind::OpenCl, BackendKind::Cuda, BackendKind::Check] {
+            assert_eq!(REGISTRY.iter().filter(|b| b.kind == k).count(), 1, "{k:?}");
+            assert_eq!(info(k).kind, k);
+            assert_eq!(info(k).name, k.name());
+        }
+        let all: Vec<&str> =
+            REGISTRY.iter().flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied())).collect();
+        for n in &all {
+            assert_eq!(all.iter().filter(|m| m == &n).count(), 1, "{n} listed twice");
+            assert_eq!(lookup(&n.to_ascii_uppercase()).map(|b| b.name), lookup(n).map(|b| b.name));
+        }
+        assert_eq!(lookup(" OpenMP ").map(|b| b.kind), Some(BackendKind::Threads));
+        assert!(lookup("hip").is_none());
+        assert_eq!(names(), "seq (sequential), threads (openmp, omp), opencl, cuda, check");
+        // Host backends are always there; their probe says where they run.
+        assert_eq!((info(BackendKind::Seq).probe)().as_deref(), Ok("host CPU"));
     }
 }
