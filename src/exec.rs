@@ -69,6 +69,29 @@ impl LoopCache {
     }
 }
 
+/// A shape's signature as code generation takes it, with each used constant's current value
+/// (device code compiles them in) and whether the loop is coloured.
+fn signature<'c>(
+    ctx: &'c Context,
+    kernel: KernelId,
+    name: &'c str,
+    descs: &'c [ArgDesc],
+    origin: &'c str,
+    consts: &'c [ConstDecl],
+) -> (LoopSignature<'c>, Vec<&'c [u8]>, bool) {
+    let k = &ctx.kernels[kernel.0 as usize];
+    let sig = LoopSignature {
+        loop_name: name,
+        kernel_name: &k.name,
+        kernel_source: &k.source,
+        kernel_origin: origin,
+        args: descs,
+        consts,
+    };
+    let values = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
+    (sig, values, descs.iter().any(|d| d.needs_colouring()))
+}
+
 /// Generates the host source for a loop, given the kernel's `#line` origin and the constants
 /// it uses (also used by `generate`-only callers, e.g. source dumps).
 pub fn generate(
@@ -79,15 +102,7 @@ pub fn generate(
     origin: &str,
     consts: &[ConstDecl],
 ) -> String {
-    let k = &ctx.kernels[kernel.0 as usize];
-    let sig = LoopSignature {
-        loop_name: name,
-        kernel_name: &k.name,
-        kernel_source: &k.source,
-        kernel_origin: origin,
-        args: descs,
-        consts,
-    };
+    let (sig, _, _) = signature(ctx, kernel, name, descs, origin, consts);
     let simd = match ctx.config.simd {
         crate::config::SimdMode::Off => None,
         mode => Some((mode, ctx.config.simd_len)),
@@ -119,17 +134,7 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
     let lib = ctx.jit.host_library(&source, &what, name)?;
     // Static generation writes the code of loops that compile.
     if let Some(dir) = &ctx.config.generate_dir {
-        let k = &ctx.kernels[kernel.0 as usize];
-        let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
-        let sig = LoopSignature {
-            loop_name: name,
-            kernel_name: &k.name,
-            kernel_source: &k.source,
-            kernel_origin: &origin,
-            args: descs,
-            consts: &consts,
-        };
-        let coloured = descs.iter().any(|d| d.needs_colouring());
+        let (sig, values, coloured) = signature(ctx, kernel, name, descs, &origin, &consts);
         crate::generate::write(
             dir,
             &ctx.config.generate_targets,
@@ -248,17 +253,7 @@ impl<'a> ParLoop<'a> {
         let origin = ctx.kernels[kernel.0 as usize].line_origin();
         let consts = ctx.consts_used_by(kernel);
         let host_source = generate(ctx, kernel, self.name, descs, &origin, &consts);
-        let k = &ctx.kernels[kernel.0 as usize];
-        let values: Vec<&[u8]> = consts.iter().map(|c| ctx.consts[&c.name].data.as_slice()).collect();
-        let sig = LoopSignature {
-            loop_name: self.name,
-            kernel_name: &k.name,
-            kernel_source: &k.source,
-            kernel_origin: &origin,
-            args: descs,
-            consts: &consts,
-        };
-        let coloured = descs.iter().any(|d| d.needs_colouring());
+        let (sig, values, coloured) = signature(ctx, kernel, self.name, descs, &origin, &consts);
         crate::generate::sources(target, &sig, &values, coloured, &ctx.config.cflags, &host_source)
     }
 
