@@ -135,8 +135,11 @@ fn compiled(
             &source,
         )?;
     }
-    let needs_exec_halo =
-        descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
+    // Matrix arguments too: under MPI a process assembles its owned rows from its owned and
+    // exec-halo elements (redundantly, with no communication at assembly).
+    let needs_exec_halo = descs.iter().any(|d| {
+        (d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes())) || matches!(d, ArgDesc::Mat { .. })
+    });
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((descs.to_vec(), ctx.const_shape_epoch, c.clone()));
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
@@ -292,7 +295,7 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
                     map_values: &mp.values,
                     map_dim: mp.dim,
                     idx: ridx,
-                    to_size: sets[mp.to.0 as usize].size,
+                    to_size: sets[mp.to.0 as usize].total,
                     elem_bytes: m.rdim * ty.size(),
                     needs_colouring: true,
                 });

@@ -126,18 +126,24 @@ pub struct NotConverged {
     pub residual: f64,
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// Sums a process's partial dot product over all processes (identity on one process).
+pub type GlobalSum<'a> = &'a mut dyn FnMut(f64) -> f64;
+
+fn local_dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Solves `A x = b` natively; `mult(x, y)` computes `y = A x`, `diag` is A's diagonal (for
 /// Jacobi). `x` holds the initial guess (used only with `nonzero_guess`) and, on return, the
-/// solution or the last iterate. Returns the iteration count.
+/// solution or the last iterate. Returns the iteration count. Under MPI the vectors are this
+/// process's owned rows and `gsum` sums dot products over the processes.
+#[allow(clippy::too_many_arguments)]
 pub fn solve(
     ksp: Ksp,
     pc: Pc,
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    gsum: GlobalSum,
     diag: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -150,15 +156,17 @@ pub fn solve(
     if !o.nonzero_guess {
         x.iter_mut().for_each(|v| *v = 0.0);
     }
+    let mut dot = |a: &[f64], b: &[f64]| gsum(local_dot(a, b));
     match ksp {
-        Ksp::Cg => cg(o, mult, &inv, b, x),
-        Ksp::Gmres => gmres(o, mult, &inv, b, x),
+        Ksp::Cg => cg(o, mult, &mut dot, &inv, b, x),
+        Ksp::Gmres => gmres(o, mult, &mut dot, &inv, b, x),
     }
 }
 
 fn cg(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    dot: &mut dyn FnMut(&[f64], &[f64]) -> f64,
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -208,6 +216,7 @@ fn cg(
 fn gmres(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    dot: &mut dyn FnMut(&[f64], &[f64]) -> f64,
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -349,14 +358,14 @@ mod tests {
             for pc in [Pc::Jacobi, Pc::None] {
                 let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_gmres_restart 10")).unwrap();
                 let mut x = vec![1.0; n];
-                let its = solve(ksp, pc, &o, &mut a, &diag, &b, &mut x).unwrap();
+                let its = solve(ksp, pc, &o, &mut a, &mut |v| v, &diag, &b, &mut x).unwrap();
                 assert!(its > 1 && its < 400, "{ksp:?} {pc:?} {its}");
                 let err = x.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                 assert!(err < 1e-9, "{ksp:?} {pc:?}: {err}");
             }
             let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_max_it 3")).unwrap();
             let mut x = vec![0.0; n];
-            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &diag, &b, &mut x).unwrap_err();
+            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &mut |v| v, &diag, &b, &mut x).unwrap_err();
             assert_eq!(e.iterations, 3);
             assert!(e.residual > 0.0);
         }
