@@ -499,9 +499,8 @@ impl Context {
                     Some(l) => {
                         xfull[..a.len()].copy_from_slice(a);
                         // SAFETY: f64 values viewed as bytes.
-                        let bytes = unsafe {
-                            std::slice::from_raw_parts_mut(xfull.as_mut_ptr() as *mut u8, xfull.len() * 8)
-                        };
+                        let bytes =
+                            unsafe { std::slice::from_raw_parts_mut(xfull.as_mut_ptr() as *mut u8, xfull.len() * 8) };
                         if let Err(e) = super::dist::exchange(comm, l, bytes, 8 * cdim) {
                             mult_err.get_or_insert(e);
                         }
