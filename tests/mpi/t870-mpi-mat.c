@@ -9,7 +9,7 @@
  * is built in, op_mat_zero_rows with rows given by different processes, and a second assembly
  * after op_mat_zero. The program initialises MPI itself.
  * usage: t870-mpi-mat BACKEND [NX NY]
- * mpi-backends: seq threads
+ * mpi-backends: seq threads check opencl
  * mpi-n: 1 2 3 */
 #include "test.h"
 #include "grid.h"
