@@ -389,7 +389,11 @@ pub extern "C" fn op_fetch_mat_csr(mat: op_mat, rowptr: *mut c_int, colidx: *mut
 /// 10000. `-ksp_type cg|gmres` with `-pc_type jacobi|none` (and `-ksp_rtol`, `-ksp_atol`,
 /// `-ksp_max_it`, `-ksp_gmres_restart`) run op2's native solver; anything else (another KSP or
 /// PC, any other option, or `-op2_petsc`) goes to PETSc's KSP with the whole string, in builds
-/// with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Errors:
+/// with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Under MPI:
+/// collective; the native solvers run on the distributed matrix (dot products summed over the
+/// processes), PETSc on an MPIAIJ matrix on op2's communicator (a PETSc that op2 initialises
+/// runs on it, and op_exit finalises it before MPI); the result equals one process's within the
+/// tolerance. Errors:
 /// OP2_ERR_SOLVE (did not converge: names the solver, iterations and residual; `x` holds the
 /// last iterate), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
 /// option), OP2_ERR_ARG_SET / OP2_ERR_ARG_MISMATCH (dats that do not fit, a non-square matrix),

@@ -278,6 +278,26 @@ mod tests {
         assert_eq!(p.colidx, vec![1, 2, 1, 2]);
     }
 
+    /// Under MPI: rows past `nrows` (halo rows) are left out of the pattern, and their entries
+    /// go to one discard slot per scalar row after the pattern's.
+    #[test]
+    fn halo_rows_are_discarded() {
+        // Triangles 0-1-2 and 1-3-2; rows 0..2 owned, 2 and 3 halo; columns all 4.
+        let m = [0, 1, 2, 1, 3, 2];
+        let pairs = [PairMaps { rows: &m, row_dim: 3, cols: &m, col_dim: 3, n: 2 }];
+        let p = Pattern::build(2, 4, &pairs, true);
+        assert_eq!(p.rowptr, vec![0, 3, 7]);
+        assert_eq!(p.colidx, vec![0, 1, 2, 0, 1, 2, 3]);
+        let x = p.expand(2, 1);
+        let t = slot_table(&x, 2, (&m, 3, None), (&m, 3, None), 2, 1).unwrap();
+        // Element 1 (nodes 1, 3, 2), local row 4 (node 2, component 0): scalar row 4, the
+        // first discard slot (nnz = 14); local rows 2, 3 (node 3): scalar rows 6, 7.
+        assert_eq!(&t[18 + 4 * 3..18 + 5 * 3], &[14, 14, 14]);
+        assert_eq!(&t[18 + 2 * 3..18 + 4 * 3], &[16, 16, 16, 17, 17, 17]);
+        // Element 0, local row 0 (node 0, component 0): pattern slots of columns 0, 1, 2.
+        assert_eq!(&t[0..3], &[0, 1, 2]);
+    }
+
     #[test]
     fn blocks_and_slots() {
         // Two triangles on 4 nodes: 0-1-2 and 1-3-2.
