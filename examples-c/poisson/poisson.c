@@ -10,11 +10,13 @@
  * then op_mat_zero_rows puts 1 on their diagonal: symmetric elimination); the load vector is
  * lumped (f at the nodes times a third of each triangle's area), by an indirect OP_INC loop.
  *
- * usage: poisson [--check] [--solver "PETSc options"] [N...]    (default N: 16 32 64)
+ * usage: poisson [--check] [--time] [--solver "PETSc options"] [N...]    (default N: 16 32 64)
  *   For each N: nodes, entries, iterations, max nodal error, rms nodal error and the ratio of
  *   the rms errors of consecutive sizes (4 for second order). --check: exits 1 unless every
  *   ratio of both errors is at least 3.6 (second order), and also solves with PETSc's GAMG
- *   (in builds with PETSc) and checks it agrees with the native solve.
+ *   (in builds with PETSc) and checks it agrees with the native solve. --time: also prints the
+ *   wall time of the assembly (the stiffness loop and op_mat_zero_rows) and of the solve, each
+ *   ended by a barrier (so the slowest process's).
  * The backend comes from OP2_BACKEND (or an OP2_BACKEND=... argument).
  *
  * An OP2 MPI program: under `mpiexec -n P` each process declares its block of nodes and cells
@@ -73,8 +75,17 @@ static double jitter(int n, int k)
 struct result {
   int nodes, its;
   long long nnz;
-  double emax, erms;
+  double emax, erms, t_assemble, t_solve;
 };
+
+/* Wall-clock seconds now (after a barrier: every process is there). */
+static double wall_now(void)
+{
+  double cpu, et;
+  op_mpi_barrier();
+  op_timers(&cpu, &et);
+  return et;
+}
 
 /* What the PETSc comparison found, printed after the size's line. */
 static char petsc_note[512];
@@ -141,6 +152,7 @@ static int solve_one(struct mesh *m, const char *solver, struct result *r, const
   op_dat dxy = m->dxy, dbnd = m->dbnd, df = m->df, du = m->du, dv = m->dv;
   op_mat A = m->A;
   int nn = m->nn;
+  double t0 = wall_now();
   {
     op_arg args[] = {op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ), op_arg_dat(dbnd, -3, pcell, 1, "int", OP_READ),
                      op_arg_mat(A, -3, pcell, -3, pcell, "double", OP_INC)};
@@ -149,12 +161,15 @@ static int solve_one(struct mesh *m, const char *solver, struct result *r, const
   op_mat_zero_rows(A, m->nb, m->brows, 1.0);
   free(m->brows);
   op_mat_assemble(A);
+  r->t_assemble = wall_now() - t0;
   {
     op_arg args[] = {op_arg_dat(dxy, -3, pcell, 2, "double", OP_READ), op_arg_dat(dbnd, -3, pcell, 1, "int", OP_READ),
                      op_arg_dat(df, -3, pcell, 1, "double", OP_INC)};
     op_par_loop(op_decl_kernel(src_load, "load"), "load", cells, 3, args);
   }
+  t0 = wall_now();
   r->its = op_solve(A, df, du, solver);
+  r->t_solve = wall_now() - t0;
   if (r->its < 0) return 1;
   r->nodes = nn;
   r->nnz = op_mat_nnz(A);
@@ -188,7 +203,7 @@ static int solve_one(struct mesh *m, const char *solver, struct result *r, const
 
 int main(int argc, char **argv)
 {
-  int sizes[16], ns = 0, check = 0, i, bad = 0;
+  int sizes[16], ns = 0, check = 0, i, bad = 0, timed = 0;
   const char *solver = "-ksp_type cg -pc_type jacobi -ksp_rtol 1e-10";
   char *init_args[16];
   int nargs = 0, root;
@@ -199,6 +214,8 @@ int main(int argc, char **argv)
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--check") == 0)
       check = 1;
+    else if (strcmp(argv[i], "--time") == 0)
+      timed = 1;
     else if (strcmp(argv[i], "--solver") == 0 && i + 1 < argc)
       solver = argv[++i];
     else if (strncmp(argv[i], "OP2_", 4) == 0 && nargs < 16)
@@ -206,7 +223,7 @@ int main(int argc, char **argv)
     else if (atoi(argv[i]) > 1 && ns < 16)
       sizes[ns++] = atoi(argv[i]);
     else {
-      fprintf(stderr, "usage: %s [--check] [--solver \"PETSc options\"] [N...]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--check] [--time] [--solver \"PETSc options\"] [N...]\n", argv[0]);
       return 2;
     }
   }
@@ -241,6 +258,8 @@ int main(int argc, char **argv)
       if (sizes[i] == 2 * sizes[i - 1] && (ratio < 3.6 || rmax < 3.6)) bad = 1;
     }
     if (root) fputs(petsc_note, stdout);
+    if (root && timed)
+      printf("    time: assembly %.4f s, solve %.4f s (%d iterations)\n", res[i].t_assemble, res[i].t_solve, res[i].its);
     petsc_note[0] = '\0';
   }
   op_exit();
