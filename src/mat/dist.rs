@@ -78,15 +78,23 @@ pub fn gather_u64(comm: &Comm, v: u64) -> Result<Vec<u64>> {
     Ok(vec![v])
 }
 
-/// The sum over processes of `v`, added in rank order (the same on every process).
-pub fn sum_f64(comm: &Comm, v: f64) -> Result<f64> {
+/// Sums `v` over the processes in place, each entry added in rank order (the same on every
+/// process; one collective).
+pub fn sum_f64s(comm: &Comm, v: &mut [f64]) -> Result<()> {
     #[cfg(feature = "mpi")]
     if let Some(w) = &comm.world {
-        let all = w.all_gather_same(&v.to_ne_bytes())?;
-        return Ok(all.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).sum());
+        let mine: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let all = w.all_gather_same(&mine)?;
+        v.iter_mut().for_each(|x| *x = 0.0);
+        for part in all.chunks_exact(mine.len().max(1)) {
+            for (x, c) in v.iter_mut().zip(part.chunks_exact(8)) {
+                *x += f64::from_ne_bytes(c.try_into().unwrap_or([0; 8]));
+            }
+        }
+        return Ok(());
     }
-    let _ = comm;
-    Ok(v)
+    let _ = (comm, v);
+    Ok(())
 }
 
 /// The partition-order global number of every local element of a set (owned elements of rank
@@ -117,7 +125,9 @@ mod tests {
         let l = SetLayout { owned: 3, core: 3, gids: vec![0, 1, 2], ..Default::default() };
         let (g, first) = partition_numbers(&comm, &l).unwrap();
         assert_eq!((g, first), (vec![0, 1, 2], 0));
-        assert_eq!(sum_f64(&comm, 2.5).unwrap(), 2.5);
+        let mut v = [2.5, -1.0];
+        sum_f64s(&comm, &mut v).unwrap();
+        assert_eq!(v, [2.5, -1.0]);
         assert_eq!(gather_u64(&comm, 7).unwrap(), vec![7]);
     }
 }

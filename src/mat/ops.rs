@@ -507,11 +507,13 @@ impl Context {
                         super::spmv(p, &vals, &xfull, y, pool)
                     }
                 };
-                let mut gsum = |v: f64| match super::dist::sum_f64(comm, v) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        sum_err.get_or_insert(e);
-                        f64::NAN
+                let distributed = comm.distributed();
+                let mut gsum = |v: &mut [f64]| {
+                    if distributed {
+                        if let Err(e) = super::dist::sum_f64s(comm, v) {
+                            sum_err.get_or_insert(e);
+                            v.iter_mut().for_each(|x| *x = f64::NAN);
+                        }
                     }
                 };
                 let r = solve::solve(ksp, pc, &o, &mut mult, &mut gsum, &diag, &bv, &mut xv);
