@@ -7,10 +7,11 @@
  * op_mat_mult, native CG and GMRES solves equal to the exact vector within tolerance (so equal
  * to the one-process result), PETSc CG + GAMG on the distributed (MPIAIJ) matrix where PETSc
  * is built in, op_mat_zero_rows with rows given by different processes, and a second assembly
- * after op_mat_zero. The program initialises MPI itself.
+ * after op_mat_zero; and a one-cell grid, where some processes own no rows (empty local
+ * matrices take part in every collective, PETSc's included). The program initialises MPI itself.
  * usage: t870-mpi-mat BACKEND [NX NY]
  * mpi-backends: seq threads check opencl
- * mpi-n: 1 2 3 */
+ * mpi-n: 1 2 3 4 */
 #include "test.h"
 #include "grid.h"
 #include <math.h>
@@ -221,6 +222,7 @@ int main(int argc, char **argv)
   run(argv[1], "RCB", NULL, nx, ny);
   run(argv[1], "METIS", "KWAY", nx, ny);
   run(argv[1], "RANDOM", NULL, nx, ny);
+  run(argv[1], NULL, NULL, 1, 1);
   MPI_Initialized(&init);
   CHECK(init);
   MPI_Finalize();
