@@ -95,7 +95,7 @@ impl Context {
         if let Some(m) = self.mats.mats.iter().find(|m| m.values.bytes().iter().any(|&b| b != 0)) {
             op2_bail!(
                 BadLoop,
-                "{call}: matrix '{}' already holds values (op_renumber must come before op_mat_zero_rows or loops on matrices)",
+                "{call}: matrix '{}' already holds values ({call} must come before op_mat_zero_rows or loops on matrices)",
                 m.name
             );
         }
