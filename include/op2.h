@@ -646,7 +646,9 @@ void op_mat_zero(op_mat mat);
 /**
  * Dirichlet rows: sets every value of the `n` scalar rows `rows[0..n]` (0-based, `element *
  * rdim + component`, in the declared numbering) to zero and their diagonal entry to `diag`
- * (the pattern stays). Errors: OP2_ERR_BAD_RANGE (a row outside the matrix), OP2_ERR_BAD_SIZE
+ * (the pattern stays). Under MPI: collective; `rows` are global (original numbering), and the
+ * rows any process gives are zeroed (each by the process that owns it; every process must give
+ * the same `diag`). Errors: OP2_ERR_BAD_RANGE (a row outside the matrix), OP2_ERR_BAD_SIZE
  * (n < 0), OP2_ERR_NULL_ARGUMENT (rows NULL with n > 0), OP2_ERR_INVALID_HANDLE.
  */
 void op_mat_zero_rows(op_mat mat, int n, const int *rows, double diag);
@@ -661,7 +663,8 @@ void op_mat_assemble(op_mat mat);
 /**
  * `y = A x`: `x` a dat on the matrix's column set (dim `cdim`), `y` on its row set (dim `rdim`),
  * both of the matrix's type. Each row is summed in column order by one thread, so the result
- * is the same on every backend and thread count. On `opencl` it runs on the host: `x` is
+ * is the same on every backend and thread count. Under MPI: collective; each process computes
+ * its owned rows of `y`, after refreshing the halo of `x`. On `opencl` it runs on the host: `x` is
  * downloaded if needed and `y` is uploaded before the next loop that uses it. Errors:
  * OP2_ERR_ARG_SET (a dat on another set), OP2_ERR_ARG_MISMATCH (dim or type, or x and y the
  * same dat), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_DEVICE.
@@ -670,7 +673,9 @@ void op_mat_mult(op_mat mat, op_dat x, op_dat y);
 
 /**
  * The number of stored (scalar) entries of the matrix: the sparsity's entries times
- * `rdim * cdim`; -1 on error. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * `rdim * cdim`; -1 on error. Under MPI: collective, the entries of the whole matrix (the
+ * same number as on one process; `op_fetch_mat_csr` with only `rowptr` gives this process's
+ * share). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
  */
 long long op_mat_nnz(op_mat mat);
 
@@ -678,7 +683,10 @@ long long op_mat_nnz(op_mat mat);
  * Copies the matrix out as scalar CSR in the declared numbering: `rowptr` (rows + 1 ints,
  * rows = row set size x rdim), `colidx` (`op_mat_nnz` ints, sorted within each row) and
  * `values` (`op_mat_nnz` values of the matrix's type). Any of the three may be NULL to skip it.
- * Rank-local rows under MPI. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+ * Under MPI: collective; the rows of this process's declared block of the row set (as
+ * `op_fetch_data` gives its rows: rows = declared size x rdim), columns in the original global
+ * numbering, and `rowptr[rows]` entries (call with only `rowptr` first to size the others).
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
  */
 void op_fetch_mat_csr(op_mat mat, int *rowptr, int *colidx, void *values);
 
@@ -691,7 +699,11 @@ void op_fetch_mat_csr(op_mat mat, int *rowptr, int *colidx, void *values);
  * 10000. `-ksp_type cg|gmres` with `-pc_type jacobi|none` (and `-ksp_rtol`, `-ksp_atol`,
  * `-ksp_max_it`, `-ksp_gmres_restart`) run op2's native solver; anything else (another KSP or
  * PC, any other option, or `-op2_petsc`) goes to PETSc's KSP with the whole string, in builds
- * with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Errors:
+ * with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Under MPI:
+ * collective; the native solvers run on the distributed matrix (dot products summed over the
+ * processes), PETSc on an MPIAIJ matrix on op2's communicator (a PETSc that op2 initialises
+ * runs on it, and op_exit finalises it before MPI); the result equals one process's within the
+ * tolerance. Errors:
  * OP2_ERR_SOLVE (did not converge: names the solver, iterations and residual; `x` holds the
  * last iterate), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
  * option), OP2_ERR_ARG_SET / OP2_ERR_ARG_MISMATCH (dats that do not fit, a non-square matrix),

@@ -1,7 +1,8 @@
 # mk/cuda.mk: the cuda backend's code, proven without a GPU.
 #
 #   make test-cuda-nvrtc   (appended to TESTS) runs the C suite on seq and Airfoil (a small
-#                          generated mesh, 2 iterations) with OP2_GENERATE_TARGETS=cuda, so every
+#                          generated mesh, 2 iterations) and Poisson (N = 8: matrix assembly)
+#                          with OP2_GENERATE_TARGETS=cuda, so every
 #                          loop shape they declare is written as CUDA C++ in each variant the
 #                          backend can run (colour and atomics for indirect increments, each also
 #                          with OP_AUTO_SOA's layout); then tests/cuda_nvrtc.rs compiles every
@@ -27,7 +28,7 @@ $(NVRTC_VENV)/.installed:
 
 TESTS += test-cuda-nvrtc
 .PHONY: test-cuda-nvrtc
-test-cuda-nvrtc: lib $(NVRTC_VENV)/.installed $(BIN)/airfoil $(BUILD)/test-airfoil/mesh-$(AF_CELLS).dat
+test-cuda-nvrtc: lib $(NVRTC_VENV)/.installed $(BIN)/airfoil $(BIN)/poisson $(BUILD)/test-airfoil/mesh-$(AF_CELLS).dat
 	rm -rf $(CUDA_GEN)
 	OP2_GENERATE=$(abspath $(CUDA_GEN)) OP2_GENERATE_TARGETS=cuda TEST_OUT=$(BUILD)/tests/c-cuda-gen \
 	  bash tests/c/run.sh seq
@@ -36,6 +37,11 @@ test-cuda-nvrtc: lib $(NVRTC_VENV)/.installed $(BIN)/airfoil $(BUILD)/test-airfo
 	for l in save_soln adt_calc res_calc bres_calc update; do \
 	  grep -q "\"loop\": \"$$l\", .*\"target\": \"cuda\"" $(CUDA_GEN)/manifest.json || \
 	    { echo "test-cuda-nvrtc: no cuda code for Airfoil's $$l"; exit 1; }; \
+	done
+	OP2_BACKEND=seq OP2_GENERATE=$(abspath $(CUDA_GEN)) OP2_GENERATE_TARGETS=cuda $(BIN)/poisson 8 >/dev/null
+	for l in stiff load err; do \
+	  grep -q "\"loop\": \"$$l\", .*\"target\": \"cuda\"" $(CUDA_GEN)/manifest.json || \
+	    { echo "test-cuda-nvrtc: no cuda code for Poisson's $$l"; exit 1; }; \
 	done
 	LD_LIBRARY_PATH='$(NVRTC_LIBDIR)' OP2_NVRTC_DIR=$(abspath $(CUDA_GEN)) OP2_NVRTC_MIN=200 \
 	  OP2_NVRTC_EXPECT_FAIL='calls_op2 calls_op2_abort' \

@@ -442,7 +442,8 @@ impl ArgLookup for Context {
 
     fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
         let mat = self.mats.mat(m);
-        (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.pattern.nnz())
+        // Stored values: the pattern's, and under MPI the halo rows' discard values.
+        (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.values.bytes().len() / mat.ty.size())
     }
 
     fn index_base(&self) -> i64 {

@@ -145,8 +145,11 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
             &source,
         )?;
     }
-    let needs_exec_halo =
-        descs.iter().any(|d| d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes()));
+    // Matrix arguments too: under MPI a process assembles its owned rows from its owned and
+    // exec-halo elements (redundantly, with no communication at assembly).
+    let needs_exec_halo = descs.iter().any(|d| {
+        (d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes())) || matches!(d, ArgDesc::Mat { .. })
+    });
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
     ctx.loops.map.entry(kernel).or_default().push((shape.clone(), c.clone()));
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
@@ -421,7 +424,7 @@ fn run(
                     map_values: &mp.values,
                     map_dim: mp.dim,
                     idx: ridx,
-                    to_size: sets[mp.to.0 as usize].size,
+                    to_size: sets[mp.to.0 as usize].total,
                     elem_bytes: m.rdim * ty.size(),
                     needs_colouring: true,
                 });

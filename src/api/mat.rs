@@ -274,7 +274,9 @@ pub extern "C" fn op_mat_zero(mat: op_mat) {
 
 /// Dirichlet rows: sets every value of the `n` scalar rows `rows[0..n]` (0-based, `element *
 /// rdim + component`, in the declared numbering) to zero and their diagonal entry to `diag`
-/// (the pattern stays). Errors: OP2_ERR_BAD_RANGE (a row outside the matrix), OP2_ERR_BAD_SIZE
+/// (the pattern stays). Under MPI: collective; `rows` are global (original numbering), and the
+/// rows any process gives are zeroed (each by the process that owns it; every process must give
+/// the same `diag`). Errors: OP2_ERR_BAD_RANGE (a row outside the matrix), OP2_ERR_BAD_SIZE
 /// (n < 0), OP2_ERR_NULL_ARGUMENT (rows NULL with n > 0), OP2_ERR_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn op_mat_zero_rows(mat: op_mat, n: c_int, rows: *const c_int, diag: c_double) {
@@ -309,7 +311,8 @@ pub extern "C" fn op_mat_assemble(mat: op_mat) {
 
 /// `y = A x`: `x` a dat on the matrix's column set (dim `cdim`), `y` on its row set (dim `rdim`),
 /// both of the matrix's type. Each row is summed in column order by one thread, so the result
-/// is the same on every backend and thread count. On `opencl` it runs on the host: `x` is
+/// is the same on every backend and thread count. Under MPI: collective; each process computes
+/// its owned rows of `y`, after refreshing the halo of `x`. On `opencl` it runs on the host: `x` is
 /// downloaded if needed and `y` is uploaded before the next loop that uses it. Errors:
 /// OP2_ERR_ARG_SET (a dat on another set), OP2_ERR_ARG_MISMATCH (dim or type, or x and y the
 /// same dat), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_DEVICE.
@@ -325,26 +328,48 @@ pub extern "C" fn op_mat_mult(mat: op_mat, x: op_dat, y: op_dat) {
 }
 
 /// The number of stored (scalar) entries of the matrix: the sparsity's entries times
-/// `rdim * cdim`; -1 on error. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// `rdim * cdim`; -1 on error. Under MPI: collective, the entries of the whole matrix (the
+/// same number as on one process; `op_fetch_mat_csr` with only `rowptr` gives this process's
+/// share). Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn op_mat_nnz(mat: op_mat) -> c_longlong {
     const CALL: &str = "op_mat_nnz";
     boundary(CALL, -1, |st| {
         let m = st.mat(mat, &CALL, &"mat")?;
-        Ok(st.ctx(CALL)?.mats.mat(m).pattern.nnz() as c_longlong)
+        Ok(st.ctx(CALL)?.mat_nnz(m)? as c_longlong)
     })
 }
 
 /// Copies the matrix out as scalar CSR in the declared numbering: `rowptr` (rows + 1 ints,
 /// rows = row set size x rdim), `colidx` (`op_mat_nnz` ints, sorted within each row) and
 /// `values` (`op_mat_nnz` values of the matrix's type). Any of the three may be NULL to skip it.
-/// Rank-local rows under MPI. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
+/// Under MPI: collective; the rows of this process's declared block of the row set (as
+/// `op_fetch_data` gives its rows: rows = declared size x rdim), columns in the original global
+/// numbering, and `rowptr[rows]` entries (call with only `rowptr` first to size the others).
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn op_fetch_mat_csr(mat: op_mat, rowptr: *mut c_int, colidx: *mut c_int, values: *mut c_void) {
     const CALL: &str = "op_fetch_mat_csr";
     boundary(CALL, (), |st| {
         let m = st.mat(mat, &CALL, &"mat")?;
         let ctx = st.ctx(CALL)?;
+        if ctx.comm.distributed() {
+            let (rp, ci, vv) = ctx.fetch_mat_csr_dist(m)?;
+            // SAFETY (all three): the caller provides rows + 1, rowptr[rows] and rowptr[rows]
+            // entries of this process's declared block (the contract under MPI).
+            unsafe {
+                if !rowptr.is_null() {
+                    std::ptr::copy_nonoverlapping(rp.as_ptr(), rowptr, rp.len());
+                }
+                if !colidx.is_null() {
+                    std::ptr::copy_nonoverlapping(ci.as_ptr(), colidx, ci.len());
+                }
+                if !values.is_null() {
+                    std::ptr::copy_nonoverlapping(vv.as_ptr(), values as *mut u8, vv.len());
+                }
+            }
+            return Ok(());
+        }
         let mv = ctx.mats.mat(m);
         let (nrows, nnz, es) = (mv.pattern.nrows, mv.pattern.nnz(), mv.ty.size());
         // SAFETY (all three): the caller provides rows + 1, nnz and nnz entries (the contract).
@@ -364,7 +389,11 @@ pub extern "C" fn op_fetch_mat_csr(mat: op_mat, rowptr: *mut c_int, colidx: *mut
 /// 10000. `-ksp_type cg|gmres` with `-pc_type jacobi|none` (and `-ksp_rtol`, `-ksp_atol`,
 /// `-ksp_max_it`, `-ksp_gmres_restart`) run op2's native solver; anything else (another KSP or
 /// PC, any other option, or `-op2_petsc`) goes to PETSc's KSP with the whole string, in builds
-/// with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Errors:
+/// with PETSc (cargo feature `petsc`), and is OP2_ERR_BACKEND_UNAVAILABLE without. Under MPI:
+/// collective; the native solvers run on the distributed matrix (dot products summed over the
+/// processes), PETSc on an MPIAIJ matrix on op2's communicator (a PETSc that op2 initialises
+/// runs on it, and op_exit finalises it before MPI); the result equals one process's within the
+/// tolerance. Errors:
 /// OP2_ERR_SOLVE (did not converge: names the solver, iterations and residual; `x` holds the
 /// last iterate), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
 /// option), OP2_ERR_ARG_SET / OP2_ERR_ARG_MISMATCH (dats that do not fit, a non-square matrix),

@@ -135,6 +135,23 @@ struct DevBuf {
     bytes: usize,
 }
 
+/// Device buffers of one call (matrix values and slot tables), freed when it ends, whatever
+/// the path.
+struct CallBufs(Vec<(usize, DevBuf, DevBuf)>);
+
+impl Drop for CallBufs {
+    fn drop(&mut self) {
+        for (_, v, t) in self.0.drain(..) {
+            // SAFETY: allocated by cuMemAlloc in the current context; every launch has finished
+            // (compute synchronises) or none was made.
+            unsafe {
+                let _ = cu::free_sync(v.ptr);
+                let _ = cu::free_sync(t.ptr);
+            }
+        }
+    }
+}
+
 /// A loaded loop module and its entry point.
 struct Module {
     module: sys::CUmodule,
@@ -448,6 +465,25 @@ impl Backend for Cuda {
         } else {
             (0, vec![(start, end - start)])
         };
+        // Matrices stay in host memory (as on opencl): their values and slot tables go up for
+        // the launches and the values come back after them.
+        let mut mat_bufs = CallBufs(Vec::new());
+        for m in super::device::mat_args(call) {
+            let v = self.alloc_buf(m.values.len(), "a matrix's values")?;
+            let t = match self.alloc_buf(std::mem::size_of_val(m.slots), "a matrix's slot table") {
+                Ok(t) => t,
+                Err(e) => {
+                    // SAFETY: just allocated, never used.
+                    let _ = unsafe { cu::free_sync(v.ptr) };
+                    return Err(e);
+                }
+            };
+            mat_bufs.0.push((m.arg, v, t));
+            let (_, v, t) = &mat_bufs.0[mat_bufs.0.len() - 1];
+            self.write(v, m.values, "a matrix's values")?;
+            self.write(t, m.slots, "a matrix's slot table")?;
+        }
+        let mat_buf = |i: usize| mat_bufs.0.iter().find(|(a, _, _)| *a == i);
         // Argument values: device pointers (a disabled argument gets a null pointer, never
         // dereferenced) and ints, in the generated code's order.
         enum Val {
@@ -470,11 +506,14 @@ impl Backend for Cuda {
                     Some(b) => Val::Ptr(b.ptr),
                     None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no global buffer"),
                 },
-                // The driver refuses matrix loops on cuda before they get here (mat::loops).
-                KernelArg::MatValues(i) | KernelArg::MatSlots(i) => op2_bail!(
-                    BackendUnavailable,
-                    "op_par_loop '{name}', arg {i}: matrix arguments (op_arg_mat) are not supported on the cuda backend yet"
-                ),
+                KernelArg::MatValues(i) => match mat_buf(i) {
+                    Some((_, v, _)) => Val::Ptr(v.ptr),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no matrix buffer"),
+                },
+                KernelArg::MatSlots(i) => match mat_buf(i) {
+                    Some((_, _, t)) => Val::Ptr(t.ptr),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {i}: no slot table buffer"),
+                },
             });
         }
         let func = self.modules[module].func;
@@ -511,6 +550,16 @@ impl Backend for Cuda {
             .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
         }
         cu::ctx::synchronize().map_err(|e| drv(&format!("op_par_loop '{name}' (cuCtxSynchronize)"), e))?;
+        for (i, v, _) in &mat_bufs.0 {
+            let (ptr, len) = super::device::mat_values_ptr(call, *i);
+            if !ptr.is_null() && len > 0 {
+                // SAFETY: the matrix's host values, `len` bytes, which nothing else refers to
+                // during the loop (the driver's slot for this argument).
+                let host = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+                self.read(v, host, "a matrix's values")?;
+            }
+        }
+        drop(mat_bufs);
         if let Some(mut p) = partials {
             if let Some(buf) = &self.partials {
                 self.read(buf, p.words_mut(), "reduction partials")?;

@@ -26,16 +26,11 @@ pub fn slot_tables(
     if !descs.iter().any(|d| matches!(d, ArgDesc::Mat { .. })) {
         return Ok(out);
     }
-    if ctx.backend.kind() == crate::config::BackendKind::Cuda {
-        op2_bail!(
-            BackendUnavailable,
-            "op_par_loop '{name}': matrix arguments (op_arg_mat) are not supported on the cuda backend yet (use seq, threads, check or opencl; op_mat_mult and op_solve work on every backend)"
-        );
-    }
     for (i, b) in bound.iter().enumerate() {
         let BoundArg::Mat { mat, rowmap, ridx, colmap, cidx, .. } = *b else { continue };
         let (rm, cm) = (&ctx.maps[rowmap.0 as usize], &ctx.maps[colmap.0 as usize]);
-        let n = ctx.sets[rm.from.0 as usize].size;
+        // Owned and exec-halo elements (the same under one process).
+        let n = ctx.sets[rm.from.0 as usize].exec_end;
         let key = SlotKey { rowmap, ridx, colmap, cidx };
         let m = &mut ctx.mats.mats[mat.0 as usize];
         match m.slot_table(key, (&rm.values, rm.dim), (&cm.values, cm.dim), n) {

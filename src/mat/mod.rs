@@ -7,6 +7,7 @@
 //! dense local block through a precomputed table of CSR slots (`sparsity::slot_table`), so
 //! assembly does no search; races on `threads` are avoided by colouring on the row map.
 
+pub mod dist;
 pub mod loops;
 mod ops;
 #[cfg(feature = "petsc")]
@@ -34,8 +35,13 @@ pub struct Sparsity {
     pub pairs: Vec<(MapId, MapId)>,
     pub row_set: SetId,
     pub col_set: SetId,
-    /// Block pattern (one entry per (row element, column element)).
+    /// Block pattern (one entry per (row element, column element)). Under MPI: this process's
+    /// owned rows (local numbering), columns in the column set's local numbering (owned, then
+    /// exec and non-exec halo).
     pub pattern: Arc<Pattern>,
+    /// Under MPI: the row set's halo elements (exec and non-exec), whose rows their owners
+    /// assemble; loops add their entries to one discard value per scalar row (0 otherwise).
+    pub halo_rows: usize,
 }
 
 /// A matrix's values, in the order of its pattern's `colidx`.
@@ -105,6 +111,7 @@ pub struct Mat {
     pub ty: ElemType,
     /// Scalar pattern (the sparsity's, expanded by the block size).
     pub pattern: Arc<Pattern>,
+    /// The pattern's values, then one discard value per scalar halo row (under MPI).
     pub values: Values,
     /// Element-to-slot tables already built for loops over this matrix.
     pub slots: Vec<(SlotKey, Arc<Vec<i32>>)>,
@@ -144,7 +151,7 @@ impl Mats {
 impl Mat {
     pub fn new(name: &str, sparsity: SparsityId, sp: &Sparsity, rdim: usize, cdim: usize, ty: ElemType) -> Result<Mat> {
         let pattern = if rdim == 1 && cdim == 1 { sp.pattern.clone() } else { Arc::new(sp.pattern.expand(rdim, cdim)) };
-        let n = pattern.nnz();
+        let n = pattern.nnz() + sp.halo_rows * rdim;
         let values = match ty {
             ElemType::Double => {
                 let mut v = Vec::new();

@@ -19,7 +19,6 @@ impl Context {
         if pairs.is_empty() {
             op2_bail!(BadSize, "{call} '{name}': no map pairs given (npairs must be at least 1)");
         }
-        crate::mpi::one_process_only(self, call)?;
         let m = |id: MapId| &self.maps[id.0 as usize];
         let set = |id: crate::core::SetId| self.sets[id.0 as usize].name.as_str();
         let (row_set, col_set) = (m(pairs[0].0).to, m(pairs[0].1).to);
@@ -54,6 +53,10 @@ impl Context {
                 );
             }
         }
+        // Under MPI before op_partition: an empty pattern, built when the sets are partitioned
+        // (`mats_after_renumber`). After it: owned rows, from the owned and exec-halo elements
+        // (every element touching an owned row is one of them), columns in local numbering.
+        let pending = self.comm.distributed() && !self.comm.partitioned;
         let views: Vec<PairMaps> = pairs
             .iter()
             .map(|&(r, c)| {
@@ -63,17 +66,25 @@ impl Context {
                     row_dim: rm.dim,
                     cols: &cm.values,
                     col_dim: cm.dim,
-                    n: self.sets[rm.from.0 as usize].size,
+                    n: if pending { 0 } else { self.sets[rm.from.0 as usize].exec_end },
                 }
             })
             .collect();
-        let (nr, nc) = (self.sets[row_set.0 as usize].size, self.sets[col_set.0 as usize].size);
+        let (rs, cs) = (&self.sets[row_set.0 as usize], &self.sets[col_set.0 as usize]);
+        let (nr, nc) = if pending { (0, 0) } else { (rs.size, cs.total) };
+        let halo_rows = if pending { 0 } else { rs.total - rs.size };
         let pattern = Pattern::build(nr, nc, &views, row_set == col_set);
         if pattern.nnz() > i32::MAX as usize {
             op2_bail!(BadSize, "{call} '{name}': {} entries, more than a C int can count", pattern.nnz());
         }
-        let s =
-            Sparsity { name: name.to_string(), pairs: pairs.to_vec(), row_set, col_set, pattern: Arc::new(pattern) };
+        let s = Sparsity {
+            name: name.to_string(),
+            pairs: pairs.to_vec(),
+            row_set,
+            col_set,
+            pattern: Arc::new(pattern),
+            halo_rows,
+        };
         self.mats.sparsities.push(s);
         Ok(SparsityId(self.mats.sparsities.len() as u32 - 1))
     }
@@ -84,7 +95,7 @@ impl Context {
         if let Some(m) = self.mats.mats.iter().find(|m| m.values.bytes().iter().any(|&b| b != 0)) {
             op2_bail!(
                 BadLoop,
-                "{call}: matrix '{}' already holds values (op_renumber must come before op_mat_zero_rows or loops on matrices)",
+                "{call}: matrix '{}' already holds values ({call} must come before op_mat_zero_rows or loops on matrices)",
                 m.name
             );
         }
@@ -96,10 +107,11 @@ impl Context {
         for i in 0..self.mats.sparsities.len() {
             let (pairs, name) = (self.mats.sparsities[i].pairs.clone(), self.mats.sparsities[i].name.clone());
             let id = self.decl_sparsity(&pairs, &name, "op_renumber")?;
-            let new = self.mats.sparsities.pop().map(|s| s.pattern);
+            let new = self.mats.sparsities.pop();
             if let Some(p) = new {
                 debug_assert_eq!(id.0 as usize, self.mats.sparsities.len());
-                self.mats.sparsities[i].pattern = p;
+                self.mats.sparsities[i].pattern = p.pattern;
+                self.mats.sparsities[i].halo_rows = p.halo_rows;
             }
         }
         for i in 0..self.mats.mats.len() {
@@ -165,9 +177,25 @@ impl Context {
         }
     }
 
+    /// Under MPI: a collective matrix call. Checked with `OP2_MPI_CHECK`; a program that never
+    /// called op_partition runs on its declared blocks (as loops do).
+    pub(crate) fn mat_collective(&mut self, call: &str) -> Result<()> {
+        if !self.comm.distributed() {
+            return Ok(());
+        }
+        if self.comm.check {
+            self.comm.check_call(call)?;
+        }
+        if !self.comm.partitioned {
+            crate::mpi::dist::partition(self, "BLOCK", None, None, None, None)?;
+        }
+        Ok(())
+    }
+
     /// `op_mat_mult`: `y = A x`.
     pub fn mat_mult(&mut self, m: MatId, x: DatId, y: DatId) -> Result<()> {
         const CALL: &str = "op_mat_mult";
+        self.mat_collective(CALL)?;
         self.check_vector(CALL, m, x, false, "x")?;
         self.check_vector(CALL, m, y, true, "y")?;
         if x == y {
@@ -179,6 +207,15 @@ impl Context {
             );
         }
         self.sync_to_host(x)?;
+        if self.comm.partitioned && self.dats[x.0 as usize].halo_dirty {
+            // Under MPI: x's halo rows (the columns of other processes' rows), by the loops'
+            // dat exchange.
+            self.host_data(x, true)?;
+            let ex = self.comm.halo_exchange_begin(&mut self.dats, vec![x])?;
+            for d in self.comm.halo_exchange_end(ex)? {
+                self.dats[d.0 as usize].halo_dirty = false;
+            }
+        }
         self.host_data(y, true)?;
         let pool = self.spmv_pool();
         let (xi, yi) = (x.0 as usize, y.0 as usize);
@@ -207,6 +244,9 @@ impl Context {
 
     /// `op_mat_zero_rows`: `rows` are scalar rows in the declared numbering.
     pub fn mat_zero_rows(&mut self, m: MatId, rows: &[i32], diag: f64) -> Result<()> {
+        if self.comm.distributed() {
+            return self.mat_zero_rows_dist(m, rows, diag);
+        }
         let mat = self.mats.mat(m);
         let n = mat.pattern.nrows;
         let base = self.index_base as i64;
@@ -230,6 +270,123 @@ impl Context {
         Ok(())
     }
 
+    /// `op_mat_zero_rows` under MPI (collective): the rows every process gives (original
+    /// global numbering) are zeroed by their owners.
+    fn mat_zero_rows_dist(&mut self, m: MatId, rows: &[i32], diag: f64) -> Result<()> {
+        const CALL: &str = "op_mat_zero_rows";
+        self.mat_collective(CALL)?;
+        let mine: Vec<u8> = rows.iter().flat_map(|r| r.to_ne_bytes()).collect();
+        let all = self.comm.all_gather(&mine)?;
+        let mat = self.mats.mat(m);
+        let row_set = self.mats.sparsity(mat.sparsity).row_set;
+        let rdim = mat.rdim;
+        let n = crate::mpi::dist::global_size(self, row_set) * rdim;
+        let base = self.index_base as i64;
+        let Some(l) = self.comm.layout(row_set) else {
+            op2_bail!(Internal, "{CALL}: set '{}' has no layout after op_partition", self.sets[row_set.0 as usize].name)
+        };
+        let local_of: std::collections::HashMap<u32, usize> =
+            l.gids[..l.owned].iter().enumerate().map(|(i, &g)| (g, i)).collect();
+        let mut storage = Vec::new();
+        // Every process checks every list, so all fail alike (and none waits on another).
+        for (q, b) in all.iter().enumerate() {
+            for (i, c) in b.chunks_exact(4).enumerate() {
+                let r = i32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                if r < 0 || r as usize >= n {
+                    op2_bail!(
+                        BadRange,
+                        "{CALL} on mat '{}': process {q}'s rows[{}] is {}, outside [{base}, {}] (rows of {} elements x {rdim})",
+                        mat.name,
+                        i as i64 + base,
+                        r as i64 + base,
+                        n as i64 - 1 + base,
+                        n / rdim.max(1)
+                    );
+                }
+                let r = r as usize;
+                if let Some(&li) = local_of.get(&((r / rdim) as u32)) {
+                    storage.push(li * rdim + r % rdim);
+                }
+            }
+        }
+        self.mats.mat_mut(m).zero_rows(&storage, diag);
+        Ok(())
+    }
+
+    /// `op_mat_nnz`: the entries of the whole matrix (under MPI: collective, the sum over the
+    /// processes' rows).
+    pub fn mat_nnz(&mut self, m: MatId) -> Result<u64> {
+        self.mat_collective("op_mat_nnz")?;
+        let n = self.mats.mat(m).pattern.nnz() as u64;
+        if !self.comm.distributed() {
+            return Ok(n);
+        }
+        Ok(super::dist::gather_u64(&self.comm, n)?.iter().sum())
+    }
+
+    /// `op_fetch_mat_csr` under MPI (collective): the scalar rows of this process's declared
+    /// block of the row set, in the original numbering (rows and columns), sorted columns, as
+    /// (rowptr, colidx, values bytes). Every process gathers every row (O(global nnz) memory:
+    /// a function for checks and small problems).
+    pub fn fetch_mat_csr_dist(&mut self, m: MatId) -> Result<(Vec<i32>, Vec<i32>, Vec<u8>)> {
+        const CALL: &str = "op_fetch_mat_csr";
+        self.mat_collective(CALL)?;
+        let mat = self.mats.mat(m);
+        let sp = self.mats.sparsity(mat.sparsity);
+        let (rdim, cdim, es) = (mat.rdim, mat.cdim, mat.ty.size());
+        let (Some(rl), Some(cl)) = (self.comm.layout(sp.row_set), self.comm.layout(sp.col_set)) else {
+            op2_bail!(Internal, "{CALL}: mat '{}': its sets have no layout after op_partition", mat.name)
+        };
+        let p = &mat.pattern;
+        let vals = mat.values.bytes();
+        // Mine: per row, its global row, length, global columns (sorted) and values.
+        let mut mine: Vec<u8> = Vec::new();
+        let mut row: Vec<(i32, usize)> = Vec::new();
+        for r in 0..p.nrows {
+            let g = rl.gids[r / rdim] as usize * rdim + r % rdim;
+            row.clear();
+            row.extend((p.rowptr[r]..p.rowptr[r + 1]).map(|k| {
+                let c = p.colidx[k] as usize;
+                ((cl.gids[c / cdim] as usize * cdim + c % cdim) as i32, k)
+            }));
+            row.sort_unstable();
+            mine.extend_from_slice(&(g as u32).to_ne_bytes());
+            mine.extend_from_slice(&(row.len() as u32).to_ne_bytes());
+            for &(c, _) in &row {
+                mine.extend_from_slice(&c.to_ne_bytes());
+            }
+            for &(_, k) in &row {
+                mine.extend_from_slice(&vals[k * es..(k + 1) * es]);
+            }
+        }
+        let all = self.comm.all_gather(&mine)?;
+        let sd = &self.comm.sets[sp.row_set.0 as usize];
+        let (lo, hi) = (sd.decl_offset * rdim, (sd.decl_offset + sd.decl_size) * rdim);
+        let mut rows: Vec<Option<(&[u8], &[u8])>> = vec![None; hi - lo];
+        let u32_at = |b: &[u8], at: usize| u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+        for b in &all {
+            let mut at = 0;
+            while at + 8 <= b.len() {
+                let (g, len) = (u32_at(b, at), u32_at(b, at + 4));
+                let cols = &b[at + 8..at + 8 + 4 * len];
+                let vv = &b[at + 8 + 4 * len..at + 8 + 4 * len + es * len];
+                at += 8 + (4 + es) * len;
+                if (lo..hi).contains(&g) {
+                    rows[g - lo] = Some((cols, vv));
+                }
+            }
+        }
+        let (mut rp, mut ci, mut vv) = (vec![0i32], Vec::new(), Vec::new());
+        for r in rows {
+            if let Some((c, v)) = r {
+                ci.extend(c.chunks_exact(4).map(|x| i32::from_ne_bytes([x[0], x[1], x[2], x[3]])));
+                vv.extend_from_slice(v);
+            }
+            rp.push(ci.len() as i32);
+        }
+        Ok((rp, ci, vv))
+    }
+
     /// `op_fetch_mat_csr`: the scalar CSR in the declared numbering (rows and columns), sorted
     /// columns. Each output may be None.
     pub fn fetch_mat_csr(
@@ -244,7 +401,7 @@ impl Context {
         let p = &mat.pattern;
         let (ro, co) = (&self.sets[sp.row_set.0 as usize].order, &self.sets[sp.col_set.0 as usize].order);
         let es = mat.ty.size();
-        let vals = mat.values.bytes();
+        let vals = &mat.values.bytes()[..p.nnz() * es];
         if ro.is_none() && co.is_none() {
             if let Some(out) = rowptr {
                 out.iter_mut().zip(&p.rowptr).for_each(|(o, &v)| *o = v as i32);
@@ -292,6 +449,7 @@ impl Context {
     /// `op_solve`: solves `A x = b`; returns the iteration count.
     pub fn mat_solve(&mut self, m: MatId, b: DatId, x: DatId, options: Option<&str>) -> Result<usize> {
         const CALL: &str = "op_solve";
+        self.mat_collective(CALL)?;
         let o = Options::parse(options)?;
         {
             let mat = self.mats.mat(m);
@@ -314,8 +472,12 @@ impl Context {
             op2_bail!(ArgMismatch, "{CALL} on mat '{}': b and x are the same dat", self.mats.mat(m).name);
         }
         let ty = self.mats.mat(m).ty;
-        let bv = to_f64(self.host_data(b, false)?, ty);
+        // The rows this process owns (all of them on one process).
+        let nrows = self.mats.mat(m).pattern.nrows;
+        let mut bv = to_f64(self.host_data(b, false)?, ty);
         let mut xv = to_f64(self.host_data(x, false)?, ty);
+        bv.truncate(nrows);
+        xv.truncate(nrows);
         let name = self.mats.mat(m).name.clone();
         let outcome = match o.native.clone() {
             Ok((ksp, pc)) => {
@@ -325,8 +487,40 @@ impl Context {
                 let vals = mat.values.to_f64();
                 let diag: Vec<f64> = (0..p.nrows).map(|r| p.slot(r, r as i32).map_or(0.0, |s| vals[s])).collect();
                 let pool = if pool { self.mats.pool.as_ref() } else { None };
-                let mut mult = |a: &[f64], y: &mut [f64]| super::spmv(p, &vals, a, y, pool);
-                match solve::solve(ksp, pc, &o, &mut mult, &diag, &bv, &mut xv) {
+                // Under MPI the product needs the halo of its vector (one exchange per product)
+                // and dot products are summed over the processes.
+                let comm = &self.comm;
+                let col_layout = comm.layout(self.mats.sparsity(mat.sparsity).col_set).filter(|_| comm.partitioned);
+                let cdim = mat.cdim;
+                let mut xfull = vec![0.0f64; p.ncols];
+                let (mut mult_err, mut sum_err) = (None, None);
+                let mut mult = |a: &[f64], y: &mut [f64]| match col_layout {
+                    None => super::spmv(p, &vals, a, y, pool),
+                    Some(l) => {
+                        xfull[..a.len()].copy_from_slice(a);
+                        // SAFETY: f64 values viewed as bytes.
+                        let bytes =
+                            unsafe { std::slice::from_raw_parts_mut(xfull.as_mut_ptr() as *mut u8, xfull.len() * 8) };
+                        if let Err(e) = super::dist::exchange(comm, l, bytes, 8 * cdim) {
+                            mult_err.get_or_insert(e);
+                        }
+                        super::spmv(p, &vals, &xfull, y, pool)
+                    }
+                };
+                let distributed = comm.distributed();
+                let mut gsum = |v: &mut [f64]| {
+                    if distributed {
+                        if let Err(e) = super::dist::sum_f64s(comm, v) {
+                            sum_err.get_or_insert(e);
+                            v.iter_mut().for_each(|x| *x = f64::NAN);
+                        }
+                    }
+                };
+                let r = solve::solve(ksp, pc, &o, &mut mult, &mut gsum, &diag, &bv, &mut xv);
+                if let Some(e) = mult_err.or(sum_err) {
+                    return Err(e);
+                }
+                match r {
                     Ok(n) => Ok(n),
                     Err(e) => Err(crate::op2_err!(
                         Solve,
@@ -356,9 +550,39 @@ impl Context {
 
     #[cfg(feature = "petsc")]
     fn petsc_solve(&mut self, m: MatId, o: &Options, _needs: &str, b: &[f64], x: &mut [f64]) -> Result<usize> {
+        #[cfg(feature = "mpi")]
+        let (fcomm, set_world) = self.comm.world.as_ref().map_or((-1, false), |w| (w.fortran_handle(), w.owns_init()));
+        #[cfg(not(feature = "mpi"))]
+        let (fcomm, set_world) = (-1, false);
         let mat = self.mats.mat(m);
         let vals = mat.values.to_f64();
-        super::petsc::solve(&mat.name, &mat.pattern, &vals, b, x, o)
+        if !self.comm.partitioned {
+            return super::petsc::solve(&mat.name, fcomm, set_world, None, &mat.pattern, &vals, b, x, o);
+        }
+        // Under MPI: this process's rows of an MPIAIJ in the partition-order global numbering
+        // (rows of rank r after those of lower ranks), columns translated and sorted.
+        let sp = self.mats.sparsity(mat.sparsity);
+        let Some(l) = self.comm.layout(sp.col_set) else {
+            op2_bail!(Internal, "op_solve: mat '{}': its set has no layout after op_partition", mat.name)
+        };
+        let (num, _) = super::dist::partition_numbers(&self.comm, l)?;
+        let nglobal = crate::mpi::dist::global_size(self, sp.col_set) * mat.cdim;
+        let (p, cdim) = (&mat.pattern, mat.cdim as i64);
+        let mut g = Pattern { nrows: p.nrows, ncols: nglobal, rowptr: p.rowptr.clone(), colidx: Vec::new() };
+        g.colidx.reserve(p.nnz());
+        let mut gv = Vec::with_capacity(p.nnz());
+        let mut row: Vec<(i32, f64)> = Vec::new();
+        for r in 0..p.nrows {
+            row.clear();
+            row.extend((p.rowptr[r]..p.rowptr[r + 1]).map(|k| {
+                let c = p.colidx[k] as i64;
+                ((num[(c / cdim) as usize] * cdim + c % cdim) as i32, vals[k])
+            }));
+            row.sort_unstable_by_key(|e| e.0);
+            g.colidx.extend(row.iter().map(|e| e.0));
+            gv.extend(row.iter().map(|e| e.1));
+        }
+        super::petsc::solve(&mat.name, fcomm, set_world, Some(nglobal), &g, &gv, b, x, o)
     }
 
     #[cfg(not(feature = "petsc"))]

@@ -13,6 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 extern "C" {
     fn op2_petsc_solve(
+        fcomm: c_int,
+        set_world: c_int,
+        nglobal: c_int,
         n: c_int,
         rowptr: *const c_int,
         colidx: *const c_int,
@@ -31,6 +34,13 @@ extern "C" {
         msglen: c_int,
     ) -> c_int;
     fn op2_petsc_clear_option(name: *const c_char);
+    fn op2_petsc_finalize_ours();
+}
+
+/// Finalises PETSc if op2 initialised it (op_exit, before op2's communicator is freed).
+pub fn finalize() {
+    // SAFETY: the shim's function checks PETSc's and MPI's state itself.
+    unsafe { op2_petsc_finalize_ours() }
 }
 
 static SOLVES: AtomicU64 = AtomicU64::new(0);
@@ -61,7 +71,21 @@ fn text(buf: &[c_char]) -> String {
 }
 
 /// Solves with PETSc; `x` holds the initial guess and receives the solution (or last iterate).
-pub fn solve(name: &str, p: &Pattern, vals: &[f64], b: &[f64], x: &mut [f64], o: &Options) -> Result<usize> {
+/// `fcomm`: op2's communicator (Fortran handle, -1 without MPI); `set_world`: a PETSc op2
+/// starts runs on it (when op2 initialised MPI). `nglobal` None: `p` is the whole matrix (SeqAIJ). Some(N): `p` holds this process's rows
+/// of an N x N matrix with global, sorted columns (MPIAIJ on `fcomm`; collective).
+#[allow(clippy::too_many_arguments)]
+pub fn solve(
+    name: &str,
+    fcomm: i32,
+    set_world: bool,
+    nglobal: Option<usize>,
+    p: &Pattern,
+    vals: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+    o: &Options,
+) -> Result<usize> {
     let n = p.nrows;
     let rowptr: Vec<c_int> = p.rowptr.iter().map(|&v| v as c_int).collect();
     let prefix = format!("op2_{}_", SOLVES.fetch_add(1, Ordering::Relaxed));
@@ -78,6 +102,9 @@ pub fn solve(name: &str, p: &Pattern, vals: &[f64], b: &[f64], x: &mut [f64], o:
     // values per vector, 64-byte names, msg of msglen bytes) and outlive the call.
     let code = unsafe {
         op2_petsc_solve(
+            fcomm,
+            set_world as c_int,
+            nglobal.map_or(-1, |g| g as c_int),
             n as c_int,
             rowptr.as_ptr(),
             p.colidx.as_ptr(),

@@ -24,7 +24,25 @@ static PetscErrorCode op2_petsc_handler(MPI_Comm comm, int line, const char *fun
   return n;
 }
 
-static void op2_petsc_finalize(void) { PetscFinalize(); }
+/* PETSc was initialised here (so it is finalised here: by op_exit before op2 frees its
+ * communicator, or at exit). */
+static int op2_petsc_ours;
+
+/* Finalises a PETSc that op2 initialised (once; nothing otherwise). */
+void op2_petsc_finalize_ours(void)
+{
+  PetscBool init = PETSC_FALSE, fin = PETSC_FALSE;
+  int mpifin = 0;
+  if (!op2_petsc_ours) return;
+  op2_petsc_ours = 0;
+  MPI_Finalized(&mpifin);
+  if (mpifin) return; /* too late: MPI is gone (a program that ended MPI before exit) */
+  PetscInitialized(&init);
+  PetscFinalized(&fin);
+  if (init && !fin) PetscFinalize();
+}
+
+static void op2_petsc_finalize(void) { op2_petsc_finalize_ours(); }
 
 /* Copies the recorded message (or PETSc's text for `code`) into msg. */
 static void op2_petsc_message(PetscErrorCode code, char *msg, int msglen)
@@ -45,11 +63,15 @@ static void op2_petsc_message(PetscErrorCode code, char *msg, int msglen)
   } while (0)
 
 /* Solves A x = b with KSP. rowptr/colidx: CSR of n rows (32-bit PetscInt), vals: n x n values.
+ * fcomm: the Fortran handle of op2's communicator (-1: none); set_world: a PETSc initialised
+ * here runs on it (PETSC_COMM_WORLD; op2 initialised MPI and finalises PETSc before it). nglobal < 0: one process, a SeqAIJ on n x n sharing the arrays.
+ * nglobal >= 0: this process's n rows of an nglobal x nglobal MPIAIJ on fcomm (columns global,
+ * sorted within rows), b and x its n owned entries.
  * options: PETSc options already carrying `prefix` (e.g. "-op2_3_ksp_type cg"). On return:
  * *its iterations, *rnorm the residual norm, *reason KSP's converged reason and `reason_text`
  * its name (as KSPConvergedReasons), `ksp_type`/`pc_type` the types used. */
-int op2_petsc_solve(int n, const int *rowptr, const int *colidx, const double *vals, const double *b, double *x,
-                    const char *options, const char *prefix, int *its, double *rnorm, int *reason,
+int op2_petsc_solve(int fcomm, int set_world, int nglobal, int n, const int *rowptr, const int *colidx, const double *vals,
+                    const double *b, double *x, const char *options, const char *prefix, int *its, double *rnorm, int *reason,
                     char *reason_text, char *ksp_type, char *pc_type, char *msg, int msglen)
 {
   PetscErrorCode ierr = 0;
@@ -64,6 +86,7 @@ int op2_petsc_solve(int n, const int *rowptr, const int *colidx, const double *v
   KSPType kt = NULL;
   PCType pt = NULL;
   int pushed = 0;
+  MPI_Comm comm;
 
   op2_petsc_msg[0] = '\0';
   msg[0] = '\0';
@@ -74,23 +97,37 @@ int op2_petsc_solve(int n, const int *rowptr, const int *colidx, const double *v
   }
   ierr = PetscInitialized(&init);
   if (ierr) goto done;
+  if (nglobal >= 0 && fcomm < 0) {
+    snprintf(msg, (size_t)msglen, "a distributed solve needs op2's communicator");
+    return 1;
+  }
+  comm = nglobal >= 0 ? MPI_Comm_f2c(fcomm) : PETSC_COMM_SELF;
   if (!init) {
+    if (fcomm >= 0 && set_world) PETSC_COMM_WORLD = MPI_Comm_f2c(fcomm);
     ierr = PetscInitializeNoArguments();
     if (ierr) {
       snprintf(msg, (size_t)msglen, "PetscInitializeNoArguments failed with code %d", (int)ierr);
       return (int)ierr;
     }
-    atexit(op2_petsc_finalize);
+    if (!op2_petsc_ours) atexit(op2_petsc_finalize);
+    op2_petsc_ours = 1;
   }
   ierr = PetscPushErrorHandler(op2_petsc_handler, NULL);
   if (ierr) goto done;
   pushed = 1;
   OP2_TRY(PetscOptionsInsertString(NULL, options));
-  OP2_TRY(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, n, n, (PetscInt *)rowptr, (PetscInt *)colidx,
-                                    (PetscScalar *)vals, &A));
-  OP2_TRY(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, b, &vb));
-  OP2_TRY(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, x, &vx));
-  OP2_TRY(KSPCreate(PETSC_COMM_SELF, &ksp));
+  if (nglobal < 0) {
+    OP2_TRY(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, n, n, (PetscInt *)rowptr, (PetscInt *)colidx,
+                                      (PetscScalar *)vals, &A));
+    OP2_TRY(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, b, &vb));
+    OP2_TRY(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, x, &vx));
+  } else {
+    /* Copies the rows (PETSc splits them into its diagonal and off-diagonal blocks). */
+    OP2_TRY(MatCreateMPIAIJWithArrays(comm, n, n, nglobal, nglobal, rowptr, colidx, vals, &A));
+    OP2_TRY(VecCreateMPIWithArray(comm, 1, n, nglobal, b, &vb));
+    OP2_TRY(VecCreateMPIWithArray(comm, 1, n, nglobal, x, &vx));
+  }
+  OP2_TRY(KSPCreate(comm, &ksp));
   OP2_TRY(KSPSetOptionsPrefix(ksp, prefix));
   OP2_TRY(KSPSetOperators(ksp, A, A));
   OP2_TRY(KSPGetPC(ksp, &pc));

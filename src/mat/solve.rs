@@ -126,18 +126,28 @@ pub struct NotConverged {
     pub residual: f64,
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// Sums a process's partial dot products over all processes, in place (one collective for
+/// all of them; nothing on one process).
+pub type GlobalSum<'a> = &'a mut dyn FnMut(&mut [f64]);
+
+/// Dot products of pairs of vectors, summed over the processes together.
+type Dots<'a> = &'a mut dyn FnMut(&[(&[f64], &[f64])]) -> Vec<f64>;
+
+fn local_dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Solves `A x = b` natively; `mult(x, y)` computes `y = A x`, `diag` is A's diagonal (for
 /// Jacobi). `x` holds the initial guess (used only with `nonzero_guess`) and, on return, the
-/// solution or the last iterate. Returns the iteration count.
+/// solution or the last iterate. Returns the iteration count. Under MPI the vectors are this
+/// process's owned rows and `gsum` sums dot products over the processes.
+#[allow(clippy::too_many_arguments)]
 pub fn solve(
     ksp: Ksp,
     pc: Pc,
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    gsum: GlobalSum,
     diag: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -150,15 +160,21 @@ pub fn solve(
     if !o.nonzero_guess {
         x.iter_mut().for_each(|v| *v = 0.0);
     }
+    let mut dots = |pairs: &[(&[f64], &[f64])]| -> Vec<f64> {
+        let mut v: Vec<f64> = pairs.iter().map(|(a, b)| local_dot(a, b)).collect();
+        gsum(&mut v);
+        v
+    };
     match ksp {
-        Ksp::Cg => cg(o, mult, &inv, b, x),
-        Ksp::Gmres => gmres(o, mult, &inv, b, x),
+        Ksp::Cg => cg(o, mult, &mut dots, &inv, b, x),
+        Ksp::Gmres => gmres(o, mult, &mut |a, b| dots(&[(a, b)])[0], &inv, b, x),
     }
 }
 
 fn cg(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    dots: Dots,
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -172,8 +188,10 @@ fn cg(
     }
     let mut z: Vec<f64> = r.iter().zip(inv).map(|(a, d)| a * d).collect();
     let mut p = z.clone();
-    let mut rz = dot(&r, &z);
-    let norm0 = dot(&z, &z).sqrt();
+    // Dot products needed together are summed over the processes together.
+    let d = dots(&[(&r, &z), (&z, &z)]);
+    let mut rz = d[0];
+    let norm0 = d[1].sqrt();
     let target = (o.rtol * norm0).max(o.atol);
     let mut norm = norm0;
     if norm <= target {
@@ -181,7 +199,7 @@ fn cg(
     }
     for it in 1..=o.max_it {
         mult(&p, &mut q);
-        let pq = dot(&p, &q);
+        let pq = dots(&[(&p, &q)])[0];
         if pq == 0.0 || !pq.is_finite() {
             return Err(NotConverged { iterations: it, residual: norm });
         }
@@ -191,11 +209,12 @@ fn cg(
             r[i] -= alpha * q[i];
             z[i] = r[i] * inv[i];
         }
-        norm = dot(&z, &z).sqrt();
+        let d = dots(&[(&z, &z), (&r, &z)]);
+        norm = d[0].sqrt();
         if norm <= target {
             return Ok(it);
         }
-        let rz_new = dot(&r, &z);
+        let rz_new = d[1];
         let beta = rz_new / rz;
         rz = rz_new;
         for i in 0..n {
@@ -208,6 +227,7 @@ fn cg(
 fn gmres(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    dot: &mut dyn FnMut(&[f64], &[f64]) -> f64,
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
@@ -349,14 +369,14 @@ mod tests {
             for pc in [Pc::Jacobi, Pc::None] {
                 let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_gmres_restart 10")).unwrap();
                 let mut x = vec![1.0; n];
-                let its = solve(ksp, pc, &o, &mut a, &diag, &b, &mut x).unwrap();
+                let its = solve(ksp, pc, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap();
                 assert!(its > 1 && its < 400, "{ksp:?} {pc:?} {its}");
                 let err = x.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                 assert!(err < 1e-9, "{ksp:?} {pc:?}: {err}");
             }
             let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_max_it 3")).unwrap();
             let mut x = vec![0.0; n];
-            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &diag, &b, &mut x).unwrap_err();
+            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap_err();
             assert_eq!(e.iterations, 3);
             assert!(e.residual > 0.0);
         }

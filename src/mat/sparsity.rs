@@ -47,14 +47,17 @@ impl Pattern {
         self.row(r).binary_search(&c).ok().map(|p| self.rowptr[r] + p)
     }
 
-    /// Builds the pattern of `pairs` over `nrows` x `ncols` (every map entry must lie in range:
-    /// op2 maps are checked at declaration); `diagonal`: include `(r, r)` for every row.
+    /// Builds the pattern of `pairs` over `nrows` x `ncols` (every column entry must lie in
+    /// range: op2 maps are checked at declaration); `diagonal`: include `(r, r)` for every row.
+    /// Row entries at or past `nrows` are left out (under MPI: halo rows, owned elsewhere).
     pub fn build(nrows: usize, ncols: usize, pairs: &[PairMaps], diagonal: bool) -> Pattern {
         // Incidence: for every row, the (pair, element) couples that reach it.
         let mut count = vec![0usize; nrows + 1];
         for p in pairs {
             for &r in &p.rows[..p.n * p.row_dim] {
-                count[r as usize + 1] += 1;
+                if (r as usize) < nrows {
+                    count[r as usize + 1] += 1;
+                }
             }
         }
         for r in 0..nrows {
@@ -66,6 +69,9 @@ impl Pattern {
         for (pi, p) in pairs.iter().enumerate() {
             for e in 0..p.n {
                 for &r in &p.rows[e * p.row_dim..(e + 1) * p.row_dim] {
+                    if r as usize >= nrows {
+                        continue;
+                    }
                     let at = &mut fill[r as usize];
                     inc[*at] = (pi as u32, e as u32);
                     *at += 1;
@@ -145,7 +151,10 @@ impl Pattern {
 /// The CSR slot of every entry of every element's dense local block, row-major: element `e`'s
 /// block of `(nr*rdim) x (nc*cdim)` entries starts at `e * nr*rdim * nc*cdim`. `rows`/`cols`
 /// give the `nr`/`nc` block rows and columns of each element (`row_sel`/`col_sel`: one column of
-/// the map, or all). `None` if some entry is not in the (scalar, expanded) pattern.
+/// the map, or all). `None` if some entry is not in the (scalar, expanded) pattern. A scalar row
+/// `r` at or past `pat.nrows` (under MPI: a halo row, which its owner assembles from its own
+/// and its exec-halo elements) goes to the discard slot `nnz + r - nrows`: one per halo row, so
+/// elements of one colour never share one.
 #[allow(clippy::too_many_arguments)]
 pub fn slot_table(
     pat: &Pattern,
@@ -173,6 +182,11 @@ pub fn slot_table(
                 for j in 0..nc {
                     let bc = cmap[e * cmd + csel.unwrap_or(j)] as usize;
                     for b in 0..cdim {
+                        if r >= pat.nrows {
+                            out[k] = (pat.nnz() + r - pat.nrows) as i32;
+                            k += 1;
+                            continue;
+                        }
                         match pat.slot(r, (bc * cdim + b) as i32) {
                             Some(s) => out[k] = s as i32,
                             None => return false,
@@ -262,6 +276,26 @@ mod tests {
         let p = Pattern::build(4, 4, &[PairMaps { rows: &m, row_dim: 3, cols: &m, col_dim: 3, n: 1 }], false);
         assert_eq!(p.rowptr, vec![0, 0, 2, 4, 4]);
         assert_eq!(p.colidx, vec![1, 2, 1, 2]);
+    }
+
+    /// Under MPI: rows past `nrows` (halo rows) are left out of the pattern, and their entries
+    /// go to one discard slot per scalar row after the pattern's.
+    #[test]
+    fn halo_rows_are_discarded() {
+        // Triangles 0-1-2 and 1-3-2; rows 0..2 owned, 2 and 3 halo; columns all 4.
+        let m = [0, 1, 2, 1, 3, 2];
+        let pairs = [PairMaps { rows: &m, row_dim: 3, cols: &m, col_dim: 3, n: 2 }];
+        let p = Pattern::build(2, 4, &pairs, true);
+        assert_eq!(p.rowptr, vec![0, 3, 7]);
+        assert_eq!(p.colidx, vec![0, 1, 2, 0, 1, 2, 3]);
+        let x = p.expand(2, 1);
+        let t = slot_table(&x, 2, (&m, 3, None), (&m, 3, None), 2, 1).unwrap();
+        // Element 1 (nodes 1, 3, 2), local row 4 (node 2, component 0): scalar row 4, the
+        // first discard slot (nnz = 14); local rows 2, 3 (node 3): scalar rows 6, 7.
+        assert_eq!(&t[18 + 4 * 3..18 + 5 * 3], &[14, 14, 14]);
+        assert_eq!(&t[18 + 2 * 3..18 + 4 * 3], &[16, 16, 16, 17, 17, 17]);
+        // Element 0, local row 0 (node 0, component 0): pattern slots of columns 0, 1, 2.
+        assert_eq!(&t[0..3], &[0, 1, 2]);
     }
 
     #[test]

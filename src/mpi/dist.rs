@@ -165,12 +165,8 @@ pub fn partition(
         let _ = prime_set;
         return Ok(());
     }
-    if !ctx.mats.sparsities.is_empty() {
-        op2_bail!(
-            BackendUnavailable,
-            "{CALL}: sparsities and matrices do not take part in MPI yet (declared before op_partition)"
-        );
-    }
+    // Sparsities declared before: rebuilt on the partitioned sets below (values must be zero).
+    ctx.mats_before_renumber(CALL)?;
     if let Some(d) = ctx.dats.iter().find(|d| d.to_device > 0 && !d.freed) {
         // Its device buffer has the pre-partition size (backends cannot resize one).
         op2_bail!(
@@ -279,6 +275,7 @@ pub fn partition(
         ctx.comm.sets[s].layout = Some(l);
     }
     ctx.comm.partitioned = true;
+    ctx.mats_after_renumber()?;
     if ctx.config.diags >= 1 {
         let mut line = format!(
             "op2: op_partition {lib}{} on {nranks} processes in {:.3} s; process {me}:",

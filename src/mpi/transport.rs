@@ -116,6 +116,18 @@ impl World {
         self.size
     }
 
+    /// The communicator's Fortran handle (`MPI_Comm_c2f`), for C code built against the same
+    /// MPI (the PETSc shim).
+    pub fn fortran_handle(&self) -> i32 {
+        // SAFETY: comm is valid while self lives.
+        unsafe { ffi::MPI_Comm_c2f(self.comm) }
+    }
+
+    /// op2 initialised MPI (and finalises it at op_exit).
+    pub fn owns_init(&self) -> bool {
+        self.owns_init
+    }
+
     pub fn barrier(&self) -> Result<()> {
         // SAFETY: valid communicator.
         check(unsafe { ffi::MPI_Barrier(self.comm) }, "MPI_Barrier")
@@ -285,6 +297,12 @@ impl Drop for World {
         super::JOB_ABORT.store(false, std::sync::atomic::Ordering::Release);
         if !is_initialized() {
             return;
+        }
+        // A PETSc that op2 started on this communicator ends before MPI does (a program's own
+        // MPI outlives op_exit, and a PETSc started there stays for the next session).
+        #[cfg(feature = "petsc")]
+        if self.owns_init {
+            crate::mat::petsc::finalize();
         }
         // SAFETY: comm is our duplicate; MPI is still running.
         unsafe { ffi::MPI_Comm_free(&mut self.comm) };
