@@ -30,7 +30,6 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let label = format!("{CALL} '{file}'");
         let m = st.map(cells, &label, &"cells map")?;
@@ -51,7 +50,9 @@ pub extern "C" fn op_write_vtk(
             ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
         }
         let ctx = st.ctx(CALL)?;
-        ctx.sync_all_to_host()?;
+        for &d in std::iter::once(&c).chain(&ids) {
+            ctx.sync_to_host(d)?;
+        }
         crate::io::vtk::write_vtk(ctx, file, m, c, &ids, flags, CALL)
     })
 }
@@ -67,7 +68,6 @@ pub extern "C" fn op_write_vtk(
 pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
     const CALL: &str = "op_decl_set_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let id = crate::io::hdf5::decl_set(st.ctx(CALL)?, file, name, CALL)?;
@@ -92,7 +92,6 @@ pub extern "C" fn op_decl_map_hdf5(
 ) -> op_map {
     const CALL: &str = "op_decl_map_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let label = format!("{CALL} '{name}'");
@@ -118,7 +117,6 @@ pub extern "C" fn op_decl_dat_hdf5(
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
@@ -163,10 +161,12 @@ pub extern "C" fn op_get_const_hdf5(
     file: *const c_char,
 ) {
     const CALL: &str = "op_get_const_hdf5";
-    boundary(CALL, (), |_st| {
+    boundary(CALL, (), |st| {
         let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
         let mut buf = vec![0u8; dim * ty.size()];
-        crate::io::hdf5::get_const(name, dim, ty, &mut buf, file, CALL)?;
+        let one = crate::mpi::Comm::default();
+        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        crate::io::hdf5::get_const(comm, name, dim, ty, &mut buf, file, CALL)?;
         // SAFETY: the caller provides room for dim values of `type`.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), const_data as *mut u8, buf.len()) };
         Ok(())
@@ -187,11 +187,13 @@ pub extern "C" fn op_write_const_hdf5(
     file: *const c_char,
 ) {
     const CALL: &str = "op_write_const_hdf5";
-    boundary(CALL, (), |_st| {
+    boundary(CALL, (), |st| {
         let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
         // SAFETY: the caller provides dim values of `type`.
         let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };
-        crate::io::hdf5::write_const(name, dim, ty, data, file, CALL)
+        let one = crate::mpi::Comm::default();
+        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        crate::io::hdf5::write_const(comm, name, dim, ty, data, file, CALL)
     })
 }
 
@@ -207,7 +209,6 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         st.ctx(CALL)?.sync_to_host(d)?;
         crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
     })
@@ -221,7 +222,6 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         st.ctx(CALL)?.sync_all_to_host()?;
         crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)

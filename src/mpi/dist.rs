@@ -343,12 +343,71 @@ pub fn decl_dat_after_partition(
 
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).
 pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
-    let all = global_rows(ctx, d)?;
-    let set = ctx.dats[d.0 as usize].set;
-    let eb = ctx.dats[d.0 as usize].elem_bytes();
-    let off = global_offset(ctx, set) * eb;
-    out.copy_from_slice(&all[off..off + out.len()]);
+    ctx.sync_to_host(d)?;
+    let rows = dat_block(ctx, d)?;
+    out.copy_from_slice(&rows[..out.len()]);
     Ok(())
+}
+
+/// The process whose declared block of a set holds original index `g` (`offsets`: P + 1
+/// block starts; empty blocks are skipped).
+fn block_owner(offsets: &[usize], g: usize) -> usize {
+    offsets.partition_point(|&o| o <= g).saturating_sub(1)
+}
+
+/// This process's declared block of `set` (rows of `eb` bytes, original order), made from
+/// every process's owned rows `owned` (`eb` bytes each, local order; after `op_partition`,
+/// `layout.gids` names their original indices): each row goes straight to the process whose
+/// declared block holds its original index, in one all-to-all; no process holds more than its
+/// block and its own rows. Before `op_partition` (or on one process) the owned rows are the
+/// declared block. Collective.
+pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> Result<Vec<u8>> {
+    let n = declared_size(ctx, set);
+    let Some(l) = ctx.comm.layout(set) else {
+        return Ok(owned[..n * eb].to_vec());
+    };
+    let sd = &ctx.comm.sets[set.0 as usize];
+    let p = ctx.comm.size() as usize;
+    let mut send: Vec<Vec<u8>> = vec![Vec::new(); p];
+    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
+        let q = block_owner(&sd.offsets, g as usize);
+        send[q].extend_from_slice(&(g as u64).to_ne_bytes());
+        send[q].extend_from_slice(&owned[i * eb..(i + 1) * eb]);
+    }
+    let recv = ctx.comm.all_to_all(&send)?;
+    drop(send);
+    let mut out = vec![0u8; n * eb];
+    for b in &recv {
+        for c in b.chunks_exact(8 + eb) {
+            let g = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize;
+            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < n) else {
+                op2_bail!(Internal, "original index {g} sent to the wrong process");
+            };
+            out[k * eb..(k + 1) * eb].copy_from_slice(&c[8..]);
+        }
+    }
+    Ok(out)
+}
+
+/// A dat's rows of this process's declared block, original order (collective; the caller
+/// makes the host bytes current first).
+pub fn dat_block(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
+    let dat = &ctx.dats[d.0 as usize];
+    let eb = dat.elem_bytes();
+    let owned = ctx.comm.layout(dat.set).map_or(declared_size(ctx, dat.set), |l| l.owned);
+    to_declared_block(ctx, dat.set, eb, &dat.data.as_slice()[..owned * eb])
+}
+
+/// A map's rows of this process's declared block of its from-set, original order, with
+/// original (global) indices of the to-set as values (collective).
+pub fn map_block(ctx: &Context, m: MapId) -> Result<Vec<i32>> {
+    let map = &ctx.maps[m.0 as usize];
+    let rows: Vec<i32> = match (ctx.comm.layout(map.from), ctx.comm.layout(map.to)) {
+        (Some(lf), Some(lt)) => map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids[t as usize] as i32).collect(),
+        _ => map.values.clone(),
+    };
+    let out = to_declared_block(ctx, map.from, map.dim * 4, &to_bytes(&rows))?;
+    Ok(from_bytes(&out))
 }
 
 /// `op_timing_output` under MPI (collective): per loop, the maximum and mean time over the

@@ -172,6 +172,51 @@ impl Comm {
         Ok(vec![mine.to_vec()])
     }
 
+    /// Personalised all-to-all (`send[q]` to process q; one buffer per process); returns what
+    /// each process sent here, in rank order. One process: its own buffer back.
+    pub fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.all_to_all(send);
+        }
+        Ok(send.to_vec())
+    }
+
+    /// Makes a local outcome collective (before a collective that must not start unless every
+    /// process is ready, e.g. a parallel HDF5 read): when any process failed, every process
+    /// returns an error, its own or the first failing process's (with "(on process r)"), so no
+    /// process waits in a collective for one that left. One process: `r` as it is.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        if !self.distributed() {
+            return r;
+        }
+        let mine = match &r {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                let mut b = e.code.as_i32().to_ne_bytes().to_vec();
+                b.extend_from_slice(e.message.as_bytes());
+                b
+            }
+        };
+        let all = self.all_gather(&mine)?;
+        if r.is_err() {
+            return r;
+        }
+        if let Some((q, b)) = all.iter().enumerate().find(|(_, b)| b.len() >= 4) {
+            let code = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            let code = crate::error::ErrorCode::ALL
+                .iter()
+                .copied()
+                .find(|c| c.as_i32() == code)
+                .unwrap_or(crate::error::ErrorCode::Internal);
+            return Err(crate::error::Op2Error::new(
+                code,
+                format!("{} (on process {q})", String::from_utf8_lossy(&b[4..])),
+            ));
+        }
+        r
+    }
+
     /// `OP2_MPI_CHECK=1`: all processes must be at the same collective call (`what`, with the
     /// sequence number); a difference is `OP2_ERR_MPI` naming both calls.
     pub fn check_call(&mut self, what: &str) -> Result<()> {
