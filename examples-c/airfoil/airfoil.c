@@ -23,9 +23,11 @@
  *                   other sets follow), BLOCK (the declared blocks), RANDOM
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
- * As an OP2 MPI program: every process reads the text mesh, declares its contiguous block of
- * every set (map values stay global indices), then calls op_partition; one process is the same
- * program. Output (rms log, messages) comes from the root process.
+ * As an OP2 MPI program: every process reads the text mesh and declares its contiguous block of
+ * every set (map values stay global indices), or, from HDF5, op_decl_*_hdf5 read just that
+ * block; then op_partition. One process is the same program. Output (rms log, messages) comes
+ * from the root process; --vtk under MPI writes one piece per process plus <stem>.pvtu (give a
+ * .vtu name).
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
  * strings (build/gen/airfoil_kernels.h) so this program is self-contained.
@@ -157,11 +159,6 @@ int main(int argc, char **argv) {
   int nranks = op_num_ranks(), rank = 0;
   op_rank(&rank);
   int root = op_is_root();
-  if (nranks > 1 && (from_h5 || vtk_path)) {
-    fprintf(stderr, "airfoil: under MPI only text meshes and no --vtk are supported\n");
-    op_exit();
-    return 2;
-  }
   FILE *log = NULL;
   if (root && log_path && !(log = fopen(log_path, "w"))) {
     fprintf(stderr, "airfoil: cannot write rms log '%s'\n", log_path);
