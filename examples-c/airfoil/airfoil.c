@@ -3,7 +3,8 @@
  * NACA0012 aerofoil) written against op2's C API.
  *
  * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
- *                [--renumber] [--kernel-dir D] [--save FILE] [--partition LIB[:ROUTINE]]
+ *                [--renumber] [--kernel-dir D] [--save FILE] [--dump FILE.h5]
+ *                [--partition LIB[:ROUTINE]]
  *                [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
  *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
@@ -18,6 +19,7 @@
  *                   app keeps them (default: the copies compiled into this program)
  *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
  *                   FILE ends in .txt, else op_print_dat_to_binfile
+ *   --dump FILE.h5  write every set, map and dat at the end with op_dump_to_hdf5 (timed)
  *   --partition P   under MPI (mpiexec -n N airfoil ...): how op_partition distributes the mesh:
  *                   METIS:KWAY (default; cells by the graph of pecell), RCB (nodes by p_x, the
  *                   other sets follow), BLOCK (the declared blocks), RANDOM
@@ -60,7 +62,7 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
     snprintf(name, sizeof name, "%s", path);
   double t = now_s();
   op_write_vtk(name, pcell, p_x, 1, &p_q, OP_VTK_BINARY);
-  printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
+  if (op_is_root()) printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
 }
 
 static void usage(FILE *f, const char *prog) {
@@ -76,6 +78,7 @@ static void usage(FILE *f, const char *prog) {
           "  --renumber      op_renumber(pedge) before the first loop\n"
           "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
+          "  --dump FILE.h5  write every set, map and dat at the end (op_dump_to_hdf5)\n"
           "  --partition P   MPI partitioner: METIS:KWAY (default), RCB, BLOCK or RANDOM\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
@@ -85,6 +88,7 @@ int main(int argc, char **argv) {
   const char *mesh_path = "new_grid.dat";
   const char *log_path = NULL;
   const char *save_path = NULL;
+  const char *dump_path = NULL;
   int renumber = 0;
   const char *kernel_dir = NULL;
   const char *partition = "METIS:KWAY";
@@ -120,6 +124,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
       save_path = argv[++i];
+    } else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+      dump_path = argv[++i];
     } else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
       partition = argv[++i];
     } else if (!strcmp(argv[i], "--renumber")) {
@@ -369,6 +375,12 @@ int main(int argc, char **argv) {
       printf("airfoil: final solution q written to %s (%s)\n", save_path,
            text ? "text, OP2's op_print_dat_to_txtfile format"
                 : "binary: int ncell, int 4, then ncell x 4 doubles");
+  }
+
+  if (dump_path) {
+    double t = now_s();
+    op_dump_to_hdf5(dump_path);
+    if (root) printf("airfoil: dumped every set, map and dat to %s in %.3f s\n", dump_path, now_s() - t);
   }
 
   op_exit();

@@ -355,35 +355,86 @@ fn block_owner(offsets: &[usize], g: usize) -> usize {
     offsets.partition_point(|&o| o <= g).saturating_sub(1)
 }
 
+/// How the owned rows of a set reach the declared blocks: per process q, which owned rows
+/// (local indices, in order) go to q, and where the rows that q sends land in this process's
+/// block (positions, in q's order). Fixed once op_partition has run.
+pub struct BlockPlan {
+    send: Vec<Vec<u32>>,
+    recv: Vec<Vec<u32>>,
+}
+
+/// The plan of `set`, made at first use: each process sends the original indices of its owned
+/// rows to the block holders once (collective; every process asks for the same sets in the
+/// same order, as every collective call does).
+fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc<BlockPlan>> {
+    let s = set.0 as usize;
+    if let Some(p) = ctx.comm.block_plans.lock().ok().and_then(|v| v.get(s).cloned().flatten()) {
+        return Ok(p);
+    }
+    let sd = &ctx.comm.sets[s];
+    let np = ctx.comm.size() as usize;
+    let mut send: Vec<Vec<u32>> = vec![Vec::new(); np];
+    let mut gids: Vec<Vec<u8>> = vec![Vec::new(); np];
+    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
+        let q = block_owner(&sd.offsets, g as usize);
+        send[q].push(i as u32);
+        gids[q].extend_from_slice(&g.to_ne_bytes());
+    }
+    let got = ctx.comm.all_to_all(&gids)?;
+    let mut recv = Vec::with_capacity(np);
+    for b in &got {
+        let mut pos = Vec::with_capacity(b.len() / 4);
+        for c in b.chunks_exact(4) {
+            let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
+            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
+                op2_bail!(Internal, "original index {g} sent to the wrong process");
+            };
+            pos.push(k as u32);
+        }
+        recv.push(pos);
+    }
+    let plan = std::sync::Arc::new(BlockPlan { send, recv });
+    if let Ok(mut v) = ctx.comm.block_plans.lock() {
+        if v.len() <= s {
+            v.resize(s + 1, None);
+        }
+        v[s] = Some(plan.clone());
+    }
+    Ok(plan)
+}
+
 /// This process's declared block of `set` (rows of `eb` bytes, original order), made from
 /// every process's owned rows `owned` (`eb` bytes each, local order; after `op_partition`,
 /// `layout.gids` names their original indices): each row goes straight to the process whose
-/// declared block holds its original index, in one all-to-all; no process holds more than its
-/// block and its own rows. Before `op_partition` (or on one process) the owned rows are the
-/// declared block. Collective.
+/// declared block holds its original index, in one all-to-all (the plan of which rows go where
+/// is made once per set); no process holds more than its block and its own rows. Before
+/// `op_partition` (or on one process) the owned rows are the declared block. Collective.
 pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> Result<Vec<u8>> {
     let n = declared_size(ctx, set);
     let Some(l) = ctx.comm.layout(set) else {
         return Ok(owned[..n * eb].to_vec());
     };
-    let sd = &ctx.comm.sets[set.0 as usize];
-    let p = ctx.comm.size() as usize;
-    let mut send: Vec<Vec<u8>> = vec![Vec::new(); p];
-    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
-        let q = block_owner(&sd.offsets, g as usize);
-        send[q].extend_from_slice(&(g as u64).to_ne_bytes());
-        send[q].extend_from_slice(&owned[i * eb..(i + 1) * eb]);
-    }
+    let plan = block_plan(ctx, set, l)?;
+    let send: Vec<Vec<u8>> = plan
+        .send
+        .iter()
+        .map(|rows| {
+            let mut b = Vec::with_capacity(rows.len() * eb);
+            for &i in rows {
+                b.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
+            }
+            b
+        })
+        .collect();
     let recv = ctx.comm.all_to_all(&send)?;
     drop(send);
     let mut out = vec![0u8; n * eb];
-    for b in &recv {
-        for c in b.chunks_exact(8 + eb) {
-            let g = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize;
-            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < n) else {
-                op2_bail!(Internal, "original index {g} sent to the wrong process");
-            };
-            out[k * eb..(k + 1) * eb].copy_from_slice(&c[8..]);
+    for (b, pos) in recv.iter().zip(&plan.recv) {
+        if b.len() != pos.len() * eb {
+            op2_bail!(Internal, "declared block: {} bytes received for {} rows of {eb}", b.len(), pos.len());
+        }
+        for (c, &k) in b.chunks_exact(eb.max(1)).zip(pos) {
+            out[k as usize * eb..(k as usize + 1) * eb].copy_from_slice(c);
         }
     }
     Ok(out)

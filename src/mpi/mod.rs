@@ -89,6 +89,9 @@ pub struct Comm {
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
     /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
     pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
+    /// Per set (by SetId), after op_partition: how owned rows reach the declared blocks
+    /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
+    pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<dist::BlockPlan>>>>,
 }
 
 /// An exchange in flight: the requests and the buffers they use. Dropping it waits for every
