@@ -1,11 +1,13 @@
 # mk/mpi.mk: MPI tests (cargo feature mpi, on by default; OpenMPI's mpicc, mpif90, mpiexec).
 #
 #   make test-mpi           both of the below (appended to TESTS)
-#   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t849) under
+#   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, RCB and BLOCK on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
 #                           relative at every one of MPI_AF_ITERS iterations
+#   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
+#                           appended to TESTS)
 #
 # Uses BUILD, BIN, TEST_BACKENDS and AF_DIR's tools from the top Makefile and mk/airfoil.mk.
 

@@ -307,9 +307,7 @@ mod imp {
     fn transfer(
         ds: &Dataset,
         mem: &Datatype,
-        start: usize,
-        count: usize,
-        cols: usize,
+        (start, count, cols): (usize, usize, usize),
         buf: *mut u8,
         write: bool,
         collective: bool,
@@ -381,7 +379,7 @@ mod imp {
     ) -> hdf5::Result<()> {
         debug_assert_eq!(out.len(), count * cols);
         let mem = Datatype::from_type::<T>()?;
-        transfer(ds, &mem, start, count, cols, out.as_mut_ptr() as *mut u8, false, collective)
+        transfer(ds, &mem, (start, count, cols), out.as_mut_ptr() as *mut u8, false, collective)
     }
 
     /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` and hands their
@@ -799,9 +797,9 @@ mod imp {
     /// `[start, start + count)`; collective under the MPI-IO driver.
     fn write_rows(ds: &Dataset, start: usize, count: usize, bytes: &[u8], collective: bool) -> hdf5::Result<()> {
         let dt = ds.dtype()?;
-        let cols = if count == 0 { 0 } else { bytes.len() / dt.size() / count };
+        let cols = (bytes.len() / dt.size()).checked_div(count).unwrap_or(0);
         debug_assert_eq!(count * cols * dt.size(), bytes.len());
-        transfer(ds, &dt, start, count, cols, bytes.as_ptr() as *mut u8, true, collective)
+        transfer(ds, &dt, (start, count, cols), bytes.as_ptr() as *mut u8, true, collective)
     }
 
     /// `op_write_const_hdf5`: a 1-D `[dim]` dataset with attributes `dim` and `type`, in a file

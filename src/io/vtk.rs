@@ -7,6 +7,9 @@
 //!   counted in characters after the `_`).
 //! - `.vtk` legacy 3.0: big-endian binary (default) or ASCII; dats as `FIELD` arrays.
 //!
+//! Under MPI (after `op_partition`) each process writes a `.vtu` piece `<stem>_<rank>.vtu` and
+//! process 0 the `<stem>.pvtu` index (`write_pieces`); legacy `.vtk` is refused there.
+//!
 //! ASCII keeps full precision (`%.17g` for double, `%.9g` for float), so every mode round-trips
 //! exactly. Connectivity is Int32 (op2's map values); offsets are Int32 unless the connectivity
 //! has more than 2^31-1 entries (then Int64).

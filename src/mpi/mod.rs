@@ -202,9 +202,7 @@ impl Comm {
             }
         };
         let all = self.all_gather(&mine)?;
-        if r.is_err() {
-            return r;
-        }
+        let v = r?;
         if let Some((q, b)) = all.iter().enumerate().find(|(_, b)| b.len() >= 4) {
             let code = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
             let code = crate::error::ErrorCode::ALL
@@ -217,7 +215,7 @@ impl Comm {
                 format!("{} (on process {q})", String::from_utf8_lossy(&b[4..])),
             ));
         }
-        r
+        Ok(v)
     }
 
     /// `OP2_MPI_CHECK=1`: all processes must be at the same collective call (`what`, with the
