@@ -142,6 +142,11 @@ int main(int argc, char **argv)
 
     op_partition("METIS", "KWAY", cells, pecell, x);
     CHECK_OK();
+    /* after op_partition a dat read from the file still takes the process's declared block */
+    op_dat flag2 = op_decl_dat_hdf5(cells, 1, "int", "t850-in.h5", "p_flag");
+    CHECK_OK();
+    op_fetch_data(flag2, fb);
+    for (i = 0; i < nc; i++) CHECK_INT(fb[i], 3 * (c0 + i) - 7);
     op_dat r = op_decl_dat(cells, 1, "double", NULL, "p_r");
     op_dat ecount = op_decl_dat(cells, 1, "double", NULL, "p_ecount");
     op_kernel ksum = op_decl_kernel(k_sum, "sum");
