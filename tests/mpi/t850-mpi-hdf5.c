@@ -79,6 +79,10 @@ int main(int argc, char **argv)
     for (i = 0; i < nc; i++) flag[i] = 3 * (c0 + i) - 7;
     op_decl_dat(cells, 1, "int", flag, "p_flag");
     free(flag);
+    /* a set of one element: every process but the last has nothing to read or write */
+    double big = 42.5;
+    op_set tiny = op_decl_set(block_n(1, rank, p), "tiny");
+    op_decl_dat(tiny, 1, "double", &big, "p_tiny");
     CHECK_OK();
     op_dump_to_hdf5("t850-in.h5");
     CHECK_OK();
@@ -127,6 +131,14 @@ int main(int argc, char **argv)
     CHECK(op_decl_dat_hdf5(nodes, 1, "int", "t850-in.h5", "p_flag") == NULL);
     CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "'p_flag'", "has 35 rows; set 'nodes' has 48 elements");
 
+    op_set tiny = op_decl_set_hdf5("t850-in.h5", "tiny");
+    op_dat dtiny = op_decl_dat_hdf5(tiny, 1, "double", "t850-in.h5", "p_tiny");
+    CHECK_OK();
+    CHECK_INT(op_get_size(tiny), 1);
+    double got = 0;
+    op_fetch_data(dtiny, &got); /* collective; only the last process holds the element */
+    CHECK_OK();
+    CHECK_DBL(got, rank == p - 1 ? 42.5 : 0.0);
     op_map pcell = op_decl_map_hdf5(cells, nodes, 4, "t850-in.h5", "pcell");
     op_map pecell = op_decl_map_hdf5(edges, cells, 2, "t850-in.h5", "pecell");
     op_dat x = op_decl_dat_hdf5(nodes, 2, "double", "t850-in.h5", "p_x");
@@ -194,7 +206,13 @@ int main(int argc, char **argv)
     op_dat e = op_decl_dat_hdf5(cells, 1, "double", out, "p_ecount");
     op_dat ro = op_decl_dat_hdf5(cells, 1, "double", out, "p_r");
     op_dat flag = op_decl_dat_hdf5(cells, 1, "int", dump, "p_flag");
+    op_set tiny = op_decl_set_hdf5(dump, "tiny");
+    op_dat dtiny = op_decl_dat_hdf5(tiny, 1, "double", dump, "p_tiny");
     CHECK_OK();
+    double got = 0;
+    op_fetch_data(dtiny, &got); /* collective; only the last process holds the element */
+    CHECK_OK();
+    CHECK_DBL(got, rank == p - 1 ? 42.5 : 0.0);
     double *b = malloc(sizeof(double) * (size_t)(nc + 1));
     int *fb = malloc(sizeof(int) * (size_t)(nc + 1));
     op_fetch_data(r, b);
