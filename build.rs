@@ -5,6 +5,12 @@
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libop2.so");
     println!("cargo:rerun-if-changed=build.rs");
+    // Parallel HDF5 (the MPI-IO file driver) when the HDF5 that hdf5-metno-sys links has it
+    // (Debian's libhdf5-openmpi-dev): src/io/hdf5.rs then reads and writes collectively.
+    println!("cargo:rustc-check-cfg=cfg(op2_hdf5_mpio)");
+    if std::env::var("DEP_HDF5_HAVE_PARALLEL").is_ok_and(|v| v == "1") {
+        println!("cargo:rustc-cfg=op2_hdf5_mpio");
+    }
     #[cfg(feature = "petsc")]
     petsc();
 }

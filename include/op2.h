@@ -445,13 +445,21 @@ void op_set_index_base(int base);
  * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
  * OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
  * not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
+ * Under MPI (collective, after op_partition): each process writes `<stem>_<rank>.vtu` with
+ * its owned cells and the nodes they use (`file` ends in `.vtu` or `.pvtu`; halo copies of
+ * point data are refreshed first) and process 0 writes `<stem>.pvtu` naming the pieces, which
+ * ParaView opens as one mesh. Legacy `.vtk` holds one piece only: under MPI it is
+ * OP2_ERR_BAD_NAME (write `.vtu`); before op_partition OP2_ERR_BAD_CONFIG. Any process's error
+ * is reported on every process.
  */
 void op_write_vtk(const char *file, op_map cells, op_dat coords, int ndats, const op_dat *dats, int flags);
 
 /**
  * Declares a set whose size is the one integer stored in dataset `name` of HDF5 file `file`
- * (OP2's layout). Returns NULL on error with `OP_ERRORS_RETURN`. Errors: OP2_ERR_IO (missing
- * or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+ * (OP2's layout). Under MPI (collective) that is the global size, and each process declares
+ * its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
+ * NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
+ * one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
  * negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
  * without feature hdf5).
  */
@@ -460,8 +468,10 @@ op_set op_decl_set_hdf5(const char *file, const char *name);
 /**
  * Declares a map from `from` to `to` with `dim` entries per element, read from the
  * `[from.size][dim]` integer dataset `name` of HDF5 file `file` (a rank-1 dataset is dim 1;
- * 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`.
- * Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+ * 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`. Under MPI
+ * (collective) each process reads only the rows of its declared block of `from` (one
+ * collective hyperslab with parallel HDF5), values stay global indices until op_partition;
+ * any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
  * from.size, non-integer type; the message names file, dataset, expected and found),
  * OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
  * OP2_ERR_BACKEND_UNAVAILABLE.
@@ -471,7 +481,9 @@ op_map op_decl_map_hdf5(op_set from, op_set to, int dim, const char *file, const
 /**
  * Declares a dat on `set` with `dim` values of `type` per element, read from the
  * `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
- * without loss (float to double, int to ll, ...). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
+ * without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
+ * only the rows of its declared block of `set` (before or after op_partition); any process's
+ * error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
  * (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
  * OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -480,7 +492,8 @@ op_dat op_decl_dat_hdf5(op_set set, int dim, const char *type, const char *file,
 /**
  * Reads constant `name` (`dim` values of `type`) from HDF5 file `file` into `const_data`,
  * which the caller provides; the dataset must carry OP2's `dim` and `type` attributes and
- * agree with them. Does not declare the constant (call `op_decl_const` after). Errors:
+ * agree with them. Does not declare the constant (call `op_decl_const` after). Under MPI
+ * every process reads it (collective; an error on one is reported on all). Errors:
  * OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
  * type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
  * OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
@@ -490,7 +503,8 @@ void op_get_const_hdf5(const char *name, int dim, const char *type, char *const_
 /**
  * Writes constant `name` (`dim` values of `type` from `const_data`) to HDF5 file `file` in
  * OP2's layout (a `[dim]` dataset with attributes `dim` and `type`); the file is created if
- * missing, an existing dataset of that name is replaced. Errors: OP2_ERR_IO,
+ * missing, an existing dataset of that name is replaced. Under MPI (collective) process 0
+ * writes the value it was given. Errors: OP2_ERR_IO,
  * OP2_ERR_FILE_FORMAT (an existing file that is not HDF5), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
  * OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -500,16 +514,22 @@ void op_write_const_hdf5(const char *name, int dim, const char *type, char *cons
  * Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
  * OP2's layout (attributes size = bytes per element, dim, type). The file is created if
  * missing; an existing dataset of that name must have the dat's shape and type and is
- * overwritten. On more than one MPI process: OP2_ERR_BACKEND_UNAVAILABLE (not yet). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
- * dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
- * OP2_ERR_BACKEND_UNAVAILABLE.
+ * overwritten. Under MPI (collective) the file is the same as one process's: each process
+ * writes its declared block of rows in the original numbering (the owners send the rows there;
+ * nothing is gathered on one process), collectively through parallel HDF5 (with a serial
+ * HDF5 build: OP2_ERR_BACKEND_UNAVAILABLE); any process's error is reported on every process.
+ * Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing dataset of another shape or type),
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
  */
 void op_fetch_data_hdf5_file(op_dat dat, const char *file);
 
 /**
  * Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
- * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Not yet on more than one MPI process (OP2_ERR_BACKEND_UNAVAILABLE).
- * Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
+ * layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Under MPI (collective)
+ * the file is the same as one process's (global set sizes; maps and dats whole, in the
+ * original numbering, map values as global indices), each process writing its declared block
+ * as `op_fetch_data_hdf5_file` does (unlike OP2, whose MPI dump holds the partitioned
+ * state). Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
 void op_dump_to_hdf5(const char *file);

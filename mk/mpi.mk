@@ -1,11 +1,13 @@
 # mk/mpi.mk: MPI tests (cargo feature mpi, on by default; OpenMPI's mpicc, mpif90, mpiexec).
 #
 #   make test-mpi           both of the below (appended to TESTS)
-#   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t849) under
+#   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, RCB and BLOCK on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
 #                           relative at every one of MPI_AF_ITERS iterations
+#   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
+#                           appended to TESTS)
 #
 # Uses BUILD, BIN, TEST_BACKENDS and AF_DIR's tools from the top Makefile and mk/airfoil.mk.
 
@@ -30,3 +32,21 @@ $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat: $(BIN)/op2-meshgen
 test-mpi-airfoil: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
 	tests/mpi/airfoil.sh $(BIN) $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat \
 	  $(MPI_AF_ITERS) '$(filter-out seq,$(TEST_BACKENDS))'
+
+# HDF5 and VTK under MPI (tests/mpi t850, t855 and Airfoil from HDF5): files written under
+# mpiexec -n 2 and 3 equal the one-process files (tests/mpi/h5same.py: every dataset and
+# attribute; tests/mpi/vtksame.py: the .pvtu's pieces through meshio), and Airfoil reading
+# new_grid.h5 by blocks under -n 2 (METIS) matches the one-process rms within 1e-12 and writes
+# a .pvtu equal to the one-process .vtu.
+MPI_IO_DIR := $(BUILD)/test-mpi-io
+TESTS += test-mpi-io
+.PHONY: test-mpi-io
+
+test-mpi-io: lib $(IO_PY) $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
+	TESTS="t850-mpi-hdf5 t855-mpi-vtk" TEST_OUT=$(MPI_IO_DIR) bash tests/mpi/run.sh seq
+	cd $(MPI_IO_DIR) && $(abspath $(IO_PY)) $(CURDIR)/tests/mpi/h5same.py t850-dump-1.h5 t850-dump-2.h5 t850-dump-3.h5
+	cd $(MPI_IO_DIR) && $(abspath $(IO_PY)) $(CURDIR)/tests/mpi/h5same.py t850-out-1.h5 t850-out-2.h5 t850-out-3.h5
+	cd $(MPI_IO_DIR) && for m in "" -ascii -b64; do \
+	  $(abspath $(IO_PY)) $(CURDIR)/tests/mpi/vtksame.py t855-1$$m.vtu t855-2$$m.pvtu t855-3$$m.pvtu || exit 1; done
+	tests/mpi/airfoil_h5.sh $(BIN) $(AF_DIR)/cmp_rms $(IO_PY) $(MPI_IO_DIR)/airfoil $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat $(MPI_AF_ITERS)
+	@echo "test-mpi-io: passed"

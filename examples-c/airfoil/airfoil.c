@@ -3,7 +3,8 @@
  * NACA0012 aerofoil) written against op2's C API.
  *
  * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
- *                [--renumber] [--kernel-dir D] [--save FILE] [--partition LIB[:ROUTINE]]
+ *                [--renumber] [--kernel-dir D] [--save FILE] [--dump FILE.h5]
+ *                [--partition LIB[:ROUTINE]]
  *                [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
  *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
@@ -18,14 +19,17 @@
  *                   app keeps them (default: the copies compiled into this program)
  *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
  *                   FILE ends in .txt, else op_print_dat_to_binfile
+ *   --dump FILE.h5  write every set, map and dat at the end with op_dump_to_hdf5 (timed)
  *   --partition P   under MPI (mpiexec -n N airfoil ...): how op_partition distributes the mesh:
  *                   METIS:KWAY (default; cells by the graph of pecell), RCB (nodes by p_x, the
  *                   other sets follow), BLOCK (the declared blocks), RANDOM
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
- * As an OP2 MPI program: every process reads the text mesh, declares its contiguous block of
- * every set (map values stay global indices), then calls op_partition; one process is the same
- * program. Output (rms log, messages) comes from the root process.
+ * As an OP2 MPI program: every process reads the text mesh and declares its contiguous block of
+ * every set (map values stay global indices), or, from HDF5, op_decl_*_hdf5 read just that
+ * block; then op_partition. One process is the same program. Output (rms log, messages) comes
+ * from the root process; --vtk under MPI writes one piece per process plus <stem>.pvtu (give a
+ * .vtu name).
  *
  * The kernels live in kernels/<name>.c, one function per file; the build turns them into C
  * strings (build/gen/airfoil_kernels.h) so this program is self-contained.
@@ -58,7 +62,7 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
     snprintf(name, sizeof name, "%s", path);
   double t = now_s();
   op_write_vtk(name, pcell, p_x, 1, &p_q, OP_VTK_BINARY);
-  printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
+  if (op_is_root()) printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
 }
 
 static void usage(FILE *f, const char *prog) {
@@ -74,6 +78,7 @@ static void usage(FILE *f, const char *prog) {
           "  --renumber      op_renumber(pedge) before the first loop\n"
           "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
+          "  --dump FILE.h5  write every set, map and dat at the end (op_dump_to_hdf5)\n"
           "  --partition P   MPI partitioner: METIS:KWAY (default), RCB, BLOCK or RANDOM\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
@@ -83,6 +88,7 @@ int main(int argc, char **argv) {
   const char *mesh_path = "new_grid.dat";
   const char *log_path = NULL;
   const char *save_path = NULL;
+  const char *dump_path = NULL;
   int renumber = 0;
   const char *kernel_dir = NULL;
   const char *partition = "METIS:KWAY";
@@ -118,6 +124,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
       save_path = argv[++i];
+    } else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+      dump_path = argv[++i];
     } else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
       partition = argv[++i];
     } else if (!strcmp(argv[i], "--renumber")) {
@@ -157,11 +165,6 @@ int main(int argc, char **argv) {
   int nranks = op_num_ranks(), rank = 0;
   op_rank(&rank);
   int root = op_is_root();
-  if (nranks > 1 && (from_h5 || vtk_path)) {
-    fprintf(stderr, "airfoil: under MPI only text meshes and no --vtk are supported\n");
-    op_exit();
-    return 2;
-  }
   FILE *log = NULL;
   if (root && log_path && !(log = fopen(log_path, "w"))) {
     fprintf(stderr, "airfoil: cannot write rms log '%s'\n", log_path);
@@ -372,6 +375,12 @@ int main(int argc, char **argv) {
       printf("airfoil: final solution q written to %s (%s)\n", save_path,
            text ? "text, OP2's op_print_dat_to_txtfile format"
                 : "binary: int ncell, int 4, then ncell x 4 doubles");
+  }
+
+  if (dump_path) {
+    double t = now_s();
+    op_dump_to_hdf5(dump_path);
+    if (root) printf("airfoil: dumped every set, map and dat to %s in %.3f s\n", dump_path, now_s() - t);
   }
 
   op_exit();

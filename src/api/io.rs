@@ -19,6 +19,12 @@ use std::ptr::null_mut;
 /// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
 /// OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
 /// not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
+/// Under MPI (collective, after op_partition): each process writes `<stem>_<rank>.vtu` with
+/// its owned cells and the nodes they use (`file` ends in `.vtu` or `.pvtu`; halo copies of
+/// point data are refreshed first) and process 0 writes `<stem>.pvtu` naming the pieces, which
+/// ParaView opens as one mesh. Legacy `.vtk` holds one piece only: under MPI it is
+/// OP2_ERR_BAD_NAME (write `.vtu`); before op_partition OP2_ERR_BAD_CONFIG. Any process's error
+/// is reported on every process.
 #[no_mangle]
 pub extern "C" fn op_write_vtk(
     file: *const c_char,
@@ -30,7 +36,6 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let label = format!("{CALL} '{file}'");
         let m = st.map(cells, &label, &"cells map")?;
@@ -51,7 +56,9 @@ pub extern "C" fn op_write_vtk(
             ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
         }
         let ctx = st.ctx(CALL)?;
-        ctx.sync_all_to_host()?;
+        for &d in std::iter::once(&c).chain(&ids) {
+            ctx.sync_to_host(d)?;
+        }
         crate::io::vtk::write_vtk(ctx, file, m, c, &ids, flags, CALL)
     })
 }
@@ -59,15 +66,16 @@ pub extern "C" fn op_write_vtk(
 // ---- HDF5 (OP2's op_*_hdf5 functions and file layout) --------------------------------------
 
 /// Declares a set whose size is the one integer stored in dataset `name` of HDF5 file `file`
-/// (OP2's layout). Returns NULL on error with `OP_ERRORS_RETURN`. Errors: OP2_ERR_IO (missing
-/// or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+/// (OP2's layout). Under MPI (collective) that is the global size, and each process declares
+/// its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
+/// NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
+/// one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
 /// negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
 /// without feature hdf5).
 #[no_mangle]
 pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
     const CALL: &str = "op_decl_set_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let id = crate::io::hdf5::decl_set(st.ctx(CALL)?, file, name, CALL)?;
@@ -77,8 +85,10 @@ pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> 
 
 /// Declares a map from `from` to `to` with `dim` entries per element, read from the
 /// `[from.size][dim]` integer dataset `name` of HDF5 file `file` (a rank-1 dataset is dim 1;
-/// 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`.
-/// Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+/// 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`. Under MPI
+/// (collective) each process reads only the rows of its declared block of `from` (one
+/// collective hyperslab with parallel HDF5), values stay global indices until op_partition;
+/// any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
 /// from.size, non-integer type; the message names file, dataset, expected and found),
 /// OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
@@ -92,7 +102,6 @@ pub extern "C" fn op_decl_map_hdf5(
 ) -> op_map {
     const CALL: &str = "op_decl_map_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let label = format!("{CALL} '{name}'");
@@ -105,7 +114,9 @@ pub extern "C" fn op_decl_map_hdf5(
 
 /// Declares a dat on `set` with `dim` values of `type` per element, read from the
 /// `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
-/// without loss (float to double, int to ll, ...). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
+/// without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
+/// only the rows of its declared block of `set` (before or after op_partition); any process's
+/// error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
 /// (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
 /// OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
@@ -118,7 +129,6 @@ pub extern "C" fn op_decl_dat_hdf5(
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_hdf5";
     boundary(CALL, null_mut(), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         let name = c_str(name, CALL, "name")?;
         let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
@@ -150,7 +160,8 @@ fn const_args<'a>(
 
 /// Reads constant `name` (`dim` values of `type`) from HDF5 file `file` into `const_data`,
 /// which the caller provides; the dataset must carry OP2's `dim` and `type` attributes and
-/// agree with them. Does not declare the constant (call `op_decl_const` after). Errors:
+/// agree with them. Does not declare the constant (call `op_decl_const` after). Under MPI
+/// every process reads it (collective; an error on one is reported on all). Errors:
 /// OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
 /// type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
 /// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
@@ -163,10 +174,12 @@ pub extern "C" fn op_get_const_hdf5(
     file: *const c_char,
 ) {
     const CALL: &str = "op_get_const_hdf5";
-    boundary(CALL, (), |_st| {
+    boundary(CALL, (), |st| {
         let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
         let mut buf = vec![0u8; dim * ty.size()];
-        crate::io::hdf5::get_const(name, dim, ty, &mut buf, file, CALL)?;
+        let one = crate::mpi::Comm::default();
+        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        crate::io::hdf5::get_const(comm, name, dim, ty, &mut buf, file, CALL)?;
         // SAFETY: the caller provides room for dim values of `type`.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), const_data as *mut u8, buf.len()) };
         Ok(())
@@ -175,7 +188,8 @@ pub extern "C" fn op_get_const_hdf5(
 
 /// Writes constant `name` (`dim` values of `type` from `const_data`) to HDF5 file `file` in
 /// OP2's layout (a `[dim]` dataset with attributes `dim` and `type`); the file is created if
-/// missing, an existing dataset of that name is replaced. Errors: OP2_ERR_IO,
+/// missing, an existing dataset of that name is replaced. Under MPI (collective) process 0
+/// writes the value it was given. Errors: OP2_ERR_IO,
 /// OP2_ERR_FILE_FORMAT (an existing file that is not HDF5), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
 /// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
@@ -187,41 +201,47 @@ pub extern "C" fn op_write_const_hdf5(
     file: *const c_char,
 ) {
     const CALL: &str = "op_write_const_hdf5";
-    boundary(CALL, (), |_st| {
+    boundary(CALL, (), |st| {
         let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
         // SAFETY: the caller provides dim values of `type`.
         let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };
-        crate::io::hdf5::write_const(name, dim, ty, data, file, CALL)
+        let one = crate::mpi::Comm::default();
+        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        crate::io::hdf5::write_const(comm, name, dim, ty, data, file, CALL)
     })
 }
 
 /// Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
 /// OP2's layout (attributes size = bytes per element, dim, type). The file is created if
 /// missing; an existing dataset of that name must have the dat's shape and type and is
-/// overwritten. On more than one MPI process: OP2_ERR_BACKEND_UNAVAILABLE (not yet). Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing
-/// dataset of another shape or type), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
-/// OP2_ERR_BACKEND_UNAVAILABLE.
+/// overwritten. Under MPI (collective) the file is the same as one process's: each process
+/// writes its declared block of rows in the original numbering (the owners send the rows there;
+/// nothing is gathered on one process), collectively through parallel HDF5 (with a serial
+/// HDF5 build: OP2_ERR_BACKEND_UNAVAILABLE); any process's error is reported on every process.
+/// Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing dataset of another shape or type),
+/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_fetch_data_hdf5_file";
     boundary(CALL, (), |st| {
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         st.ctx(CALL)?.sync_to_host(d)?;
         crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
     })
 }
 
 /// Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
-/// layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Not yet on more than one MPI process (OP2_ERR_BACKEND_UNAVAILABLE).
-/// Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
+/// layout, so that `op_decl_*_hdf5` (op2's or OP2's) read them back. Under MPI (collective)
+/// the file is the same as one process's (global set sizes; maps and dats whole, in the
+/// original numbering, map values as global indices), each process writing its declared block
+/// as `op_fetch_data_hdf5_file` does (unlike OP2, whose MPI dump holds the partitioned
+/// state). Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
-        crate::mpi::one_process_only(st.ctx(CALL)?, CALL)?;
         let file = c_str(file, CALL, "file")?;
         st.ctx(CALL)?.sync_all_to_host()?;
         crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)

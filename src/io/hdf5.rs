@@ -14,8 +14,16 @@
 //! declared set before anything is allocated, so a file that lies about its sizes cannot make
 //! op2 allocate or read out of bounds. Type conversions are allowed only when lossless.
 //!
-//! MPI (not in this build): reads go through `read_rows`, which takes the row range a process
-//! owns; a distributed build passes its block there and opens the file with the MPI-IO driver.
+//! Under MPI (more than one process) every call is collective. Reading: each process reads only
+//! its declared block of rows (OP2's `[G*r/P, G*(r+1)/P)`) with one hyperslab; writing: each
+//! process writes the declared block of the whole dat in original order (rows sent there from
+//! their owners by one all-to-all, `mpi::dist::to_declared_block`), so no process ever holds a
+//! whole dataset. With a parallel HDF5 (`op2_hdf5_mpio`, set by build.rs when hdf5-metno-sys
+//! finds one: Debian's libhdf5-openmpi-dev) files are opened with the MPI-IO driver and row
+//! transfers are collective (`H5FD_MPIO_COLLECTIVE`); with a serial HDF5 reads open the file on
+//! every process independently and writes are refused by name. Every outcome is agreed among
+//! the processes (`Comm::agree`) before the next collective step, so an error on one process
+//! (a missing file, a missing dataset) is the same named error everywhere, never a hang.
 
 #[cfg(feature = "hdf5")]
 pub use imp::*;
@@ -27,6 +35,7 @@ mod none {
     use crate::context::Context;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::Result;
+    use crate::mpi::Comm;
     use crate::op2_bail;
 
     fn unavailable<T>(call: &str) -> Result<T> {
@@ -44,10 +53,10 @@ mod none {
     pub fn decl_dat(_: &mut Context, _: SetId, _: i32, _: ElemType, _: &str, _: &str, call: &str) -> Result<DatId> {
         unavailable(call)
     }
-    pub fn get_const(_: &str, _: usize, _: ElemType, _: &mut [u8], _: &str, call: &str) -> Result<()> {
+    pub fn get_const(_: &Comm, _: &str, _: usize, _: ElemType, _: &mut [u8], _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
-    pub fn write_const(_: &str, _: usize, _: ElemType, _: &[u8], _: &str, call: &str) -> Result<()> {
+    pub fn write_const(_: &Comm, _: &str, _: usize, _: ElemType, _: &[u8], _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
     pub fn fetch_dat_to_file(_: &Context, _: DatId, _: &str, call: &str) -> Result<()> {
@@ -59,7 +68,8 @@ mod none {
 
     #[test]
     fn answers_a_named_error() {
-        let e = get_const("gam", 1, ElemType::Double, &mut [0u8; 8], "f.h5", "op_get_const_hdf5").unwrap_err();
+        let e = get_const(&Comm::default(), "gam", 1, ElemType::Double, &mut [0u8; 8], "f.h5", "op_get_const_hdf5")
+            .unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::BackendUnavailable);
         assert!(e.message.starts_with("op_get_const_hdf5: op2 was built without feature hdf5"));
     }
@@ -71,6 +81,7 @@ mod imp {
     use crate::context::Context;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::{Op2Error, Result};
+    use crate::mpi::Comm;
     use crate::{op2_bail, op2_err};
     use hdf5::types::{FloatSize, IntSize, TypeDescriptor};
     use hdf5::{Dataset, Datatype, File, H5Type, Location};
@@ -82,26 +93,102 @@ mod imp {
         op2_err!(FileFormat, "{call}: file '{file}': {what}: {e}")
     }
 
-    /// Opens an existing file for reading: a missing or unreadable file is `Io`, a file that is
-    /// not HDF5 is `FileFormat`.
-    fn open_read(path: &str, call: &str) -> Result<File> {
-        if let Err(e) = std::fs::File::open(path) {
-            op2_bail!(Io, "{call}: cannot open '{path}': {e}");
+    /// Parallel HDF5's MPI-IO driver and collective transfers (declared here: hdf5-metno-sys
+    /// declares the first only with its `mpio` feature, which would pull a second MPI binding).
+    #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
+    mod mpio {
+        use hdf5_sys::h5::herr_t;
+        use hdf5_sys::h5i::hid_t;
+        extern "C" {
+            pub fn H5Pset_fapl_mpio(fapl_id: hid_t, comm: mpi::ffi::MPI_Comm, info: mpi::ffi::MPI_Info) -> herr_t;
+            pub fn H5Pset_dxpl_mpio(dxpl_id: hid_t, xfer_mode: std::ffi::c_int) -> herr_t;
         }
-        File::open(path).map_err(|e| op2_err!(FileFormat, "{call}: '{path}' is not a readable HDF5 file: {e}"))
+        /// `H5FD_MPIO_COLLECTIVE`.
+        pub const COLLECTIVE: std::ffi::c_int = 1;
     }
 
-    /// Opens a file for writing, creating it if missing (`truncate`: always start empty).
-    fn open_write(path: &str, truncate: bool, call: &str) -> Result<File> {
+    /// Whether this call goes through the MPI-IO driver: more than one process and an HDF5
+    /// built with MPI (Debian's libhdf5-openmpi-dev). Then opening, creating datasets and
+    /// attributes, and the row transfers are collective: every process makes the same calls.
+    fn mpio(comm: &Comm) -> bool {
+        cfg!(all(feature = "mpi", op2_hdf5_mpio)) && comm.distributed()
+    }
+
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Mode {
+        Read,
+        ReadWrite,
+        Create,
+    }
+
+    /// Opens (or creates) a file, through the MPI-IO driver when `mpio(comm)` (collective).
+    fn open_mode(path: &str, mode: Mode, comm: &Comm) -> hdf5::Result<File> {
+        #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
+        if let Some(w) = comm.world.as_ref().filter(|_| mpio(comm)) {
+            use hdf5_sys::h5f::{H5F_close_degree_t, H5Fcreate, H5Fopen, H5F_ACC_RDONLY, H5F_ACC_RDWR, H5F_ACC_TRUNC};
+            use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_fclose_degree, H5P_CLS_FILE_ACCESS, H5P_DEFAULT};
+            let c = std::ffi::CString::new(path).map_err(|_| hdf5::Error::from("the file name holds a NUL byte"))?;
+            let id = hdf5::sync::sync(|| {
+                // SAFETY: plain HDF5 calls on a property list created and closed here; the
+                // communicator is op2's, valid while op2 runs.
+                unsafe {
+                    let fapl = H5Pcreate(*H5P_CLS_FILE_ACCESS);
+                    if fapl < 0 {
+                        return -1;
+                    }
+                    // Weak: the file closes when its last object does, on every process alike.
+                    let ok = mpio::H5Pset_fapl_mpio(fapl, w.raw(), mpi::ffi::RSMPI_INFO_NULL) >= 0
+                        && H5Pset_fclose_degree(fapl, H5F_close_degree_t::H5F_CLOSE_WEAK) >= 0;
+                    let id = match (ok, mode) {
+                        (false, _) => -1,
+                        (_, Mode::Read) => H5Fopen(c.as_ptr(), H5F_ACC_RDONLY, fapl),
+                        (_, Mode::ReadWrite) => H5Fopen(c.as_ptr(), H5F_ACC_RDWR, fapl),
+                        (_, Mode::Create) => H5Fcreate(c.as_ptr(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
+                    };
+                    H5Pclose(fapl);
+                    id
+                }
+            });
+            if id < 0 {
+                return Err(hdf5::Error::from("H5Fopen/H5Fcreate with the MPI-IO driver failed"));
+            }
+            // SAFETY: a new file id from H5Fopen/H5Fcreate, owned by the File from here.
+            return unsafe { hdf5::from_id::<File>(id) };
+        }
+        let _ = comm;
+        match mode {
+            Mode::Read => File::open(path),
+            Mode::ReadWrite => File::open_rw(path),
+            Mode::Create => File::create(path),
+        }
+    }
+
+    /// Opens an existing file for reading: a missing or unreadable file is `Io`, a file that is
+    /// not HDF5 is `FileFormat`. Under MPI every process opens it (collectively with the MPI-IO
+    /// driver) and all agree first that every process can, so a file missing on one process is
+    /// the same named error everywhere, never a hang.
+    fn open_read(path: &str, call: &str, comm: &Comm) -> Result<File> {
+        let can = std::fs::File::open(path).map(|_| ()).map_err(|e| op2_err!(Io, "{call}: cannot open '{path}': {e}"));
+        comm.agree(can)?;
+        let f = open_mode(path, Mode::Read, comm)
+            .map_err(|e| op2_err!(FileFormat, "{call}: '{path}' is not a readable HDF5 file: {e}"));
+        comm.agree(f)
+    }
+
+    /// Opens a file for writing, creating it if missing (`truncate`: always start empty). Under
+    /// MPI process 0's view of whether it exists decides for all (collective).
+    fn open_write(path: &str, truncate: bool, call: &str, comm: &Comm) -> Result<File> {
         let exists = std::path::Path::new(path).exists();
-        let r = if truncate || !exists { File::create(path) } else { File::open_rw(path) };
-        r.map_err(|e| {
+        let exists = if comm.distributed() { comm.all_gather(&[exists as u8])?[0] == [1] } else { exists };
+        let mode = if truncate || !exists { Mode::Create } else { Mode::ReadWrite };
+        let r = open_mode(path, mode, comm).map_err(|e| {
             if exists && !truncate {
                 op2_err!(FileFormat, "{call}: cannot open '{path}' for writing as HDF5: {e}")
             } else {
                 op2_err!(Io, "{call}: cannot create '{path}': {e}")
             }
-        })
+        });
+        comm.agree(r)
     }
 
     fn dataset(f: &File, name: &str, path: &str, call: &str) -> Result<Dataset> {
@@ -178,90 +265,198 @@ mod imp {
         }
     }
 
+    /// A transfer property list: collective under the MPI-IO driver, the default otherwise.
+    struct Xfer(hdf5_sys::h5i::hid_t);
+
+    impl Xfer {
+        fn new(collective: bool) -> Xfer {
+            #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
+            if collective {
+                use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5P_CLS_DATASET_XFER};
+                // SAFETY: a property list created here (closed on drop or on failure).
+                let id = hdf5::sync::sync(|| unsafe {
+                    let id = H5Pcreate(*H5P_CLS_DATASET_XFER);
+                    if id >= 0 && mpio::H5Pset_dxpl_mpio(id, mpio::COLLECTIVE) < 0 {
+                        H5Pclose(id);
+                        return -1;
+                    }
+                    id
+                });
+                if id >= 0 {
+                    return Xfer(id);
+                }
+            }
+            let _ = collective;
+            Xfer(hdf5_sys::h5p::H5P_DEFAULT)
+        }
+    }
+
+    impl Drop for Xfer {
+        fn drop(&mut self) {
+            if self.0 != hdf5_sys::h5p::H5P_DEFAULT {
+                // SAFETY: our own property list.
+                hdf5::sync::sync(|| unsafe { hdf5_sys::h5p::H5Pclose(self.0) });
+            }
+        }
+    }
+
+    /// Reads (`write` false) or writes rows `[start, start + count)` of a `[rows][cols]` (or
+    /// rank-1) dataset from or to `buf` (`count * cols` values of the memory type `mem`): one
+    /// hyperslab. Collective under the MPI-IO driver: every process calls it, with count 0 if
+    /// it has nothing.
+    fn transfer(
+        ds: &Dataset,
+        mem: &Datatype,
+        (start, count, cols): (usize, usize, usize),
+        buf: *mut u8,
+        write: bool,
+        collective: bool,
+    ) -> hdf5::Result<()> {
+        use hdf5_sys::h5d::{H5Dget_space, H5Dread, H5Dwrite};
+        use hdf5_sys::h5s::{H5S_seloper_t, H5Sclose, H5Screate_simple, H5Sget_simple_extent_ndims};
+        use hdf5_sys::h5s::{H5Sselect_hyperslab, H5Sselect_none};
+        let xfer = Xfer::new(collective);
+        let mut dummy = [0u8; 16];
+        let buf = if count * cols == 0 { dummy.as_mut_ptr() } else { buf };
+        // SAFETY: spaces are created and closed here; `buf` holds count * cols values of `mem`
+        // (the caller's contract), or is the dummy with nothing selected.
+        let rc = hdf5::sync::sync(|| unsafe {
+            let fs = H5Dget_space(ds.id());
+            if fs < 0 {
+                return Some(hdf5::Error::query().unwrap_or_else(|e| e));
+            }
+            let n = [(count * cols).max(1) as u64];
+            let ms = H5Screate_simple(1, n.as_ptr(), std::ptr::null());
+            let rank = H5Sget_simple_extent_ndims(fs);
+            let mut rc = if ms < 0 || rank < 1 { -1 } else { 0 };
+            if rc == 0 && count * cols == 0 {
+                rc = H5Sselect_none(fs).min(H5Sselect_none(ms));
+            } else if rc == 0 {
+                let st = [start as u64, 0];
+                // a rank-1 dataset (dim 1) reads the first entry of each
+                let ct = if rank == 1 { [count as u64, 0] } else { [count as u64, cols as u64] };
+                rc = H5Sselect_hyperslab(
+                    fs,
+                    H5S_seloper_t::H5S_SELECT_SET,
+                    st.as_ptr(),
+                    std::ptr::null(),
+                    ct.as_ptr(),
+                    std::ptr::null(),
+                );
+            }
+            if rc >= 0 {
+                rc = if write {
+                    H5Dwrite(ds.id(), mem.id(), ms, fs, xfer.0, buf as *const _)
+                } else {
+                    H5Dread(ds.id(), mem.id(), ms, fs, xfer.0, buf as *mut _)
+                };
+            }
+            // the library's own account of a failure, taken before anything else runs
+            let err = if rc < 0 { Some(hdf5::Error::query().unwrap_or_else(|e| e)) } else { None };
+            if ms >= 0 {
+                H5Sclose(ms);
+            }
+            H5Sclose(fs);
+            err
+        });
+        if let Some(e) = rc {
+            let what = if write { "H5Dwrite" } else { "H5Dread" };
+            return Err(hdf5::Error::from(format!("{what} of rows {start}..{}: {e}", start + count)));
+        }
+        Ok(())
+    }
+
     /// Reads rows `[start, start + count)` of a `[rows][cols]` dataset into `out` (exactly
-    /// `count * cols` values), converting to `T`. The whole dataset in one call when the range
-    /// covers it; a hyperslab otherwise (the per-process block of a distributed read).
+    /// `count * cols` values), converting to `T`: the process's block under MPI (collective
+    /// with the MPI-IO driver), the whole dataset on one process.
     fn read_rows<T: H5Type + Copy>(
         ds: &Dataset,
         start: usize,
         count: usize,
-        rows: usize,
+        cols: usize,
         out: &mut [T],
+        collective: bool,
     ) -> hdf5::Result<()> {
-        if out.is_empty() {
-            return Ok(());
-        }
-        if start == 0 && count == rows {
-            ds.read_into_raw(out)?;
-            return Ok(());
-        }
-        let arr: Vec<T> = if ds.ndim() == 1 {
-            ds.read_slice_1d::<T, _>(start..start + count)?.to_vec()
-        } else {
-            ds.read_slice_2d::<T, _>((start..start + count, ..))?.iter().copied().collect()
-        };
-        out.copy_from_slice(&arr);
-        Ok(())
+        debug_assert_eq!(out.len(), count * cols);
+        let mem = Datatype::from_type::<T>()?;
+        transfer(ds, &mem, (start, count, cols), out.as_mut_ptr() as *mut u8, false, collective)
     }
 
-    /// Reads a whole dat-shaped dataset as `ty` and hands its native-order bytes to `f` (no
-    /// copy beyond the read itself).
-    fn read_as<R>(ds: &Dataset, ty: ElemType, rows: usize, n: usize, f: impl FnOnce(&[u8]) -> R) -> hdf5::Result<R> {
+    /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` and hands their
+    /// native-order bytes to `f` (no copy beyond the read itself).
+    fn read_as<R>(
+        ds: &Dataset,
+        ty: ElemType,
+        (start, count, cols): (usize, usize, usize),
+        collective: bool,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> hdf5::Result<R> {
         fn go<T: H5Type + Copy + Default, R>(
             ds: &Dataset,
-            rows: usize,
-            n: usize,
+            (start, count, cols): (usize, usize, usize),
+            collective: bool,
             f: impl FnOnce(&[u8]) -> R,
         ) -> hdf5::Result<R> {
-            let mut v = vec![T::default(); n];
-            read_rows(ds, 0, rows, rows, &mut v)?;
+            let mut v = vec![T::default(); count * cols];
+            read_rows(ds, start, count, cols, &mut v, collective)?;
             // SAFETY: T is a plain numeric type (or bool); its bytes are its native representation.
             let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) };
             Ok(f(bytes))
         }
+        let rows = (start, count, cols);
         match ty {
-            ElemType::Double => go::<f64, R>(ds, rows, n, f),
-            ElemType::Float => go::<f32, R>(ds, rows, n, f),
-            ElemType::Int => go::<i32, R>(ds, rows, n, f),
-            ElemType::Uint => go::<u32, R>(ds, rows, n, f),
-            ElemType::Ll => go::<i64, R>(ds, rows, n, f),
-            ElemType::Ull => go::<u64, R>(ds, rows, n, f),
-            ElemType::Bool => go::<bool, R>(ds, rows, n, f),
+            ElemType::Double => go::<f64, R>(ds, rows, collective, f),
+            ElemType::Float => go::<f32, R>(ds, rows, collective, f),
+            ElemType::Int => go::<i32, R>(ds, rows, collective, f),
+            ElemType::Uint => go::<u32, R>(ds, rows, collective, f),
+            ElemType::Ll => go::<i64, R>(ds, rows, collective, f),
+            ElemType::Ull => go::<u64, R>(ds, rows, collective, f),
+            ElemType::Bool => go::<bool, R>(ds, rows, collective, f),
         }
     }
 
-    /// `op_decl_set_hdf5`: the set's size is the one integer of dataset `name`.
+    /// `op_decl_set_hdf5`: the set's size is the one integer of dataset `name`. Under MPI it
+    /// is the global size: every process reads it and declares its block
+    /// `[G*r/P, G*(r+1)/P)` (OP2's distribution; collective).
     pub fn decl_set(ctx: &mut Context, path: &str, name: &str, call: &str) -> Result<SetId> {
-        let f = open_read(path, call)?;
-        let ds = dataset(&f, name, path, call)?;
-        let t = descriptor(&ds, name, path, call)?;
-        if !matches!(t, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)) {
-            op2_bail!(
-                FileFormat,
-                "{call}: set dataset '{name}' in '{path}' holds {}; an integer expected",
-                describe(&t)
-            );
-        }
-        if ds.size() != 1 {
-            op2_bail!(
-                FileFormat,
-                "{call}: set dataset '{name}' in '{path}' has {} elements (shape {:?}); expected 1 (the set size)",
-                ds.size(),
-                ds.shape()
-            );
-        }
-        let mut v = [0i64; 1];
-        ds.read_into_raw(&mut v).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-        let Ok(size) = i32::try_from(v[0]) else {
-            op2_bail!(FileFormat, "{call}: set '{name}' in '{path}' has size {}, outside [0, 2^31)", v[0]);
-        };
-        if size < 0 {
-            op2_bail!(FileFormat, "{call}: set '{name}' in '{path}' has negative size {size}");
-        }
-        ctx.decl_set(size, name)
+        let comm = &ctx.comm;
+        let f = open_read(path, call, comm)?;
+        let size = (|| -> Result<usize> {
+            let ds = dataset(&f, name, path, call)?;
+            let t = descriptor(&ds, name, path, call)?;
+            if !matches!(t, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: set dataset '{name}' in '{path}' holds {}; an integer expected",
+                    describe(&t)
+                );
+            }
+            if ds.size() != 1 {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: set dataset '{name}' in '{path}' has {} elements (shape {:?}); expected 1 (the set size)",
+                    ds.size(),
+                    ds.shape()
+                );
+            }
+            let mut v = [0i64; 1];
+            ds.read_into_raw(&mut v).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
+            let Ok(size) = i32::try_from(v[0]) else {
+                op2_bail!(FileFormat, "{call}: set '{name}' in '{path}' has size {}, outside [0, 2^31)", v[0]);
+            };
+            if size < 0 {
+                op2_bail!(FileFormat, "{call}: set '{name}' in '{path}' has negative size {size}");
+            }
+            Ok(size as usize)
+        })();
+        let size = comm.agree(size)?;
+        drop(f);
+        let (r, p) = (comm.rank() as usize, comm.size() as usize);
+        let block = size * (r + 1) / p - size * r / p;
+        ctx.decl_set(block as i32, name)
     }
 
-    /// Checks a `[rows][cols]` dataset against the declared set size and dim.
+    /// Checks a `[rows][cols]` dataset against the declared (global) set size and dim.
     fn check_shape(ds: &Dataset, name: &str, path: &str, call: &str, set: (&str, usize), dim: usize) -> Result<()> {
         let (rows, cols) = rows_cols(ds, name, path, call)?;
         if cols != dim {
@@ -278,8 +473,16 @@ mod imp {
         Ok(())
     }
 
+    /// The rows a process reads of a set's dataset: (global rows, first row, count): its
+    /// declared block under MPI, everything on one process.
+    fn block(ctx: &Context, set: SetId) -> (usize, usize, usize) {
+        use crate::mpi::dist;
+        (dist::global_size(ctx, set), dist::global_offset(ctx, set), dist::declared_size(ctx, set))
+    }
+
     /// `op_decl_map_hdf5`: a `[from.size][dim]` integer dataset; entries range-checked into
-    /// `[0, to.size)` as `op_decl_map` does.
+    /// `[0, to.size)` as `op_decl_map` does. Under MPI each process reads only its block of
+    /// rows (collective hyperslab read); values stay global indices until `op_partition`.
     pub fn decl_map(
         ctx: &mut Context,
         from: SetId,
@@ -293,47 +496,62 @@ mod imp {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }
         let dim = dim as usize;
-        let f = open_read(path, call)?;
-        let ds = dataset(&f, name, path, call)?;
-        let fs = &ctx.sets[from.0 as usize];
-        let n = fs.size;
-        check_shape(&ds, name, path, call, (&fs.name, n), dim)?;
-        let t = descriptor(&ds, name, path, call)?;
-        let total = n * dim; // both declared: no overflow beyond what op_decl_map allows
-        let values: Vec<i32> = match t {
-            TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
-            | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2) => {
-                let mut v = vec![0i32; total];
-                read_rows(&ds, 0, n, n, &mut v).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-                v
-            }
-            TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
+        let comm = &ctx.comm;
+        let f = open_read(path, call, comm)?;
+        let (n, start, count) = block(ctx, from);
+        let (to_size, _, _) = block(ctx, to);
+        let checked = (|| -> Result<(Dataset, bool)> {
+            let ds = dataset(&f, name, path, call)?;
+            check_shape(&ds, name, path, call, (&ctx.sets[from.0 as usize].name, n), dim)?;
+            match descriptor(&ds, name, path, call)? {
+                TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
+                | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2) => Ok((ds, false)),
                 // long / long long / unsigned maps: read as 64-bit, narrow with a range check
-                let mut v = vec![0i64; total];
-                read_rows(&ds, 0, n, n, &mut v).map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-                let to_size = ctx.sets[to.0 as usize].size as i64;
-                if let Some((pos, &x)) = v.iter().enumerate().find(|(_, &x)| x < 0 || x >= to_size) {
-                    op2_bail!(
-                        MapOutOfRange,
-                        "{call} '{name}': entry {pos} (element {}, position {}) is {x}, outside [0, {to_size}) of set '{}'",
-                        pos / dim,
-                        pos % dim,
-                        ctx.sets[to.0 as usize].name
-                    );
-                }
-                v.into_iter().map(|x| x as i32).collect()
+                TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => Ok((ds, true)),
+                other => op2_bail!(
+                    FileFormat,
+                    "{call}: map dataset '{name}' in '{path}' holds {}; integers expected",
+                    describe(&other)
+                ),
             }
-            other => op2_bail!(
-                FileFormat,
-                "{call}: map dataset '{name}' in '{path}' holds {}; integers expected",
-                describe(&other)
-            ),
-        };
-        ctx.decl_map(from, to, dim as i32, &values, name)
-            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
+        })();
+        let (ds, wide) = comm.agree(checked)?;
+        let total = count * dim; // both declared: no overflow beyond what op_decl_map allows
+        let coll = mpio(comm);
+        let values = (|| -> Result<Vec<i32>> {
+            if !wide {
+                let mut v = vec![0i32; total];
+                read_rows(&ds, start, count, dim, &mut v, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
+                return Ok(v);
+            }
+            let mut v = vec![0i64; total];
+            read_rows(&ds, start, count, dim, &mut v, coll)
+                .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
+            let to_size = to_size as i64;
+            if let Some((pos, &x)) = v.iter().enumerate().find(|(_, &x)| x < 0 || x >= to_size) {
+                op2_bail!(
+                    MapOutOfRange,
+                    "{call} '{name}': entry {} (element {}, position {}) is {x}, outside [0, {to_size}) of set '{}'",
+                    pos + start * dim,
+                    pos / dim + start,
+                    pos % dim,
+                    ctx.sets[to.0 as usize].name
+                );
+            }
+            Ok(v.into_iter().map(|x| x as i32).collect())
+        })();
+        drop(ds);
+        drop(f);
+        let values = ctx.comm.agree(values)?;
+        let m = ctx
+            .decl_map(from, to, dim as i32, &values, name)
+            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)));
+        ctx.comm.agree(m)
     }
 
     /// `op_decl_dat_hdf5`: a `[set.size][dim]` dataset whose type converts to `ty` without loss.
+    /// Under MPI each process reads only its declared block of rows (collective hyperslab).
     pub fn decl_dat(
         ctx: &mut Context,
         set: SetId,
@@ -347,25 +565,45 @@ mod imp {
             op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
         }
         let dim = dim as usize;
-        let f = open_read(path, call)?;
-        let ds = dataset(&f, name, path, call)?;
-        let s = &ctx.sets[set.0 as usize];
-        let n = s.size;
-        check_shape(&ds, name, path, call, (&s.name, n), dim)?;
-        let t = descriptor(&ds, name, path, call)?;
-        if !lossless(&t, ty) {
-            op2_bail!(
-                FileFormat,
-                "{call}: dataset '{name}' in '{path}' holds {}, which does not convert to '{}' without loss",
-                describe(&t),
-                ty.api_name()
-            );
+        let comm = &ctx.comm;
+        let f = open_read(path, call, comm)?;
+        let (n, start, count) = block(ctx, set);
+        let checked = (|| -> Result<Dataset> {
+            let ds = dataset(&f, name, path, call)?;
+            check_shape(&ds, name, path, call, (&ctx.sets[set.0 as usize].name, n), dim)?;
+            let t = descriptor(&ds, name, path, call)?;
+            if !lossless(&t, ty) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: dataset '{name}' in '{path}' holds {}, which does not convert to '{}' without loss",
+                    describe(&t),
+                    ty.api_name()
+                );
+            }
+            if count.checked_mul(dim).and_then(|v| v.checked_mul(ty.size())).is_none() {
+                op2_bail!(BadSize, "{call} '{name}': {count} elements x dim {dim} overflows");
+            }
+            Ok(ds)
+        })();
+        let ds = comm.agree(checked)?;
+        if !comm.distributed() {
+            // one process: the values go straight from the read into the dat
+            return read_as(&ds, ty, (start, count, dim), false, |bytes| {
+                ctx.decl_dat(set, dim as i32, ty, Some(bytes), name, call)
+            })
+            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
         }
-        let Some(total) = n.checked_mul(dim) else {
-            op2_bail!(BadSize, "{call} '{name}': {n} elements x dim {dim} overflows");
-        };
-        read_as(&ds, ty, n, total, |bytes| ctx.decl_dat(set, dim as i32, ty, Some(bytes), name, call))
-            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?
+        let coll = mpio(comm);
+        let data = read_as(&ds, ty, (start, count, dim), coll, |bytes| bytes.to_vec())
+            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e));
+        drop(ds);
+        drop(f);
+        let data = ctx.comm.agree(data)?;
+        let d = ctx.decl_dat(set, dim as i32, ty, Some(&data), name, call);
+        if ctx.comm.partitioned {
+            return d; // decl_dat_after_partition is collective and agrees itself
+        }
+        ctx.comm.agree(d)
     }
 
     fn read_int_attr(loc: &Location, attr: &str) -> Option<i64> {
@@ -441,46 +679,62 @@ mod imp {
     }
 
     /// `op_get_const_hdf5`: reads `dim` values of `ty` into `out` from the 1-D dataset `name`,
-    /// which must carry OP2's `dim` and `type` attributes.
-    pub fn get_const(name: &str, dim: usize, ty: ElemType, out: &mut [u8], path: &str, call: &str) -> Result<()> {
-        let f = open_read(path, call)?;
-        let ds = dataset(&f, name, path, call)?;
-        let Some(adim) = read_int_attr(&ds, "dim") else {
-            op2_bail!(
-                FileFormat,
-                "{call}: constant '{name}' in '{path}' has no integer 'dim' attribute (OP2 requires it)"
-            );
-        };
-        let tname = read_type_attr(&ds, name, path, call)?;
-        if adim != dim as i64 {
-            op2_bail!(FileFormat, "{call}: constant '{name}' in '{path}' has dim {adim}; the call expects dim {dim}");
-        }
-        if ds.size() != dim {
-            op2_bail!(
-                FileFormat,
-                "{call}: constant '{name}' in '{path}' holds {} values (shape {:?}) but its dim attribute says {dim}",
-                ds.size(),
-                ds.shape()
-            );
-        }
-        if parse_file_type(&tname) != Some(ty) {
-            op2_bail!(
-                FileFormat,
-                "{call}: constant '{name}' in '{path}' has type '{tname}'; the call expects '{}'",
-                ty.api_name()
-            );
-        }
-        let t = descriptor(&ds, name, path, call)?;
-        if !lossless(&t, ty) {
-            op2_bail!(
-                FileFormat,
-                "{call}: constant '{name}' in '{path}' holds {}, which does not convert to '{}' without loss",
-                describe(&t),
-                ty.api_name()
-            );
-        }
-        read_as(&ds, ty, dim, dim, |bytes| out.copy_from_slice(bytes))
-            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))
+    /// which must carry OP2's `dim` and `type` attributes. Under MPI every process reads it
+    /// (independently, after a collective open) and all agree on the outcome.
+    pub fn get_const(
+        comm: &Comm,
+        name: &str,
+        dim: usize,
+        ty: ElemType,
+        out: &mut [u8],
+        path: &str,
+        call: &str,
+    ) -> Result<()> {
+        let f = open_read(path, call, comm)?;
+        let r = (|| -> Result<()> {
+            let ds = dataset(&f, name, path, call)?;
+            let Some(adim) = read_int_attr(&ds, "dim") else {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: constant '{name}' in '{path}' has no integer 'dim' attribute (OP2 requires it)"
+                );
+            };
+            let tname = read_type_attr(&ds, name, path, call)?;
+            if adim != dim as i64 {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: constant '{name}' in '{path}' has dim {adim}; the call expects dim {dim}"
+                );
+            }
+            if ds.size() != dim {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: constant '{name}' in '{path}' holds {} values (shape {:?}) but its dim attribute says {dim}",
+                    ds.size(),
+                    ds.shape()
+                );
+            }
+            if parse_file_type(&tname) != Some(ty) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: constant '{name}' in '{path}' has type '{tname}'; the call expects '{}'",
+                    ty.api_name()
+                );
+            }
+            let t = descriptor(&ds, name, path, call)?;
+            if !lossless(&t, ty) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: constant '{name}' in '{path}' holds {}, which does not convert to '{}' without loss",
+                    describe(&t),
+                    ty.api_name()
+                );
+            }
+            read_as(&ds, ty, (0, dim, 1), false, |bytes| out.copy_from_slice(bytes))
+                .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))
+        })();
+        drop(f);
+        comm.agree(r)
     }
 
     /// The type name OP2 writes in `type` attributes.
@@ -520,81 +774,113 @@ mod imp {
         Ok(())
     }
 
-    /// Creates (or replaces) dataset `name` of `shape` holding native-order `bytes` of `ty`.
-    fn write_dataset(f: &File, name: &str, ty: ElemType, shape: &[usize], bytes: &[u8]) -> hdf5::Result<Dataset> {
+    /// Creates (or replaces) dataset `name` of `shape` and type `ty` (collective under MPI).
+    fn create_dataset(f: &File, name: &str, ty: ElemType, shape: &[usize]) -> hdf5::Result<Dataset> {
         if link_exists(f, name) {
             f.unlink(name)?;
         }
-        fn go<T: H5Type + Copy>(f: &File, name: &str, shape: &[usize], bytes: &[u8]) -> hdf5::Result<Dataset> {
-            let ds = f.new_dataset::<T>().shape(shape.to_vec()).create(name)?;
-            write_into(&ds, bytes)?;
-            Ok(ds)
+        fn go<T: H5Type>(f: &File, name: &str, shape: &[usize]) -> hdf5::Result<Dataset> {
+            f.new_dataset::<T>().shape(shape.to_vec()).create(name)
         }
         match ty {
-            ElemType::Double => go::<f64>(f, name, shape, bytes),
-            ElemType::Float => go::<f32>(f, name, shape, bytes),
-            ElemType::Int => go::<i32>(f, name, shape, bytes),
-            ElemType::Uint => go::<u32>(f, name, shape, bytes),
-            ElemType::Ll => go::<i64>(f, name, shape, bytes),
-            ElemType::Ull => go::<u64>(f, name, shape, bytes),
-            ElemType::Bool => go::<bool>(f, name, shape, bytes),
+            ElemType::Double => go::<f64>(f, name, shape),
+            ElemType::Float => go::<f32>(f, name, shape),
+            ElemType::Int => go::<i32>(f, name, shape),
+            ElemType::Uint => go::<u32>(f, name, shape),
+            ElemType::Ll => go::<i64>(f, name, shape),
+            ElemType::Ull => go::<u64>(f, name, shape),
+            ElemType::Bool => go::<bool>(f, name, shape),
         }
     }
 
-    /// Writes native-order bytes into an existing dataset of the same type and size.
-    fn write_into(ds: &Dataset, bytes: &[u8]) -> hdf5::Result<()> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
+    /// Writes native-order `bytes` (whole rows of the dataset's own type) at rows
+    /// `[start, start + count)`; collective under the MPI-IO driver.
+    fn write_rows(ds: &Dataset, start: usize, count: usize, bytes: &[u8], collective: bool) -> hdf5::Result<()> {
         let dt = ds.dtype()?;
-        // SAFETY: `bytes` holds exactly the dataset's values in its (native) memory type.
-        let rc = hdf5::sync::sync(|| unsafe {
-            hdf5_sys::h5d::H5Dwrite(
-                ds.id(),
-                dt.id(),
-                hdf5_sys::h5s::H5S_ALL,
-                hdf5_sys::h5s::H5S_ALL,
-                hdf5_sys::h5p::H5P_DEFAULT,
-                bytes.as_ptr().cast(),
-            )
-        });
-        if rc < 0 {
-            return Err(hdf5::Error::Internal("H5Dwrite failed".into()));
-        }
-        Ok(())
+        let cols = (bytes.len() / dt.size()).checked_div(count).unwrap_or(0);
+        debug_assert_eq!(count * cols * dt.size(), bytes.len());
+        transfer(ds, &dt, (start, count, cols), bytes.as_ptr() as *mut u8, true, collective)
     }
 
     /// `op_write_const_hdf5`: a 1-D `[dim]` dataset with attributes `dim` and `type`, in a file
-    /// that is created if missing (an existing dataset of that name is replaced).
-    pub fn write_const(name: &str, dim: usize, ty: ElemType, data: &[u8], path: &str, call: &str) -> Result<()> {
-        let f = open_write(path, false, call)?;
-        let w = || -> hdf5::Result<()> {
-            let ds = write_dataset(&f, name, ty, &[dim], data)?;
-            write_int_attr(&ds, "dim", dim as i32)?;
-            write_str_attr(&ds, "type", file_type_name(ty))?;
-            f.flush()
-        };
-        w().map_err(|e| op2_err!(Io, "{call}: cannot write constant '{name}' to '{path}': {e}"))
+    /// that is created if missing (an existing dataset of that name is replaced). Under MPI
+    /// process 0 writes it (every process passes the same value) and all agree on the outcome.
+    pub fn write_const(
+        comm: &Comm,
+        name: &str,
+        dim: usize,
+        ty: ElemType,
+        data: &[u8],
+        path: &str,
+        call: &str,
+    ) -> Result<()> {
+        if comm.distributed() && comm.rank() != 0 {
+            return comm.agree(Ok(()));
+        }
+        let one = Comm::default();
+        let r = open_write(path, false, call, &one).and_then(|f| {
+            let w = || -> hdf5::Result<()> {
+                let ds = create_dataset(&f, name, ty, &[dim])?;
+                write_rows(&ds, 0, dim, data, false)?;
+                write_int_attr(&ds, "dim", dim as i32)?;
+                write_str_attr(&ds, "type", file_type_name(ty))?;
+                f.flush()
+            };
+            w().map_err(|e| op2_err!(Io, "{call}: cannot write constant '{name}' to '{path}': {e}"))
+        });
+        comm.agree(r)
     }
 
-    /// One dat as OP2 writes it: `[n][dim]`, attributes size (bytes per element), dim, type.
-    fn write_dat(f: &File, ctx: &Context, d: DatId) -> hdf5::Result<()> {
+    /// One dat as OP2 writes it: `[n][dim]` (n the global size), attributes size (bytes per
+    /// element), dim, type; `rows` is this process's declared block (all of it on one process).
+    fn write_dat(f: &File, ctx: &Context, d: DatId, rows: &[u8]) -> hdf5::Result<()> {
         let dat = &ctx.dats[d.0 as usize];
-        let n = ctx.sets[dat.set.0 as usize].size;
-        let ds = write_dataset(f, &dat.name, dat.ty, &[n, dat.dim], &host_dat(ctx, d))?;
+        let (n, start, count) = block(ctx, dat.set);
+        let ds = create_dataset(f, &dat.name, dat.ty, &[n, dat.dim])?;
+        write_rows(&ds, start, count, rows, mpio(&ctx.comm))?;
         write_int_attr(&ds, "size", dat.elem_bytes() as i32)?;
         write_int_attr(&ds, "dim", dat.dim as i32)?;
         write_str_attr(&ds, "type", file_type_name(dat.ty))
     }
 
+    /// Distributed writes need the MPI-IO driver (a serial HDF5 cannot share a file between
+    /// processes): a named error on every process otherwise.
+    fn need_mpio(comm: &Comm, path: &str, call: &str) -> Result<()> {
+        if comm.distributed() && !mpio(comm) {
+            op2_bail!(
+                BackendUnavailable,
+                "{call} '{path}': writing HDF5 from {} MPI processes needs a parallel HDF5 (op2 was built against a serial one; install libhdf5-openmpi-dev and rebuild)",
+                comm.size()
+            );
+        }
+        Ok(())
+    }
+
+    /// A dat's rows of this process's declared block, original order (collective under MPI;
+    /// the whole dat in storage order on one process, as ever).
+    fn dat_rows<'a>(ctx: &'a Context, d: DatId) -> Result<std::borrow::Cow<'a, [u8]>> {
+        if ctx.comm.distributed() {
+            return crate::mpi::dist::dat_block(ctx, d).map(std::borrow::Cow::Owned);
+        }
+        Ok(host_dat(ctx, d))
+    }
+
     /// `op_fetch_data_hdf5_file`: writes one dat into `path` (created if missing). An existing
     /// dataset of that name must have the dat's shape and type; it is overwritten in place.
+    /// Under MPI every process writes its declared block in original order (rows moved there by
+    /// one all-to-all from their owners), collectively.
     pub fn fetch_dat_to_file(ctx: &Context, d: DatId, path: &str, call: &str) -> Result<()> {
+        let comm = &ctx.comm;
+        need_mpio(comm, path, call)?;
+        let rows = dat_rows(ctx, d)?;
         let dat = &ctx.dats[d.0 as usize];
-        let n = ctx.sets[dat.set.0 as usize].size;
-        let f = open_write(path, false, call)?;
+        let (n, start, count) = block(ctx, dat.set);
+        let f = open_write(path, false, call, comm)?;
         let name = dat.name.as_str();
-        if link_exists(&f, name) {
+        let existing = (|| -> Result<Option<Dataset>> {
+            if !link_exists(&f, name) {
+                return Ok(None);
+            }
             let ds =
                 f.dataset(name).map_err(|e| h5err(call, path, &format!("'{name}' exists but is not a dataset"), e))?;
             let (rows, cols) = rows_cols(&ds, name, path, call)?;
@@ -609,14 +895,15 @@ mod imp {
                     dat.ty.api_name()
                 );
             }
-            write_into(&ds, &host_dat(ctx, d))
-                .and_then(|_| f.flush())
-                .map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}"))
-        } else {
-            write_dat(&f, ctx, d)
-                .and_then(|_| f.flush())
-                .map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}"))
-        }
+            Ok(Some(ds))
+        })();
+        let existing = comm.agree(existing)?;
+        let r = match existing {
+            Some(ds) => write_rows(&ds, start, count, &rows, mpio(comm)).and_then(|_| f.flush()),
+            None => write_dat(&f, ctx, d, &rows).and_then(|_| f.flush()),
+        };
+        drop(f);
+        comm.agree(r.map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}")))
     }
 
     fn elem_descriptor(ty: ElemType) -> TypeDescriptor {
@@ -631,29 +918,50 @@ mod imp {
         }
     }
 
-    /// `op_dump_to_hdf5`: a new file with every set, map and dat (OP2's layout).
+    /// `op_dump_to_hdf5`: a new file with every set, map and dat (OP2's layout). Under MPI the
+    /// file is the same as one process's: global set sizes, maps and dats whole in original
+    /// order (global indices), each process writing its declared block collectively.
     pub fn dump(ctx: &Context, path: &str, call: &str) -> Result<()> {
-        let f = open_write(path, true, call)?;
-        let w = || -> hdf5::Result<()> {
-            for s in &ctx.sets {
-                let size = s.size as i32;
-                write_dataset(&f, &s.name, ElemType::Int, &[1], &size.to_ne_bytes())?;
+        let comm = &ctx.comm;
+        need_mpio(comm, path, call)?;
+        let coll = mpio(comm);
+        let f = open_write(path, true, call, comm)?;
+        let w = || -> Result<()> {
+            let io = |e: hdf5::Error| op2_err!(Io, "{call}: cannot write '{path}': {e}");
+            for (s, set) in ctx.sets.iter().enumerate() {
+                let (n, _, _) = block(ctx, SetId(s as u32));
+                let size = (n as i32).to_ne_bytes();
+                let ds = create_dataset(&f, &set.name, ElemType::Int, &[1]).map_err(io)?;
+                let mine = if comm.rank() == 0 { 1 } else { 0 };
+                write_rows(&ds, 0, mine, &size[..4 * mine], coll).map_err(io)?;
             }
-            for m in &ctx.maps {
-                let n = ctx.sets[m.from.0 as usize].size;
+            for (m, map) in ctx.maps.iter().enumerate() {
+                let (n, start, count) = block(ctx, map.from);
+                let values = if comm.distributed() {
+                    std::borrow::Cow::Owned(crate::mpi::dist::map_block(ctx, MapId(m as u32))?)
+                } else {
+                    std::borrow::Cow::Borrowed(&map.values[..])
+                };
                 // SAFETY: i32 values viewed as their bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(m.values.as_ptr() as *const u8, m.values.len() * 4) };
-                let ds = write_dataset(&f, &m.name, ElemType::Int, &[n, m.dim], bytes)?;
-                write_int_attr(&ds, "size", n as i32)?;
-                write_int_attr(&ds, "dim", m.dim as i32)?;
-                write_str_attr(&ds, "type", "int")?;
+                let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 4) };
+                let ds = create_dataset(&f, &map.name, ElemType::Int, &[n, map.dim]).map_err(io)?;
+                write_rows(&ds, start, count, bytes, coll).map_err(io)?;
+                write_int_attr(&ds, "size", n as i32).map_err(io)?;
+                write_int_attr(&ds, "dim", map.dim as i32).map_err(io)?;
+                write_str_attr(&ds, "type", "int").map_err(io)?;
             }
             for d in 0..ctx.dats.len() {
-                write_dat(&f, ctx, DatId(d as u32))?;
+                if ctx.dats[d].freed {
+                    continue;
+                }
+                let rows = dat_rows(ctx, DatId(d as u32))?;
+                write_dat(&f, ctx, DatId(d as u32), &rows).map_err(io)?;
             }
-            f.flush()
+            f.flush().map_err(io)
         };
-        w().map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+        let r = w();
+        drop(f);
+        comm.agree(r)
     }
 }
 
@@ -733,13 +1041,13 @@ mod tests {
         let x = decl_dat(&mut c, nodes, 2, ElemType::Double, p, "p_x", "t").unwrap();
         assert_eq!(c.dats[x.0 as usize].data.as_slice()[8..16], 0.5f64.to_ne_bytes());
         let mut out = [0u8; 32];
-        get_const("qinf", 4, ElemType::Double, &mut out, p, "t").unwrap();
+        get_const(&c.comm, "qinf", 4, ElemType::Double, &mut out, p, "t").unwrap();
         assert_eq!(out[24..], 4.0f64.to_ne_bytes());
         let mut g = [0u8; 8];
-        get_const("gam", 1, ElemType::Double, &mut g, p, "t").unwrap();
+        get_const(&c.comm, "gam", 1, ElemType::Double, &mut g, p, "t").unwrap();
         assert_eq!(f64::from_ne_bytes(g), 1.4);
         // the OP2 issue #31 regression: an over-long type string is an error, not an overflow
-        let e = get_const("longtype", 1, ElemType::Double, &mut g, p, "t").unwrap_err();
+        let e = get_const(&c.comm, "longtype", 1, ElemType::Double, &mut g, p, "t").unwrap_err();
         assert_eq!(e.code, ErrorCode::FileFormat);
         assert!(e.message.contains("40 bytes long"), "{}", e.message);
         // 64-bit map entries beyond the target set are range errors after narrowing
@@ -763,7 +1071,7 @@ mod tests {
         c.decl_dat(nodes, 1, ElemType::Double, None, "p_u", "t").unwrap();
         c.decl_dat(edges, 3, ElemType::Float, None, "p_f", "t").unwrap();
         dump(&c, p, "t").unwrap();
-        write_const("gam", 1, ElemType::Double, &1.4f64.to_ne_bytes(), p, "t").unwrap();
+        write_const(&c.comm, "gam", 1, ElemType::Double, &1.4f64.to_ne_bytes(), p, "t").unwrap();
         let f = File::open(&path).unwrap();
         let int_attr = |ds: &str, a: &str| f.dataset(ds).unwrap().attr(a).unwrap().read_raw::<i32>().unwrap();
         let type_attr = |ds: &str| {

@@ -1,7 +1,10 @@
 //! Files: VTK output for ParaView (`vtk`) and OP2's HDF5 mesh files (`hdf5`, feature `hdf5`).
 //!
-//! Plain Rust over a `Context`; the C functions are in `api::io`. Every read of dat values goes
-//! through `host_dat`, the one place to route through device residency once devices exist.
+//! Plain Rust over a `Context`; the C functions are in `api::io`, which first make the host
+//! bytes of the dats involved current (`Context::sync_to_host`, the residency choke point).
+//! Dat values are then read through `host_dat` (one process) or, under MPI, through
+//! `mpi::dist::dat_block` (HDF5: the declared block in original order) and the local rows
+//! (VTK pieces).
 
 pub mod hdf5;
 pub mod vtk;

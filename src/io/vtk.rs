@@ -7,6 +7,9 @@
 //!   counted in characters after the `_`).
 //! - `.vtk` legacy 3.0: big-endian binary (default) or ASCII; dats as `FIELD` arrays.
 //!
+//! Under MPI (after `op_partition`) each process writes a `.vtu` piece `<stem>_<rank>.vtu` and
+//! process 0 the `<stem>.pvtu` index (`write_pieces`); legacy `.vtk` is refused there.
+//!
 //! ASCII keeps full precision (`%.17g` for double, `%.9g` for float), so every mode round-trips
 //! exactly. Connectivity is Int32 (op2's map values); offsets are Int32 unless the connectivity
 //! has more than 2^31-1 entries (then Int64).
@@ -91,8 +94,11 @@ pub fn cell_type(nodes: usize, space_dim: usize) -> Option<u8> {
 }
 
 /// Builds the grid from op2 objects and writes it; `call` names the C function in errors.
+/// Under MPI (collective): each process writes its piece `<stem>_<rank>.vtu` (its owned cells
+/// and the nodes they use) and process 0 writes `<stem>.pvtu` naming the pieces; see
+/// `write_pieces`.
 pub fn write_vtk(
-    ctx: &Context,
+    ctx: &mut Context,
     path: &str,
     cells: MapId,
     coords: DatId,
@@ -110,6 +116,9 @@ pub fn write_vtk(
         ),
     };
     let lower = path.to_ascii_lowercase();
+    if ctx.comm.distributed() {
+        return write_pieces(ctx, path, cells, coords, dats, encoding, call);
+    }
     let format = if lower.ends_with(".vtu") {
         Format::Xml
     } else if lower.ends_with(".vtk") {
@@ -120,6 +129,40 @@ pub fn write_vtk(
     if format == Format::Legacy && encoding == Encoding::Base64 {
         op2_bail!(BadSize, "{call} '{path}': OP_VTK_BASE64 is for .vtu files only (legacy .vtk is binary or ASCII)");
     }
+    let ctype = check_grid(ctx, path, cells, coords, dats, call)?;
+    let map = &ctx.maps[cells.0 as usize];
+    let cx = &ctx.dats[coords.0 as usize];
+    let mut point_data = Vec::new();
+    let mut cell_data = Vec::new();
+    for &d in dats {
+        let dv = &ctx.dats[d.0 as usize];
+        let arr = Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data: host_dat(ctx, d) };
+        if dv.set == map.to {
+            point_data.push(arr);
+        } else {
+            cell_data.push(arr);
+        }
+    }
+    let points = pad_points(&host_dat(ctx, coords), cx.ty, cx.dim);
+    let grid = Grid {
+        points: Array { name: "Points".into(), ty: cx.ty, ncomp: 3, data: Cow::Owned(points) },
+        nodes_per_cell: map.dim,
+        cell_type: ctype,
+        connectivity: &map.values,
+        point_data,
+        cell_data,
+    };
+    let file = std::fs::File::create(path).map_err(|e| op2_err!(Io, "{call}: cannot create '{path}': {e}"))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let written = match format {
+        Format::Xml => write_vtu(&mut out, &grid, encoding),
+        Format::Legacy => write_legacy(&mut out, &grid, encoding),
+    };
+    written.and_then(|_| out.flush()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+}
+
+/// Checks the arguments of `op_write_vtk` (sets, dims, types) and returns the VTK cell type.
+fn check_grid(ctx: &Context, path: &str, cells: MapId, coords: DatId, dats: &[DatId], call: &str) -> Result<u8> {
     let map = &ctx.maps[cells.0 as usize];
     let cx = &ctx.dats[coords.0 as usize];
     let set_name = |s: crate::core::SetId| ctx.sets[s.0 as usize].name.as_str();
@@ -153,16 +196,9 @@ pub fn write_vtk(
             cx.dim
         );
     };
-    let mut point_data = Vec::new();
-    let mut cell_data = Vec::new();
     for (i, &d) in dats.iter().enumerate() {
         let dv = &ctx.dats[d.0 as usize];
-        let arr = Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data: host_dat(ctx, d) };
-        if dv.set == map.to {
-            point_data.push(arr);
-        } else if dv.set == map.from {
-            cell_data.push(arr);
-        } else {
+        if dv.set != map.to && dv.set != map.from {
             op2_bail!(
                 ArgSet,
                 "{call} '{path}': dats[{i}] '{}' lives on set '{}', neither the cell set '{}' nor the node set '{}' of map '{}'",
@@ -174,22 +210,167 @@ pub fn write_vtk(
             );
         }
     }
-    let points = pad_points(&host_dat(ctx, coords), cx.ty, cx.dim);
-    let grid = Grid {
-        points: Array { name: "Points".into(), ty: cx.ty, ncomp: 3, data: Cow::Owned(points) },
-        nodes_per_cell: map.dim,
-        cell_type: ctype,
-        connectivity: &map.values,
-        point_data,
-        cell_data,
+    Ok(ctype)
+}
+
+/// `op_write_vtk` under MPI (collective, after `op_partition`): process r writes the piece
+/// `<stem>_<r>.vtu` (`path` ends in `.vtu` or `.pvtu`): its owned cells, the nodes they use
+/// (owned or halo copies, refreshed first when a loop has changed them), point data of those
+/// nodes and cell data of its cells; process 0 then writes `<stem>.pvtu`, which names the
+/// pieces (by file name, so the set of files can move together) and declares the arrays.
+/// Legacy `.vtk` has no multi-piece form and is refused by name. Every outcome is agreed
+/// among the processes, so an error anywhere is an error everywhere.
+fn write_pieces(
+    ctx: &mut Context,
+    path: &str,
+    cells: MapId,
+    coords: DatId,
+    dats: &[DatId],
+    encoding: Encoding,
+    call: &str,
+) -> Result<()> {
+    let lower = path.to_ascii_lowercase();
+    let stem = if lower.ends_with(".pvtu") {
+        &path[..path.len() - 5]
+    } else if lower.ends_with(".vtu") {
+        &path[..path.len() - 4]
+    } else if lower.ends_with(".vtk") {
+        op2_bail!(
+            BadName,
+            "{call} '{path}': legacy .vtk holds one piece; under MPI ({} processes) name a .vtu (or .pvtu) file: each process writes <stem>_<rank>.vtu and process 0 <stem>.pvtu, which ParaView opens as one mesh",
+            ctx.comm.size()
+        );
+    } else {
+        op2_bail!(BadName, "{call} '{path}': the file name must end in .vtu or .pvtu under MPI");
     };
-    let file = std::fs::File::create(path).map_err(|e| op2_err!(Io, "{call}: cannot create '{path}': {e}"))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let written = match format {
-        Format::Xml => write_vtu(&mut out, &grid, encoding),
-        Format::Legacy => write_legacy(&mut out, &grid, encoding),
+    if !ctx.comm.partitioned {
+        op2_bail!(
+            BadConfig,
+            "{call} '{path}': under MPI call op_partition first (\"BLOCK\" keeps the declared distribution): a piece needs the halo nodes of its cells"
+        );
+    }
+    let ctype = check_grid(ctx, path, cells, coords, dats, call)?;
+    let node_set = ctx.maps[cells.0 as usize].to;
+    // Point values of halo nodes must be current: refresh those a loop has changed.
+    let mut stale: Vec<DatId> = Vec::new();
+    for &d in std::iter::once(&coords).chain(dats) {
+        let dv = &ctx.dats[d.0 as usize];
+        if dv.set == node_set && dv.halo_dirty && !stale.contains(&d) {
+            stale.push(d);
+        }
+    }
+    for &d in &stale {
+        ctx.host_data(d, true)?;
+    }
+    if !stale.is_empty() {
+        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, stale)?;
+        for d in ctx.comm.halo_exchange_end(ex)? {
+            ctx.dats[d.0 as usize].halo_dirty = false;
+        }
+    }
+    let rank = ctx.comm.rank();
+    let piece = format!("{stem}_{rank}.vtu");
+    let written = (|| -> Result<()> {
+        let map = &ctx.maps[cells.0 as usize];
+        let cx = &ctx.dats[coords.0 as usize];
+        let owned = ctx.sets[map.from.0 as usize].size;
+        let nodes_total = ctx.sets[map.to.0 as usize].total;
+        // The nodes of the owned cells, in local order, renumbered 0..
+        let mut local = vec![-1i32; nodes_total];
+        let conn_local = &map.values[..owned * map.dim];
+        for &t in conn_local {
+            local[t as usize] = 0;
+        }
+        let mut used: Vec<usize> = Vec::new();
+        for (i, l) in local.iter_mut().enumerate() {
+            if *l == 0 {
+                *l = used.len() as i32;
+                used.push(i);
+            }
+        }
+        let connectivity: Vec<i32> = conn_local.iter().map(|&t| local[t as usize]).collect();
+        let rows = |d: DatId, which: &[usize]| -> Vec<u8> {
+            let dv = &ctx.dats[d.0 as usize];
+            let eb = dv.elem_bytes();
+            let data = dv.data.as_slice();
+            let mut out = Vec::with_capacity(which.len() * eb);
+            for &i in which {
+                out.extend_from_slice(&data[i * eb..(i + 1) * eb]);
+            }
+            out
+        };
+        let mut point_data = Vec::new();
+        let mut cell_data = Vec::new();
+        for &d in dats {
+            let dv = &ctx.dats[d.0 as usize];
+            if dv.set == map.to {
+                let data = Cow::Owned(rows(d, &used));
+                point_data.push(Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data });
+            } else {
+                let data = Cow::Borrowed(&dv.data.as_slice()[..owned * dv.elem_bytes()]);
+                cell_data.push(Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data });
+            }
+        }
+        let points = pad_points(&rows(coords, &used), cx.ty, cx.dim);
+        let grid = Grid {
+            points: Array { name: "Points".into(), ty: cx.ty, ncomp: 3, data: Cow::Owned(points) },
+            nodes_per_cell: map.dim,
+            cell_type: ctype,
+            connectivity: &connectivity,
+            point_data,
+            cell_data,
+        };
+        let file = std::fs::File::create(&piece).map_err(|e| op2_err!(Io, "{call}: cannot create '{piece}': {e}"))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        write_vtu(&mut out, &grid, encoding)
+            .and_then(|_| out.flush())
+            .map_err(|e| op2_err!(Io, "{call}: cannot write '{piece}': {e}"))
+    })();
+    ctx.comm.agree(written)?;
+    let index = if rank == 0 { write_pvtu(ctx, stem, cells, coords, dats, call) } else { Ok(()) };
+    ctx.comm.agree(index)
+}
+
+/// `<stem>.pvtu`: the arrays every piece holds and the pieces `<stem>_<r>.vtu` (file names
+/// relative to the .pvtu's directory).
+fn write_pvtu(ctx: &Context, stem: &str, cells: MapId, coords: DatId, dats: &[DatId], call: &str) -> Result<()> {
+    let map = &ctx.maps[cells.0 as usize];
+    let byte_order = if cfg!(target_endian = "little") { "LittleEndian" } else { "BigEndian" };
+    let mut h = String::new();
+    h.push_str("<?xml version=\"1.0\"?>\n");
+    h.push_str(&format!(
+        "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"{byte_order}\" header_type=\"UInt64\">\n"
+    ));
+    h.push_str("  <PUnstructuredGrid GhostLevel=\"0\">\n");
+    let decl = |d: DatId| {
+        let dv = &ctx.dats[d.0 as usize];
+        let comps = if dv.dim > 1 { format!(" NumberOfComponents=\"{}\"", dv.dim) } else { String::new() };
+        format!("      <PDataArray type=\"{}\" Name=\"{}\"{comps}/>\n", xml_type(dv.ty), xml_escape(&dv.name))
     };
-    written.and_then(|_| out.flush()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+    for (tag, set) in [("PPointData", map.to), ("PCellData", map.from)] {
+        let on: Vec<DatId> = dats.iter().copied().filter(|&d| ctx.dats[d.0 as usize].set == set).collect();
+        if on.is_empty() {
+            continue;
+        }
+        h.push_str(&format!("    <{tag}>\n"));
+        for d in on {
+            h.push_str(&decl(d));
+        }
+        h.push_str(&format!("    </{tag}>\n"));
+    }
+    h.push_str("    <PPoints>\n");
+    h.push_str(&format!(
+        "      <PDataArray type=\"{}\" NumberOfComponents=\"3\"/>\n",
+        xml_type(ctx.dats[coords.0 as usize].ty)
+    ));
+    h.push_str("    </PPoints>\n");
+    let base = std::path::Path::new(stem).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    for r in 0..ctx.comm.size() {
+        h.push_str(&format!("    <Piece Source=\"{}_{r}.vtu\"/>\n", xml_escape(&base)));
+    }
+    h.push_str("  </PUnstructuredGrid>\n</VTKFile>\n");
+    let path = format!("{stem}.pvtu");
+    std::fs::write(&path, h).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
 }
 
 /// Coordinates of `dim` (2 or 3) components padded to 3, in the same element type.

@@ -340,12 +340,122 @@ pub fn decl_dat_after_partition(
 
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).
 pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
-    let all = global_rows(ctx, d)?;
-    let set = ctx.dats[d.0 as usize].set;
-    let eb = ctx.dats[d.0 as usize].elem_bytes();
-    let off = global_offset(ctx, set) * eb;
-    out.copy_from_slice(&all[off..off + out.len()]);
+    ctx.sync_to_host(d)?;
+    let rows = dat_block(ctx, d)?;
+    out.copy_from_slice(&rows[..out.len()]);
     Ok(())
+}
+
+/// The process whose declared block of a set holds original index `g` (`offsets`: P + 1
+/// block starts; empty blocks are skipped).
+fn block_owner(offsets: &[usize], g: usize) -> usize {
+    offsets.partition_point(|&o| o <= g).saturating_sub(1)
+}
+
+/// How the owned rows of a set reach the declared blocks: per process q, which owned rows
+/// (local indices, in order) go to q, and where the rows that q sends land in this process's
+/// block (positions, in q's order). Fixed once op_partition has run.
+pub struct BlockPlan {
+    send: Vec<Vec<u32>>,
+    recv: Vec<Vec<u32>>,
+}
+
+/// The plan of `set`, made at first use: each process sends the original indices of its owned
+/// rows to the block holders once (collective; every process asks for the same sets in the
+/// same order, as every collective call does).
+fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc<BlockPlan>> {
+    let s = set.0 as usize;
+    if let Some(p) = ctx.comm.block_plans.lock().ok().and_then(|v| v.get(s).cloned().flatten()) {
+        return Ok(p);
+    }
+    let sd = &ctx.comm.sets[s];
+    let np = ctx.comm.size() as usize;
+    let mut send: Vec<Vec<u32>> = vec![Vec::new(); np];
+    let mut gids: Vec<Vec<u8>> = vec![Vec::new(); np];
+    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
+        let q = block_owner(&sd.offsets, g as usize);
+        send[q].push(i as u32);
+        gids[q].extend_from_slice(&g.to_ne_bytes());
+    }
+    let got = ctx.comm.all_to_all(&gids)?;
+    let mut recv = Vec::with_capacity(np);
+    for b in &got {
+        let mut pos = Vec::with_capacity(b.len() / 4);
+        for c in b.chunks_exact(4) {
+            let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
+            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
+                op2_bail!(Internal, "original index {g} sent to the wrong process");
+            };
+            pos.push(k as u32);
+        }
+        recv.push(pos);
+    }
+    let plan = std::sync::Arc::new(BlockPlan { send, recv });
+    if let Ok(mut v) = ctx.comm.block_plans.lock() {
+        if v.len() <= s {
+            v.resize(s + 1, None);
+        }
+        v[s] = Some(plan.clone());
+    }
+    Ok(plan)
+}
+
+/// This process's declared block of `set` (rows of `eb` bytes, original order), made from
+/// every process's owned rows `owned` (`eb` bytes each, local order; after `op_partition`,
+/// `layout.gids` names their original indices): each row goes straight to the process whose
+/// declared block holds its original index, in one all-to-all (the plan of which rows go where
+/// is made once per set); no process holds more than its block and its own rows. Before
+/// `op_partition` (or on one process) the owned rows are the declared block. Collective.
+pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> Result<Vec<u8>> {
+    let n = declared_size(ctx, set);
+    let Some(l) = ctx.comm.layout(set) else {
+        return Ok(owned[..n * eb].to_vec());
+    };
+    let plan = block_plan(ctx, set, l)?;
+    let send: Vec<Vec<u8>> = plan
+        .send
+        .iter()
+        .map(|rows| {
+            let mut b = Vec::with_capacity(rows.len() * eb);
+            for &i in rows {
+                b.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
+            }
+            b
+        })
+        .collect();
+    let recv = ctx.comm.all_to_all(&send)?;
+    drop(send);
+    let mut out = vec![0u8; n * eb];
+    for (b, pos) in recv.iter().zip(&plan.recv) {
+        if b.len() != pos.len() * eb {
+            op2_bail!(Internal, "declared block: {} bytes received for {} rows of {eb}", b.len(), pos.len());
+        }
+        for (c, &k) in b.chunks_exact(eb.max(1)).zip(pos) {
+            out[k as usize * eb..(k as usize + 1) * eb].copy_from_slice(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A dat's rows of this process's declared block, original order (collective; the caller
+/// makes the host bytes current first).
+pub fn dat_block(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
+    let dat = &ctx.dats[d.0 as usize];
+    let eb = dat.elem_bytes();
+    let owned = ctx.comm.layout(dat.set).map_or(declared_size(ctx, dat.set), |l| l.owned);
+    to_declared_block(ctx, dat.set, eb, &dat.data.as_slice()[..owned * eb])
+}
+
+/// A map's rows of this process's declared block of its from-set, original order, with
+/// original (global) indices of the to-set as values (collective).
+pub fn map_block(ctx: &Context, m: MapId) -> Result<Vec<i32>> {
+    let map = &ctx.maps[m.0 as usize];
+    let rows: Vec<i32> = match (ctx.comm.layout(map.from), ctx.comm.layout(map.to)) {
+        (Some(lf), Some(lt)) => map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids[t as usize] as i32).collect(),
+        _ => map.values.clone(),
+    };
+    let out = to_declared_block(ctx, map.from, map.dim * 4, &to_bytes(&rows))?;
+    Ok(from_bytes(&out))
 }
 
 /// `op_timing_output` under MPI (collective): per loop, the maximum and mean time over the

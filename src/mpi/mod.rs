@@ -89,6 +89,9 @@ pub struct Comm {
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
     /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
     pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
+    /// Per set (by SetId), after op_partition: how owned rows reach the declared blocks
+    /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
+    pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<dist::BlockPlan>>>>,
 }
 
 /// An exchange in flight: the requests and the buffers they use. Dropping it waits for every
@@ -170,6 +173,49 @@ impl Comm {
             return w.all_gather(mine);
         }
         Ok(vec![mine.to_vec()])
+    }
+
+    /// Personalised all-to-all (`send[q]` to process q; one buffer per process); returns what
+    /// each process sent here, in rank order. One process: its own buffer back.
+    pub fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.all_to_all(send);
+        }
+        Ok(send.to_vec())
+    }
+
+    /// Makes a local outcome collective (before a collective that must not start unless every
+    /// process is ready, e.g. a parallel HDF5 read): when any process failed, every process
+    /// returns an error, its own or the first failing process's (with "(on process r)"), so no
+    /// process waits in a collective for one that left. One process: `r` as it is.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        if !self.distributed() {
+            return r;
+        }
+        let mine = match &r {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                let mut b = e.code.as_i32().to_ne_bytes().to_vec();
+                b.extend_from_slice(e.message.as_bytes());
+                b
+            }
+        };
+        let all = self.all_gather(&mine)?;
+        let v = r?;
+        if let Some((q, b)) = all.iter().enumerate().find(|(_, b)| b.len() >= 4) {
+            let code = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            let code = crate::error::ErrorCode::ALL
+                .iter()
+                .copied()
+                .find(|c| c.as_i32() == code)
+                .unwrap_or(crate::error::ErrorCode::Internal);
+            return Err(crate::error::Op2Error::new(
+                code,
+                format!("{} (on process {q})", String::from_utf8_lossy(&b[4..])),
+            ));
+        }
+        Ok(v)
     }
 
     /// `OP2_MPI_CHECK=1`: all processes must be at the same collective call (`what`, with the

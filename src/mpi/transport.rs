@@ -112,6 +112,11 @@ impl World {
         self.rank
     }
 
+    /// The raw communicator (for libraries that take one: parallel HDF5's MPI-IO driver).
+    pub fn raw(&self) -> ffi::MPI_Comm {
+        self.comm
+    }
+
     pub fn size(&self) -> i32 {
         self.size
     }
@@ -224,6 +229,78 @@ impl World {
         )?;
         all.truncate(mine.len() * self.size as usize);
         Ok(all)
+    }
+
+    /// Personalised all-to-all: `send[q]` goes to process q; returns what every process sent
+    /// to this one, in rank order (two collectives: the counts, then the bytes).
+    pub fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        let p = self.size as usize;
+        if send.len() != p {
+            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {p} processes", send.len());
+        }
+        let mut scounts = vec![0i32; p];
+        for (c, b) in scounts.iter_mut().zip(send) {
+            let Ok(n) = i32::try_from(b.len()) else {
+                op2_bail!(Mpi, "MPI_Alltoallv: {} bytes exceed MPI's 2^31-1 count limit", b.len());
+            };
+            *c = n;
+        }
+        let mut rcounts = vec![0i32; p];
+        // SAFETY: p ints each way.
+        check(
+            unsafe {
+                ffi::MPI_Alltoall(
+                    scounts.as_ptr() as *const _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    rcounts.as_mut_ptr() as *mut _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    self.comm,
+                )
+            },
+            "MPI_Alltoall",
+        )?;
+        let displs = |c: &[i32]| -> Result<Vec<i32>> {
+            let mut d = vec![0i32; p];
+            let mut at = 0i64;
+            for r in 0..p {
+                d[r] = at as i32;
+                at += c[r] as i64;
+                if at > i32::MAX as i64 {
+                    op2_bail!(Mpi, "MPI_Alltoallv: more than 2^31-1 bytes in one exchange");
+                }
+            }
+            Ok(d)
+        };
+        let (sd, rd) = (displs(&scounts)?, displs(&rcounts)?);
+        let stotal: usize = scounts.iter().map(|&c| c as usize).sum();
+        let rtotal: usize = rcounts.iter().map(|&c| c as usize).sum();
+        // Distinct, non-empty buffers (as all_gather).
+        let mut sbuf = Vec::with_capacity(stotal + 1);
+        for b in send {
+            sbuf.extend_from_slice(b);
+        }
+        sbuf.push(0);
+        let mut rbuf = vec![0u8; rtotal + 1];
+        // SAFETY: counts and displacements describe sbuf and rbuf.
+        check(
+            unsafe {
+                ffi::MPI_Alltoallv(
+                    sbuf.as_ptr() as *const _,
+                    scounts.as_ptr(),
+                    sd.as_ptr(),
+                    ffi::RSMPI_UINT8_T,
+                    rbuf.as_mut_ptr() as *mut _,
+                    rcounts.as_ptr(),
+                    rd.as_ptr(),
+                    ffi::RSMPI_UINT8_T,
+                    self.comm,
+                )
+            },
+            "MPI_Alltoallv",
+        )?;
+        Ok((0..p).map(|r| rbuf[rd[r] as usize..rd[r] as usize + rcounts[r] as usize].to_vec()).collect())
     }
 
     /// Posts a receive of `buf.len()` bytes from `from`; the buffer must stay put until the

@@ -41,10 +41,6 @@ int main(int argc, char **argv)
   op_fetch_data_idx(dv, all, 0, 3 * p - 1);
   CHECK_OK();
   for (i = 0; i < 3 * p; i++) CHECK_DBL(all[i], 10.0 * i);
-  if (p > 1) {
-    op_dump_to_hdf5("t810.h5");
-    CHECK_ERR(OP2_ERR_BACKEND_UNAVAILABLE, "op_dump_to_hdf5", "not supported under MPI");
-  }
 
   op_partition("SCOTCHY", "KWAY", a, m, NULL);
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "'SCOTCHY'", "supported are BLOCK, RANDOM, RCB");
