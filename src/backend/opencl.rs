@@ -18,6 +18,7 @@ use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
+use crate::jit::cache::{DiskCache, Lookup};
 use crate::op2_bail;
 use crate::plan::PlanCache;
 use opencl3::command_queue::CommandQueue;
@@ -161,6 +162,26 @@ pub struct OpenCl {
     rows: HashMap<DatId, usize>,
     /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
     part_size: Option<usize>,
+    /// op2's disk cache, where program binaries are kept (`<key>.clbin`).
+    cache: DiskCache,
+    /// Platform, device and driver names and versions (part of the binaries' cache key).
+    identity: String,
+    /// `op_init`'s diagnostics level: at 2 and above a line per program built or loaded.
+    diags: i32,
+}
+
+/// Options every program is built with (part of the binaries' cache key).
+const BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
+/// First bytes of a program binary entry, followed by its 40-character key: an entry moved
+/// into another's place is never loaded as that program.
+const BINARY_MAGIC: &[u8; 8] = b"OP2CLB01";
+
+/// Where a program came from, for `diags` >= 2.
+enum Origin {
+    /// Its binary, from op2's disk cache.
+    Cached,
+    /// Built from source: why any cache entry was not used, and whether the binary was stored.
+    Built { rebuilt: Option<String>, stored: std::result::Result<(), String> },
 }
 
 /// How one loop is launched: every element at once; element-coloured; block-coloured; or at
@@ -178,13 +199,9 @@ enum Form {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(
-        selector: Option<&str>,
-        inc: IncChoice,
-        cflags: &str,
-        soa: bool,
-        part_size: Option<usize>,
-    ) -> Result<OpenCl> {
+    pub fn new(config: &crate::config::Config) -> Result<OpenCl> {
+        let (selector, inc, cflags, soa, part_size) =
+            (config.opencl_device.as_deref(), config.inc, &config.cflags, config.auto_soa, config.part_size);
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -200,6 +217,19 @@ impl OpenCl {
             IncChoice::Auto => IncChoice::Colour,
             other => other,
         };
+        // The program binary cache: op2's disk cache, under its trust rules; entries keyed by
+        // the source, the build options and everything that identifies the compiler below.
+        let cache = DiskCache::open(&config.cache_dir)?;
+        let platform = device.platform().ok().map(opencl3::platform::Platform::new);
+        let identity = format!(
+            "platform '{}' '{}'; device '{}' '{}' '{}'; driver '{}'",
+            platform.as_ref().and_then(|p| p.name().ok()).unwrap_or_default(),
+            platform.as_ref().and_then(|p| p.version().ok()).unwrap_or_default(),
+            device.vendor().unwrap_or_default(),
+            device.name().unwrap_or_default(),
+            device.version().unwrap_or_default(),
+            device.driver_version().unwrap_or_default(),
+        );
         let description = format!(
             "{} ({}, {} compute units)",
             device.name().unwrap_or_default(),
@@ -228,6 +258,9 @@ impl OpenCl {
             soa,
             rows: HashMap::new(),
             part_size,
+            cache,
+            identity,
+            diags: config.diags,
         })
     }
 
@@ -289,39 +322,129 @@ impl OpenCl {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
         }
-        {
-            // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
-            let reaping = crate::jit::child::Reaping::begin();
-            let mut built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
-            // PoCL's own program cache can fail a build with an empty log while another process
-            // writes the same entry: such a failure (no diagnostic in the log) is retried.
-            for _ in 0..3 {
-                match &built {
-                    Err(log) if !log.contains("error") && !log.contains("Error") => {
-                        std::thread::sleep(std::time::Duration::from_millis(50));
-                        built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+        let t = std::time::Instant::now();
+        let (program, k, origin) = self.build(&source, loop_name, kernel)?;
+        if self.diags >= 2 {
+            let how = match origin {
+                Origin::Cached => "binary loaded from the disk cache".to_string(),
+                Origin::Built { rebuilt, stored } => format!(
+                    "built from source{}, {}",
+                    rebuilt.map(|why| format!(" (disk cache entry rebuilt: {why})")).unwrap_or_default(),
+                    match stored {
+                        Ok(()) => "binary stored in the disk cache".to_string(),
+                        Err(why) => format!("binary not stored in the disk cache: {why}"),
                     }
-                    _ => break,
-                }
-            }
-            drop(reaping);
-            let program = built.map_err(|log| {
-                Op2Error::new(
-                    ErrorCode::Compile,
-                    format!(
-                        "op_par_loop '{loop_name}' (kernel '{kernel}'): the OpenCL program does not build (kernel lines are numbered as in the kernel's own source)\n{}",
-                        log.trim_end()
-                    ),
-                )
-            })?;
-            let reaping = crate::jit::child::Reaping::begin();
-            let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e));
-            drop(reaping);
-            let k = k?;
-            self.programs.push(Prog { kernel: k, _program: program });
+                ),
+            };
+            crate::timing::print_after_c_stdio(&format!(
+                "op2: opencl program for loop '{loop_name}' (kernel '{kernel}'): {how}, {:.3} ms\n",
+                t.elapsed().as_secs_f64() * 1e3
+            ));
         }
+        self.programs.push(Prog { kernel: k, _program: program });
         self.by_source.insert(source, self.programs.len() - 1);
         Ok(self.programs.len() - 1)
+    }
+
+    /// The binary-cache entry's name for `source`, and its key.
+    fn binary_entry(&self, source: &str) -> (String, String) {
+        let key = crate::jit::cache::key(source, &self.identity, "opencl", &[BUILD_OPTIONS.to_string()]);
+        (format!("{key}.clbin"), key)
+    }
+
+    /// The program binary in the cache entry for `source` (the body after its header), or why
+    /// there is none that can be used (None: no entry).
+    fn cached_binary(&self, source: &str) -> std::result::Result<Vec<u8>, Option<String>> {
+        use std::io::{Read, Seek};
+        let (name, key) = self.binary_entry(source);
+        let mut entry = match self.cache.lookup_named(&name) {
+            Lookup::Hit(e) => e,
+            Lookup::Missing => return Err(None),
+            Lookup::Rebuild(why) => return Err(Some(why)),
+        };
+        let mut bytes = Vec::new();
+        if let Err(e) = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes)) {
+            return Err(Some(format!("cannot read it: {e}")));
+        }
+        let Some((len, _)) = crate::jit::cache::parse_entry(&bytes) else {
+            return Err(Some("is truncated or corrupt (bad trailer)".to_string()));
+        };
+        bytes.truncate(len);
+        let head = BINARY_MAGIC.len() + key.len();
+        if bytes.len() <= head
+            || &bytes[..BINARY_MAGIC.len()] != BINARY_MAGIC
+            || &bytes[BINARY_MAGIC.len()..head] != key.as_bytes()
+        {
+            return Err(Some("holds no program binary for this source and device".to_string()));
+        }
+        Ok(bytes.split_off(head))
+    }
+
+    /// Stores the binary of a program built from `source` in the disk cache (written privately
+    /// and renamed into place, sealed with the cache's checksum trailer).
+    fn store_binary(&self, source: &str, program: &Program) -> std::result::Result<(), String> {
+        let bins = program.get_binaries().map_err(|e| format!("clGetProgramInfo(CL_PROGRAM_BINARIES) failed: {e}"))?;
+        let bin = match bins.as_slice() {
+            [b] if !b.is_empty() => b,
+            _ => return Err(format!("the runtime gave {} binaries", bins.len())),
+        };
+        let (name, key) = self.binary_entry(source);
+        let mut body = Vec::with_capacity(BINARY_MAGIC.len() + key.len() + bin.len());
+        body.extend_from_slice(BINARY_MAGIC);
+        body.extend_from_slice(key.as_bytes());
+        body.extend_from_slice(bin);
+        let scratch = self.cache.scratch(&key).map_err(|e| e.message)?;
+        scratch.write(crate::jit::cache::SCRATCH_LIB, &body).map_err(|e| format!("cannot write it: {e}"))?;
+        scratch.commit_named(&name, Vec::new()).map_err(|e| e.message)?;
+        Ok(())
+    }
+
+    /// Builds the program of `source`: from its binary in op2's disk cache when there is a
+    /// usable one (anything wrong with it, down to a binary the runtime refuses, means a build
+    /// from source), else from source, storing the binary for the next process.
+    fn build(&mut self, source: &str, loop_name: &str, kernel: &str) -> Result<(Program, Kernel, Origin)> {
+        // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
+        let reaping = crate::jit::child::Reaping::begin();
+        let rebuilt = match self.cached_binary(source) {
+            Ok(bin) => {
+                let loaded = Program::create_and_build_from_binary(&self.context, &[&bin], BUILD_OPTIONS)
+                    .map_err(|e| format!("the runtime does not load its binary ({e})"))
+                    .and_then(|p| match Kernel::create(&p, "op2_kernel") {
+                        Ok(k) => Ok((p, k)),
+                        Err(e) => Err(format!("its binary has no usable kernel ({e})")),
+                    });
+                match loaded {
+                    Ok((p, k)) => return Ok((p, k, Origin::Cached)),
+                    Err(why) => Some(why),
+                }
+            }
+            Err(why) => why,
+        };
+        let mut built = Program::create_and_build_from_source(&self.context, source, BUILD_OPTIONS);
+        // PoCL's own program cache can fail a build with an empty log while another process
+        // writes the same entry: such a failure (no diagnostic in the log) is retried.
+        for _ in 0..3 {
+            match &built {
+                Err(log) if !log.contains("error") && !log.contains("Error") => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    built = Program::create_and_build_from_source(&self.context, source, BUILD_OPTIONS);
+                }
+                _ => break,
+            }
+        }
+        let program = built.map_err(|log| {
+            Op2Error::new(
+                ErrorCode::Compile,
+                format!(
+                    "op_par_loop '{loop_name}' (kernel '{kernel}'): the OpenCL program does not build (kernel lines are numbered as in the kernel's own source)\n{}",
+                    log.trim_end()
+                ),
+            )
+        })?;
+        let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e))?;
+        let stored = self.store_binary(source, &program);
+        drop(reaping);
+        Ok((program, k, Origin::Built { rebuilt, stored }))
     }
 
     /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments on
@@ -640,3 +763,45 @@ impl Drop for OpenCl {
 /// Keeps `c_void` in use for the slot pointers' type in docs and signatures.
 #[allow(dead_code)]
 type Slot = *mut c_void;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program binary the runtime refuses, in a sealed entry with the right header, is
+    /// rebuilt from source (runs only where an OpenCL device is found).
+    #[test]
+    fn refused_binary_is_rebuilt_from_source() {
+        if probe(None).is_err() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("op2-clbin-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.display().to_string();
+        let env = |k: &str| (k == "OP2_CACHE_DIR").then(|| d.clone());
+        let config = crate::config::Config::resolve(&env, &[], 0).unwrap();
+        let src = "__kernel void op2_kernel(__global int *x) { x[get_global_id(0)] = 3; }\n";
+        let mut a = OpenCl::new(&config).unwrap();
+        let (_, _, o) = a.build(src, "l", "k").unwrap();
+        assert!(matches!(o, Origin::Built { rebuilt: None, stored: Ok(()) }));
+        let mut b = OpenCl::new(&config).unwrap();
+        assert!(matches!(b.build(src, "l", "k").unwrap().2, Origin::Cached));
+        // The right header, then bytes that are no program binary.
+        let (name, key) = b.binary_entry(src);
+        let mut body = BINARY_MAGIC.to_vec();
+        body.extend_from_slice(key.as_bytes());
+        body.extend_from_slice(b"not a program binary");
+        let s = b.cache.scratch(&key).unwrap();
+        s.write(crate::jit::cache::SCRATCH_LIB, &body).unwrap();
+        s.commit_named(&name, Vec::new()).unwrap();
+        let mut c = OpenCl::new(&config).unwrap();
+        match c.build(src, "l", "k").unwrap().2 {
+            Origin::Built { rebuilt: Some(why), stored: Ok(()) } => {
+                assert!(why.contains("the runtime does not load its binary"), "{why}")
+            }
+            _ => panic!("the refused binary was not rebuilt"),
+        }
+        assert!(matches!(OpenCl::new(&config).unwrap().build(src, "l", "k").unwrap().2, Origin::Cached));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
