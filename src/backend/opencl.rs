@@ -14,6 +14,7 @@
 use super::device::KernelArg;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
+use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
@@ -143,7 +144,9 @@ pub struct OpenCl {
     by_source: HashMap<String, usize>,
     /// Index in `programs` per (loop shape, constants epoch, launch form): what a call looks
     /// up, so code is generated and hashed once per shape, not per call.
-    by_shape: HashMap<(usize, u64, Form), usize>,
+    by_shape: HashMap<(usize, u64, Form, u64), usize>,
+    /// Maps of declared indices for `op_arg_idx` after `op_renumber`, by (map, loop set).
+    idx_maps: HashMap<(Option<MapId>, u32), Buffer<cl_int>>,
     dats: HashMap<DatId, Buffer<u8>>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
@@ -246,6 +249,7 @@ impl OpenCl {
             programs: Vec::new(),
             by_source: HashMap::new(),
             by_shape: HashMap::new(),
+            idx_maps: HashMap::new(),
             dats: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
@@ -461,6 +465,31 @@ impl OpenCl {
         Ok(key)
     }
 
+    /// The map of declared indices of `op_arg_idx` argument `arg` after `op_renumber`, on the
+    /// device: per element of the loop's set, its declared index (no map), or the declared
+    /// indices of its map's targets. Built once: op_renumber comes before any loop.
+    fn idx_map(&mut self, call: &LoopCall, arg: usize) -> Result<()> {
+        let map = call.maps[arg].as_ref();
+        let key = (map.map(|(m, _)| *m), call.set.0);
+        if self.idx_maps.contains_key(&key) {
+            return Ok(());
+        }
+        let Some(table) = super::device::idx_table(call, arg) else {
+            op2_bail!(Internal, "op_par_loop '{}': arg {arg}: no index table", call.name);
+        };
+        // SAFETY: the table is the target set's storage-to-declared order (one entry per
+        // element of that set, exec::par_loop's binding); map values are elements of the target
+        // set (checked at op_decl_map), and without a map the target is the loop's set.
+        let values: Vec<i32> = match map {
+            None => (0..call.set_size).map(|e| unsafe { *table.add(e) }).collect(),
+            Some((_, v)) => v.iter().map(|&t| unsafe { *table.add(t as usize) }).collect(),
+        };
+        let mut buf = self.create_buffer::<cl_int>(values.len(), "a map of declared indices")?;
+        self.write(&mut buf, &values, "map of declared indices")?;
+        self.idx_maps.insert(key, buf);
+        Ok(())
+    }
+
     fn map_buffer(&mut self, m: MapId, values: &[i32]) -> Result<()> {
         if !self.maps.contains_key(&m) {
             let mut buf = self.create_buffer::<cl_int>(values.len(), "a map")?;
@@ -516,7 +545,20 @@ impl Backend for OpenCl {
             return Ok(());
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
-        let sig = super::device::check_loop(call, "opencl")?;
+        let sig = super::device::check_loop_with(call, "opencl", true)?;
+        // op_arg_idx after op_renumber: the kernel gets declared indices through a map of them
+        // (the element's own, or map[e][k] translated), built and uploaded once per argument
+        // kind; an element index becomes a dim-1 map of it in the generated code.
+        let tables: Vec<usize> =
+            (0..call.descs.len()).filter(|&i| super::device::idx_table(call, i).is_some()).collect();
+        let mut gen_descs = call.descs.to_vec();
+        for &i in &tables {
+            if let ArgDesc::Idx { map_dim: None, .. } = gen_descs[i] {
+                gen_descs[i] = ArgDesc::Idx { map_dim: Some(1), idx: 0 };
+            }
+            self.idx_map(call, i)?;
+        }
+        let tables_key = tables.iter().fold(0u64, |h, &i| h.wrapping_mul(1_000_003).wrapping_add(i as u64 + 1));
         let form = match self.inc {
             _ if !call.needs_colouring() => Form::Direct,
             IncChoice::Atomics => Form::Atomics,
@@ -529,7 +571,7 @@ impl Backend for OpenCl {
             Form::Blocks => IncStrategy::Blocks,
             _ => IncStrategy::Plain,
         };
-        let shape = (call.shape_key, call.const_epoch, form);
+        let shape = (call.shape_key, call.const_epoch, form, tables_key);
         let soa = self.soa;
         let name = call.name;
         let prog_index = match self.by_shape.get(&shape) {
@@ -537,7 +579,7 @@ impl Backend for OpenCl {
             None => {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
-                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
+                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
                 let src = emit::generate(&sig, &call.const_values, coloured, inc, soa);
                 let i = self.program(src, name, sig.kernel_name)?;
                 self.by_shape.insert(shape, i);
@@ -632,7 +674,29 @@ impl Backend for OpenCl {
         };
         arg!(elems);
         arg!(part);
-        for a in super::device::kernel_args(call, soa)? {
+        // The launch's arguments: the generated code's order, with each translated index
+        // argument's declared-index map (`None` here) in its argument's place.
+        let mut kargs: Vec<(usize, Option<KernelArg>)> = Vec::new();
+        let mut pending = tables.iter().copied().peekable();
+        for (owner, a) in super::device::kernel_arg_owners(call, soa)? {
+            while let Some(t) = pending.next_if(|&t| t < owner) {
+                kargs.push((t, None));
+            }
+            if pending.peek() == Some(&owner) {
+                continue;
+            }
+            kargs.push((owner, Some(a)));
+        }
+        kargs.extend(pending.map(|t| (t, None)));
+        for (owner, a) in kargs {
+            let Some(a) = a else {
+                let key = (call.maps[owner].as_ref().map(|(m, _)| *m), call.set.0);
+                match self.idx_maps.get(&key) {
+                    Some(b) => arg!(b),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {owner}: no declared-index map"),
+                }
+                continue;
+            };
             match a {
                 KernelArg::Dat(d) => match d {
                     Some(d) => match self.dats.get(&d) {
@@ -739,6 +803,9 @@ impl Drop for OpenCl {
                 std::mem::forget(b);
             }
             for (_, b) in self.maps.drain() {
+                std::mem::forget(b);
+            }
+            for (_, b) in self.idx_maps.drain() {
                 std::mem::forget(b);
             }
             for (_, b) in self.colour_lists.drain() {
