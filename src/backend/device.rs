@@ -12,15 +12,17 @@ use crate::plan::{PlanCache, PlanRequest};
 
 /// The loop's signature, if the loop can run on the device backend `backend`.
 pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c LoopSignature<'a>> {
-    check_loop_with(call, backend, false)
+    check_loop_with(call, backend, false, false)
 }
 
 /// `check_loop`, for a backend that takes `op_arg_idx` on a set reordered by `op_renumber`
-/// (`idx_tables`: it translates indices through `idx_table`) or not.
+/// (`idx_tables`: it translates indices through `idx_table`) or not, and stages large
+/// arguments in global memory (`scratch`: `codegen::device::in_scratch`) or not.
 pub fn check_loop_with<'c, 'a>(
     call: &'c LoopCall<'a>,
     backend: &str,
     idx_tables: bool,
+    scratch: bool,
 ) -> Result<&'c LoopSignature<'a>> {
     let Some(sig) = call.sig.as_ref() else {
         op2_bail!(Internal, "op_par_loop '{}': no loop signature for the {backend} backend", call.name);
@@ -34,7 +36,7 @@ pub fn check_loop_with<'c, 'a>(
             );
         }
     }
-    if let Some(why) = crate::codegen::device::unsupported(call.descs, backend) {
+    if let Some(why) = crate::codegen::device::unsupported_with(call.descs, backend, scratch) {
         op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
     }
     Ok(sig)

@@ -155,6 +155,8 @@ pub struct OpenCl {
     /// Buffers of READ globals, by argument position, reused from call to call.
     globals: Vec<Option<(Buffer<u8>, usize)>>,
     partials: Option<(Buffer<u64>, usize)>,
+    /// Global-memory staging of arguments too large for private memory, and its bytes.
+    scratch: Option<(Buffer<u8>, usize)>,
     dummy: std::mem::ManuallyDrop<Buffer<u8>>,
     max_work_items: usize,
     /// `-I` directories of `OP2_CFLAGS`, where kernels' quoted includes are found.
@@ -172,6 +174,10 @@ pub struct OpenCl {
     /// `op_init`'s diagnostics level: at 2 and above a line per program built or loaded.
     diags: i32,
 }
+
+/// Bytes of global-memory scratch a launch may use for arguments too large for private memory
+/// (it bounds the launch's work-items: at least one).
+const SCRATCH_BUDGET: usize = 64 << 20;
 
 /// Options every program is built with (part of the binaries' cache key).
 const BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
@@ -256,6 +262,7 @@ impl OpenCl {
             colour_lists: HashMap::new(),
             globals: Vec::new(),
             partials: None,
+            scratch: None,
             dummy: std::mem::ManuallyDrop::new(dummy),
             max_work_items: 65536,
             include_dirs: emit::include_dirs(cflags),
@@ -545,7 +552,11 @@ impl Backend for OpenCl {
             return Ok(());
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
-        let sig = super::device::check_loop_with(call, "opencl", true)?;
+        let sig = super::device::check_loop_with(call, "opencl", true, true)?;
+        // Arguments too large for private memory are staged in a global scratch buffer, a part
+        // per work-item, which bounds the work-items of a launch.
+        let (scr_bytes, _) = crate::codegen::device::scratch_layout(call.descs);
+        let scr_items = SCRATCH_BUDGET.checked_div(scr_bytes).map_or(usize::MAX, |n| n.clamp(1, self.max_work_items));
         // op_arg_idx after op_renumber: the kernel gets declared indices through a map of them
         // (the element's own, or map[e][k] translated), built and uploaded once per argument
         // kind; an element index becomes a dim-1 map of it in the generated code.
@@ -580,7 +591,8 @@ impl Backend for OpenCl {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
                 let sig = crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
-                let src = emit::generate(&sig, &call.const_values, coloured, inc, soa);
+                let src = emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa)
+                    .map_err(|e| Op2Error::new(ErrorCode::BadLoop, format!("op_par_loop '{name}': {e}")))?;
                 let i = self.program(src, name, sig.kernel_name)?;
                 self.by_shape.insert(shape, i);
                 i
@@ -733,6 +745,24 @@ impl Backend for OpenCl {
                 },
             }
         }
+        let scratch = if scr_bytes > 0 {
+            let need = scr_bytes * scr_items;
+            if !matches!(&self.scratch, Some((_, n)) if *n >= need) {
+                self.scratch = None;
+                let b = self.create_buffer::<u8>(need, "global-memory staging of large arguments")?;
+                self.scratch = Some((b, need));
+            }
+            match &self.scratch {
+                Some((b, _)) => {
+                    arg!(b);
+                    true
+                }
+                None => false,
+            }
+        } else {
+            false
+        };
+        let _ = idx;
         // The runtime may compile and link work-group functions at the first launch: children
         // must be waitable even if the program set SIGCHLD to SIG_IGN.
         let _reaping = crate::jit::child::Reaping::begin();
@@ -744,7 +774,11 @@ impl Backend for OpenCl {
             // Without reductions, one work-item per element (the runtime packs them into
             // work-groups and vectorises across them); with reductions, a bounded number of
             // grid-striding work-items, one partials row each.
-            let global = [if stride == 0 { count } else { self.work_items(count) }];
+            let global = [if stride == 0 { count } else { self.work_items(count) }.min(if scratch {
+                scr_items
+            } else {
+                usize::MAX
+            })];
             // Blocks are heavy work-items: one per work-group, so the runtime spreads them over
             // its compute units (left to choose, PoCL packs a colour's few blocks into one group,
             // which then runs on one core).
@@ -815,6 +849,7 @@ impl Drop for OpenCl {
                 std::mem::forget(g);
             }
             std::mem::forget(self.partials.take());
+            std::mem::forget(self.scratch.take());
             return;
         }
         // SAFETY: dropped once, here, in the process that made them; the buffers and programs
