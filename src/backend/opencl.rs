@@ -173,6 +173,8 @@ pub struct OpenCl {
     identity: String,
     /// `op_init`'s diagnostics level: at 2 and above a line per program built or loaded.
     diags: i32,
+    /// A CPU device (PoCL): launches with reductions give each work-item a contiguous range.
+    cpu: bool,
 }
 
 /// Bytes of global-memory scratch a launch may use for arguments too large for private memory
@@ -272,6 +274,7 @@ impl OpenCl {
             cache,
             identity,
             diags: config.diags,
+            cpu,
         })
     }
 
@@ -591,7 +594,7 @@ impl Backend for OpenCl {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
                 let sig = crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
-                let src = emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa)
+                let src = emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa, self.cpu)
                     .map_err(|e| Op2Error::new(ErrorCode::BadLoop, format!("op_par_loop '{name}': {e}")))?;
                 let i = self.program(src, name, sig.kernel_name)?;
                 self.by_shape.insert(shape, i);

@@ -293,10 +293,14 @@ pub fn generate(
     inc: IncStrategy,
     soa: bool,
 ) -> String {
-    generate_with(d, sig, values, coloured, inc, soa, false)
+    generate_with(d, sig, values, coloured, inc, soa, false, false)
 }
 
-/// `generate`; with `scratch`, arguments `in_scratch` are staged in global memory: the entry
+/// `generate`; with `contiguous`, each work-item of a launch with reductions runs a contiguous
+/// range of the launch's elements (work-item w the w-th of `op2_nw` near-equal ranges) instead
+/// of every `op2_nw`-th element: on CPU runtimes, which run a work-group's work-items one after
+/// the other, memory is then read in order (a grid stride makes each work-item jump through
+/// the arrays, too many streams for the prefetchers). With `scratch`, arguments `in_scratch` are staged in global memory: the entry
 /// point takes one more parameter when a dat argument is, `uchar *op2_scr` (`scratch_layout(args).0`
 /// bytes per work-item), dat arguments are gathered into and scattered from the work-item's part of it,
 /// large READ globals are passed as their device buffer, and the kernel must take those
@@ -310,6 +314,7 @@ pub fn generate_with(
     inc: IncStrategy,
     soa: bool,
     scratch: bool,
+    contiguous: bool,
 ) -> String {
     let mut w = CodeWriter::new();
     w.line(format!(
@@ -345,7 +350,7 @@ pub fn generate_with(
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.raw(d.after_kernel);
-    emit_wrapper(d, &mut w, sig, coloured, inc, soa, scratch);
+    emit_wrapper(d, &mut w, sig, coloured, inc, soa, scratch, contiguous);
     w.finish()
 }
 
@@ -384,6 +389,7 @@ fn emit_wrapper(
     inc: IncStrategy,
     soa: bool,
     scratch: bool,
+    contiguous: bool,
 ) {
     let g = d.global;
     let big = |a: &ArgDesc| scratch && in_scratch(a);
@@ -494,7 +500,14 @@ fn emit_wrapper(
         w.line("const int op2_e1 = op2_e0 + op2_elems[2 * (op2_start + op2_b) + 1];");
         w.open("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)");
     } else {
-        w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        if contiguous && stride > 0 {
+            w.line("const int op2_per = op2_count / op2_nw, op2_more = op2_count % op2_nw;");
+            w.line("const int op2_i0 = op2_w * op2_per + (op2_w < op2_more ? op2_w : op2_more);");
+            w.line("const int op2_i1 = op2_i0 + op2_per + (op2_w < op2_more ? 1 : 0);");
+            w.open("for (int op2_i = op2_i0; op2_i < op2_i1; op2_i++)");
+        } else {
+            w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        }
         if coloured {
             w.line("const int op2_e = op2_elems[op2_start + op2_i];");
         } else {

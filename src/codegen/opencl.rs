@@ -139,8 +139,8 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 
 /// Generates the OpenCL program for one loop (see `codegen::device::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    generate_scratch(sig, values, coloured, inc, soa)
-        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false))
+    generate_scratch(sig, values, coloured, inc, soa, false)
+        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false, false))
 }
 
 /// `generate`, with the arguments that stage more than `MAX_PRIVATE_VALUES` values per element
@@ -148,17 +148,19 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
 /// kernel's parameters for them are rewritten to point to `__global` memory (OpenCL 1.2 has no
 /// generic address space), so such a kernel must use them only as arrays (a helper function
 /// taking one, or a plain pointer assigned from one, does not build). An error when the
-/// kernel's definition is not found to rewrite.
+/// kernel's definition is not found to rewrite. `contiguous`: see `device::generate_with` (for
+/// CPU devices).
 pub fn generate_scratch(
     sig: &LoopSignature,
     values: &[&[u8]],
     coloured: bool,
     inc: IncStrategy,
     soa: bool,
+    contiguous: bool,
 ) -> Result<String, String> {
     let big: Vec<usize> = (0..sig.args.len()).filter(|&i| super::device::in_scratch(&sig.args[i])).collect();
     if big.is_empty() {
-        return Ok(super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false));
+        return Ok(super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false, contiguous));
     }
     let Some(src) = super::device::global_params(sig.kernel_source, sig.kernel_name, &big, "__global") else {
         return Err(format!(
@@ -169,7 +171,7 @@ pub fn generate_scratch(
         ));
     };
     let sig = LoopSignature { kernel_source: &src, ..sig.clone() };
-    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, true))
+    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, true, contiguous))
 }
 
 #[cfg(test)]
@@ -224,6 +226,17 @@ mod tests {
         assert!(out.contains("__global double *op2_p0 = (__global double *)(op2_scr + (size_t)op2_w * 40000 + 0);"));
         assert!(out.contains("__global const double *op2_g2 = op2_d2;"));
         assert!(out.contains("double op2_p1[2];"));
+        // Reductions on CPU devices: a contiguous range of elements per work-item.
+        let red = vec![
+            ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Access::Read, how: DatAccess::Direct, optional: false },
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Inc },
+        ];
+        let sig =
+            LoopSignature { kernel_source: "void k(const double *x, double *s) { *s += *x; }", args: &red, ..sig };
+        let cpu = generate_scratch(&sig, &[], false, IncStrategy::Plain, false, true).unwrap();
+        assert!(cpu.contains("for (int op2_i = op2_i0; op2_i < op2_i1; op2_i++)"), "{cpu}");
+        let gpu = generate_scratch(&sig, &[], false, IncStrategy::Plain, false, false).unwrap();
+        assert!(gpu.contains("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)"), "{gpu}");
     }
 
     #[test]
