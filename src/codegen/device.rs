@@ -293,14 +293,21 @@ pub fn generate(
     inc: IncStrategy,
     soa: bool,
 ) -> String {
-    generate_with(d, sig, values, coloured, inc, soa, false, false)
+    generate_with(d, sig, values, coloured, inc, soa, Options::default())
 }
 
-/// `generate`; with `contiguous`, each work-item of a launch with reductions runs a contiguous
+/// What `generate_with` adds to `generate` (see there).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    pub scratch: bool,
+    pub contiguous: bool,
+}
+
+/// `generate`; with `opts.contiguous`, each work-item of a launch with reductions runs a contiguous
 /// range of the launch's elements (work-item w the w-th of `op2_nw` near-equal ranges) instead
 /// of every `op2_nw`-th element: on CPU runtimes, which run a work-group's work-items one after
 /// the other, memory is then read in order (a grid stride makes each work-item jump through
-/// the arrays, too many streams for the prefetchers). With `scratch`, arguments `in_scratch` are staged in global memory: the entry
+/// the arrays, too many streams for the prefetchers). With `opts.scratch`, arguments `in_scratch` are staged in global memory: the entry
 /// point takes one more parameter when a dat argument is, `uchar *op2_scr` (`scratch_layout(args).0`
 /// bytes per work-item), dat arguments are gathered into and scattered from the work-item's part of it,
 /// large READ globals are passed as their device buffer, and the kernel must take those
@@ -313,8 +320,7 @@ pub fn generate_with(
     coloured: bool,
     inc: IncStrategy,
     soa: bool,
-    scratch: bool,
-    contiguous: bool,
+    opts: Options,
 ) -> String {
     let mut w = CodeWriter::new();
     w.line(format!(
@@ -350,7 +356,7 @@ pub fn generate_with(
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.raw(d.after_kernel);
-    emit_wrapper(d, &mut w, sig, coloured, inc, soa, scratch, contiguous);
+    emit_wrapper(d, &mut w, sig, coloured, inc, soa, opts);
     w.finish()
 }
 
@@ -388,9 +394,9 @@ fn emit_wrapper(
     coloured: bool,
     inc: IncStrategy,
     soa: bool,
-    scratch: bool,
-    contiguous: bool,
+    opts: Options,
 ) {
+    let Options { scratch, contiguous } = opts;
     let g = d.global;
     let big = |a: &ArgDesc| scratch && in_scratch(a);
     let (scr_bytes, scr_off) = if scratch { scratch_layout(sig.args) } else { (0, vec![None; sig.args.len()]) };

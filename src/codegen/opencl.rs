@@ -6,7 +6,7 @@
 //! private memory by the shared wrapper of `codegen::device` (its ABI note describes the
 //! generated `__kernel void op2_kernel(...)`). User kernels stay plain C.
 
-use super::device::{drop_std_includes, Dialect};
+use super::device::{drop_std_includes, Dialect, Options};
 pub use super::device::{expand_includes, include_dirs, partial_words, soa_arg, IncStrategy};
 use super::LoopSignature;
 use crate::core::ElemType;
@@ -140,7 +140,7 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 /// Generates the OpenCL program for one loop (see `codegen::device::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
     generate_scratch(sig, values, coloured, inc, soa, false)
-        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false, false))
+        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, Default::default()))
 }
 
 /// `generate`, with the arguments that stage more than `MAX_PRIVATE_VALUES` values per element
@@ -160,7 +160,15 @@ pub fn generate_scratch(
 ) -> Result<String, String> {
     let big: Vec<usize> = (0..sig.args.len()).filter(|&i| super::device::in_scratch(&sig.args[i])).collect();
     if big.is_empty() {
-        return Ok(super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, false, contiguous));
+        return Ok(super::device::generate_with(
+            &DIALECT,
+            sig,
+            values,
+            coloured,
+            inc,
+            soa,
+            Options { scratch: false, contiguous },
+        ));
     }
     let Some(src) = super::device::global_params(sig.kernel_source, sig.kernel_name, &big, "__global") else {
         return Err(format!(
@@ -171,7 +179,7 @@ pub fn generate_scratch(
         ));
     };
     let sig = LoopSignature { kernel_source: &src, ..sig.clone() };
-    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, true, contiguous))
+    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, Options { scratch: true, contiguous }))
 }
 
 #[cfg(test)]
