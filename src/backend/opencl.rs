@@ -148,6 +148,8 @@ pub struct OpenCl {
     /// Maps of declared indices for `op_arg_idx` after `op_renumber`, by (map, loop set).
     idx_maps: HashMap<(Option<MapId>, u32), Buffer<cl_int>>,
     dats: HashMap<DatId, Buffer<u8>>,
+    /// Host memory behind dat buffers made with `huge_buffer` (unmapped after the buffers).
+    host_mem: HashMap<DatId, HostMem>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
@@ -180,6 +182,23 @@ pub struct OpenCl {
 /// Bytes of global-memory scratch a launch may use for arguments too large for private memory
 /// (it bounds the launch's work-items: at least one).
 const SCRATCH_BUDGET: usize = 64 << 20;
+
+/// Dats of at least this many bytes get huge-page memory on CPU devices (and their mappings
+/// are rounded up to it: one huge page).
+const HUGE_MIN: usize = 2 << 20;
+
+/// Memory op2 mapped for a device buffer (`CL_MEM_USE_HOST_PTR`); unmapped when dropped.
+struct HostMem {
+    ptr: *mut c_void,
+    len: usize,
+}
+
+impl Drop for HostMem {
+    fn drop(&mut self) {
+        // SAFETY: a mapping of ours, no longer used by any buffer (see `OpenCl::drop`).
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
 
 /// Options every program is built with (part of the binaries' cache key).
 const BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
@@ -259,6 +278,7 @@ impl OpenCl {
             by_shape: HashMap::new(),
             idx_maps: HashMap::new(),
             dats: HashMap::new(),
+            host_mem: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
@@ -500,6 +520,45 @@ impl OpenCl {
         Ok(())
     }
 
+    /// A dat's buffer on a CPU device in memory of op2's own, advised for transparent huge
+    /// pages before first use (the runtime uses host memory in place: `CL_MEM_USE_HOST_PTR`),
+    /// so indirect loops over large meshes miss the TLB less.
+    fn huge_buffer(&mut self, d: DatId, bytes: usize) -> Result<Buffer<u8>> {
+        let len = bytes.div_ceil(HUGE_MIN) * HUGE_MIN;
+        // SAFETY: a fresh private anonymous mapping of `len` bytes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return self.create_buffer::<u8>(bytes, "a dat");
+        }
+        // SAFETY: the mapping just made; advice only.
+        unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
+        let mem = HostMem { ptr, len };
+        // SAFETY: `ptr` is `len` >= `bytes` bytes that stay mapped while the buffer lives (they
+        // are unmapped in `Drop` after every buffer is released).
+        let buf = unsafe {
+            Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE | opencl3::memory::CL_MEM_USE_HOST_PTR, bytes, ptr)
+        };
+        match buf {
+            Ok(b) => {
+                self.host_mem.insert(d, mem);
+                Ok(b)
+            }
+            Err(_) => {
+                drop(mem);
+                self.create_buffer::<u8>(bytes, "a dat")
+            }
+        }
+    }
+
     fn map_buffer(&mut self, m: MapId, values: &[i32]) -> Result<()> {
         if !self.maps.contains_key(&m) {
             let mut buf = self.create_buffer::<cl_int>(values.len(), "a map")?;
@@ -526,7 +585,11 @@ impl Backend for OpenCl {
     fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.check_process("device allocation")?;
         if !self.dats.contains_key(&d) {
-            let buf = self.create_buffer::<u8>(bytes, "a dat")?;
+            let buf = if self.cpu && bytes >= HUGE_MIN {
+                self.huge_buffer(d, bytes)?
+            } else {
+                self.create_buffer::<u8>(bytes, "a dat")?
+            };
             self.dats.insert(d, buf);
             let rows = bytes / (shape.dim * shape.elem).max(1);
             self.rows.insert(d, rows);

@@ -8,7 +8,7 @@
  * device backends. */
 #include "test.h"
 
-enum { D = 5000, NE = 24, NN = 13, W = 300, VD = 20, G = 100000 };
+enum { D = 5000, NE = 64, NN = 13, W = 300, VD = 20, G = 100000 }; /* x, y: 2.5 MB (huge-page memory on CPU devices) */
 
 int main(int argc, char **argv)
 {
