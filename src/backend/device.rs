@@ -12,11 +12,23 @@ use crate::plan::{PlanCache, PlanRequest};
 
 /// The loop's signature, if the loop can run on the device backend `backend`.
 pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c LoopSignature<'a>> {
+    check_loop_with(call, backend, false, false)
+}
+
+/// `check_loop`, for a backend that takes `op_arg_idx` on a set reordered by `op_renumber`
+/// (`idx_tables`: it translates indices through `idx_table`) or not, and stages large
+/// arguments in global memory (`scratch`: `codegen::device::in_scratch`) or not.
+pub fn check_loop_with<'c, 'a>(
+    call: &'c LoopCall<'a>,
+    backend: &str,
+    idx_tables: bool,
+    scratch: bool,
+) -> Result<&'c LoopSignature<'a>> {
     let Some(sig) = call.sig.as_ref() else {
         op2_bail!(Internal, "op_par_loop '{}': no loop signature for the {backend} backend", call.name);
     };
     for (i, d) in call.descs.iter().enumerate() {
-        if matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
+        if !idx_tables && matches!(d, ArgDesc::Idx { .. }) && !call.slots[2 * i].is_null() {
             op2_bail!(
                 BadLoop,
                 "op_par_loop '{}', arg {i}: op_arg_idx on a set reordered by op_renumber is not supported by the {backend} backend",
@@ -24,7 +36,7 @@ pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c L
             );
         }
     }
-    if let Some(why) = crate::codegen::device::unsupported(call.descs, backend) {
+    if let Some(why) = crate::codegen::device::unsupported_with(call.descs, backend, scratch) {
         op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
     }
     Ok(sig)
@@ -152,6 +164,11 @@ pub enum KernelArg {
 
 /// The kernel arguments after the fixed ones, in the generated code's order.
 pub fn kernel_args(call: &LoopCall, soa: bool) -> Result<Vec<KernelArg>> {
+    Ok(kernel_arg_owners(call, soa)?.into_iter().map(|(_, a)| a).collect())
+}
+
+/// `kernel_args`, each with the position of the loop argument it belongs to.
+pub fn kernel_arg_owners(call: &LoopCall, soa: bool) -> Result<Vec<(usize, KernelArg)>> {
     let mut out = Vec::new();
     let map_of = |i: usize| call.maps[i].as_ref().map(|(m, _)| *m);
     for (i, d) in call.descs.iter().enumerate() {
@@ -161,30 +178,39 @@ pub fn kernel_args(call: &LoopCall, soa: bool) -> Result<Vec<KernelArg>> {
                     op2_bail!(Internal, "op_par_loop '{}': arg {i} is not bound to a dat", call.name);
                 };
                 let dat = enabled.then_some(dat);
-                out.push(KernelArg::Dat(dat));
+                out.push((i, KernelArg::Dat(dat)));
                 if crate::codegen::device::soa_arg(d, soa) {
-                    out.push(KernelArg::Rows(dat));
+                    out.push((i, KernelArg::Rows(dat)));
                 }
                 if how != DatAccess::Direct {
-                    out.push(KernelArg::Map(map_of(i)));
+                    out.push((i, KernelArg::Map(map_of(i))));
                 }
                 if optional {
-                    out.push(KernelArg::Flag(enabled as i32));
+                    out.push((i, KernelArg::Flag(enabled as i32)));
                 }
             }
-            ArgDesc::Gbl { acc: Access::Read, .. } => out.push(KernelArg::Global(i)),
+            ArgDesc::Gbl { acc: Access::Read, .. } => out.push((i, KernelArg::Global(i))),
             ArgDesc::Idx { map_dim: Some(_), .. } => match map_of(i) {
-                Some(m) => out.push(KernelArg::Map(Some(m))),
+                Some(m) => out.push((i, KernelArg::Map(Some(m)))),
                 None => op2_bail!(Internal, "op_par_loop '{}': arg {i}: no map", call.name),
             },
             ArgDesc::Mat { .. } => {
-                out.push(KernelArg::MatValues(i));
-                out.push(KernelArg::MatSlots(i));
+                out.push((i, KernelArg::MatValues(i)));
+                out.push((i, KernelArg::MatSlots(i)));
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// The storage-to-declared index table of an `op_arg_idx` argument after `op_renumber` (the
+/// target set's order, as the host backends get it), or None.
+pub fn idx_table(call: &LoopCall, arg: usize) -> Option<*const i32> {
+    match call.descs.get(arg) {
+        Some(ArgDesc::Idx { .. }) if !call.slots[2 * arg].is_null() => Some(call.slots[2 * arg] as *const i32),
+        _ => None,
+    }
 }
 
 /// The READ globals of a call, as (argument position, the caller's bytes).

@@ -301,13 +301,7 @@ pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
         BackendKind::Seq => Ok(Box::new(seq::Seq)),
         BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
         BackendKind::Check => Ok(Box::new(check::Check)),
-        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(
-            config.opencl_device.as_deref(),
-            config.inc,
-            &config.cflags,
-            config.auto_soa,
-            config.part_size,
-        )?)),
+        BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config)?)),
         BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
     }
 }

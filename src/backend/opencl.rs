@@ -14,10 +14,12 @@
 use super::device::KernelArg;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
+use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
+use crate::jit::cache::{DiskCache, Lookup};
 use crate::op2_bail;
 use crate::plan::PlanCache;
 use opencl3::command_queue::CommandQueue;
@@ -142,8 +144,12 @@ pub struct OpenCl {
     by_source: HashMap<String, usize>,
     /// Index in `programs` per (loop shape, constants epoch, launch form): what a call looks
     /// up, so code is generated and hashed once per shape, not per call.
-    by_shape: HashMap<(usize, u64, Form), usize>,
+    by_shape: HashMap<(usize, u64, Form, u64), usize>,
+    /// Maps of declared indices for `op_arg_idx` after `op_renumber`, by (map, loop set).
+    idx_maps: HashMap<(Option<MapId>, u32), Buffer<cl_int>>,
     dats: HashMap<DatId, Buffer<u8>>,
+    /// Host memory behind dat buffers made with `huge_buffer` (unmapped after the buffers).
+    host_mem: HashMap<DatId, HostMem>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
@@ -151,6 +157,8 @@ pub struct OpenCl {
     /// Buffers of READ globals, by argument position, reused from call to call.
     globals: Vec<Option<(Buffer<u8>, usize)>>,
     partials: Option<(Buffer<u64>, usize)>,
+    /// Global-memory staging of arguments too large for private memory, and its bytes.
+    scratch: Option<(Buffer<u8>, usize)>,
     dummy: std::mem::ManuallyDrop<Buffer<u8>>,
     max_work_items: usize,
     /// `-I` directories of `OP2_CFLAGS`, where kernels' quoted includes are found.
@@ -161,6 +169,49 @@ pub struct OpenCl {
     rows: HashMap<DatId, usize>,
     /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
     part_size: Option<usize>,
+    /// op2's disk cache, where program binaries are kept (`<key>.clbin`).
+    cache: DiskCache,
+    /// Platform, device and driver names and versions (part of the binaries' cache key).
+    identity: String,
+    /// `op_init`'s diagnostics level: at 2 and above a line per program built or loaded.
+    diags: i32,
+    /// A CPU device (PoCL): launches with reductions give each work-item a contiguous range.
+    cpu: bool,
+}
+
+/// Bytes of global-memory scratch a launch may use for arguments too large for private memory
+/// (it bounds the launch's work-items: at least one).
+const SCRATCH_BUDGET: usize = 64 << 20;
+
+/// Dats of at least this many bytes get huge-page memory on CPU devices (and their mappings
+/// are rounded up to it: one huge page).
+const HUGE_MIN: usize = 2 << 20;
+
+/// Memory op2 mapped for a device buffer (`CL_MEM_USE_HOST_PTR`); unmapped when dropped.
+struct HostMem {
+    ptr: *mut c_void,
+    len: usize,
+}
+
+impl Drop for HostMem {
+    fn drop(&mut self) {
+        // SAFETY: a mapping of ours, no longer used by any buffer (see `OpenCl::drop`).
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+/// Options every program is built with (part of the binaries' cache key).
+const BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
+/// First bytes of a program binary entry, followed by its 40-character key: an entry moved
+/// into another's place is never loaded as that program.
+const BINARY_MAGIC: &[u8; 8] = b"OP2CLB01";
+
+/// Where a program came from, for `diags` >= 2.
+enum Origin {
+    /// Its binary, from op2's disk cache.
+    Cached,
+    /// Built from source: why any cache entry was not used, and whether the binary was stored.
+    Built { rebuilt: Option<String>, stored: std::result::Result<(), String> },
 }
 
 /// How one loop is launched: every element at once; element-coloured; block-coloured; or at
@@ -178,13 +229,9 @@ enum Form {
 unsafe impl Send for OpenCl {}
 
 impl OpenCl {
-    pub fn new(
-        selector: Option<&str>,
-        inc: IncChoice,
-        cflags: &str,
-        soa: bool,
-        part_size: Option<usize>,
-    ) -> Result<OpenCl> {
+    pub fn new(config: &crate::config::Config) -> Result<OpenCl> {
+        let (selector, inc, cflags, soa, part_size) =
+            (config.opencl_device.as_deref(), config.inc, &config.cflags, config.auto_soa, config.part_size);
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
@@ -200,6 +247,19 @@ impl OpenCl {
             IncChoice::Auto => IncChoice::Colour,
             other => other,
         };
+        // The program binary cache: op2's disk cache, under its trust rules; entries keyed by
+        // the source, the build options and everything that identifies the compiler below.
+        let cache = DiskCache::open(&config.cache_dir)?;
+        let platform = device.platform().ok().map(opencl3::platform::Platform::new);
+        let identity = format!(
+            "platform '{}' '{}'; device '{}' '{}' '{}'; driver '{}'",
+            platform.as_ref().and_then(|p| p.name().ok()).unwrap_or_default(),
+            platform.as_ref().and_then(|p| p.version().ok()).unwrap_or_default(),
+            device.vendor().unwrap_or_default(),
+            device.name().unwrap_or_default(),
+            device.version().unwrap_or_default(),
+            device.driver_version().unwrap_or_default(),
+        );
         let description = format!(
             "{} ({}, {} compute units)",
             device.name().unwrap_or_default(),
@@ -216,18 +276,25 @@ impl OpenCl {
             programs: Vec::new(),
             by_source: HashMap::new(),
             by_shape: HashMap::new(),
+            idx_maps: HashMap::new(),
             dats: HashMap::new(),
+            host_mem: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
             globals: Vec::new(),
             partials: None,
+            scratch: None,
             dummy: std::mem::ManuallyDrop::new(dummy),
             max_work_items: 65536,
             include_dirs: emit::include_dirs(cflags),
             soa,
             rows: HashMap::new(),
             part_size,
+            cache,
+            identity,
+            diags: config.diags,
+            cpu,
         })
     }
 
@@ -289,39 +356,129 @@ impl OpenCl {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
         }
-        {
-            // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
-            let reaping = crate::jit::child::Reaping::begin();
-            let mut built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
-            // PoCL's own program cache can fail a build with an empty log while another process
-            // writes the same entry: such a failure (no diagnostic in the log) is retried.
-            for _ in 0..3 {
-                match &built {
-                    Err(log) if !log.contains("error") && !log.contains("Error") => {
-                        std::thread::sleep(std::time::Duration::from_millis(50));
-                        built = Program::create_and_build_from_source(&self.context, &source, "-cl-std=CL1.2 -w");
+        let t = std::time::Instant::now();
+        let (program, k, origin) = self.build(&source, loop_name, kernel)?;
+        if self.diags >= 2 {
+            let how = match origin {
+                Origin::Cached => "binary loaded from the disk cache".to_string(),
+                Origin::Built { rebuilt, stored } => format!(
+                    "built from source{}, {}",
+                    rebuilt.map(|why| format!(" (disk cache entry rebuilt: {why})")).unwrap_or_default(),
+                    match stored {
+                        Ok(()) => "binary stored in the disk cache".to_string(),
+                        Err(why) => format!("binary not stored in the disk cache: {why}"),
                     }
-                    _ => break,
-                }
-            }
-            drop(reaping);
-            let program = built.map_err(|log| {
-                Op2Error::new(
-                    ErrorCode::Compile,
-                    format!(
-                        "op_par_loop '{loop_name}' (kernel '{kernel}'): the OpenCL program does not build (kernel lines are numbered as in the kernel's own source)\n{}",
-                        log.trim_end()
-                    ),
-                )
-            })?;
-            let reaping = crate::jit::child::Reaping::begin();
-            let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e));
-            drop(reaping);
-            let k = k?;
-            self.programs.push(Prog { kernel: k, _program: program });
+                ),
+            };
+            crate::timing::print_after_c_stdio(&format!(
+                "op2: opencl program for loop '{loop_name}' (kernel '{kernel}'): {how}, {:.3} ms\n",
+                t.elapsed().as_secs_f64() * 1e3
+            ));
         }
+        self.programs.push(Prog { kernel: k, _program: program });
         self.by_source.insert(source, self.programs.len() - 1);
         Ok(self.programs.len() - 1)
+    }
+
+    /// The binary-cache entry's name for `source`, and its key.
+    fn binary_entry(&self, source: &str) -> (String, String) {
+        let key = crate::jit::cache::key(source, &self.identity, "opencl", &[BUILD_OPTIONS.to_string()]);
+        (format!("{key}.clbin"), key)
+    }
+
+    /// The program binary in the cache entry for `source` (the body after its header), or why
+    /// there is none that can be used (None: no entry).
+    fn cached_binary(&self, source: &str) -> std::result::Result<Vec<u8>, Option<String>> {
+        use std::io::{Read, Seek};
+        let (name, key) = self.binary_entry(source);
+        let mut entry = match self.cache.lookup_named(&name) {
+            Lookup::Hit(e) => e,
+            Lookup::Missing => return Err(None),
+            Lookup::Rebuild(why) => return Err(Some(why)),
+        };
+        let mut bytes = Vec::new();
+        if let Err(e) = entry.file.seek(std::io::SeekFrom::Start(0)).and_then(|_| entry.file.read_to_end(&mut bytes)) {
+            return Err(Some(format!("cannot read it: {e}")));
+        }
+        let Some((len, _)) = crate::jit::cache::parse_entry(&bytes) else {
+            return Err(Some("is truncated or corrupt (bad trailer)".to_string()));
+        };
+        bytes.truncate(len);
+        let head = BINARY_MAGIC.len() + key.len();
+        if bytes.len() <= head
+            || &bytes[..BINARY_MAGIC.len()] != BINARY_MAGIC
+            || &bytes[BINARY_MAGIC.len()..head] != key.as_bytes()
+        {
+            return Err(Some("holds no program binary for this source and device".to_string()));
+        }
+        Ok(bytes.split_off(head))
+    }
+
+    /// Stores the binary of a program built from `source` in the disk cache (written privately
+    /// and renamed into place, sealed with the cache's checksum trailer).
+    fn store_binary(&self, source: &str, program: &Program) -> std::result::Result<(), String> {
+        let bins = program.get_binaries().map_err(|e| format!("clGetProgramInfo(CL_PROGRAM_BINARIES) failed: {e}"))?;
+        let bin = match bins.as_slice() {
+            [b] if !b.is_empty() => b,
+            _ => return Err(format!("the runtime gave {} binaries", bins.len())),
+        };
+        let (name, key) = self.binary_entry(source);
+        let mut body = Vec::with_capacity(BINARY_MAGIC.len() + key.len() + bin.len());
+        body.extend_from_slice(BINARY_MAGIC);
+        body.extend_from_slice(key.as_bytes());
+        body.extend_from_slice(bin);
+        let scratch = self.cache.scratch(&key).map_err(|e| e.message)?;
+        scratch.write(crate::jit::cache::SCRATCH_LIB, &body).map_err(|e| format!("cannot write it: {e}"))?;
+        scratch.commit_named(&name, Vec::new()).map_err(|e| e.message)?;
+        Ok(())
+    }
+
+    /// Builds the program of `source`: from its binary in op2's disk cache when there is a
+    /// usable one (anything wrong with it, down to a binary the runtime refuses, means a build
+    /// from source), else from source, storing the binary for the next process.
+    fn build(&mut self, source: &str, loop_name: &str, kernel: &str) -> Result<(Program, Kernel, Origin)> {
+        // The runtime may run a linker: children must be waitable (SIGCHLD set to SIG_IGN).
+        let reaping = crate::jit::child::Reaping::begin();
+        let rebuilt = match self.cached_binary(source) {
+            Ok(bin) => {
+                let loaded = Program::create_and_build_from_binary(&self.context, &[&bin], BUILD_OPTIONS)
+                    .map_err(|e| format!("the runtime does not load its binary ({e})"))
+                    .and_then(|p| match Kernel::create(&p, "op2_kernel") {
+                        Ok(k) => Ok((p, k)),
+                        Err(e) => Err(format!("its binary has no usable kernel ({e})")),
+                    });
+                match loaded {
+                    Ok((p, k)) => return Ok((p, k, Origin::Cached)),
+                    Err(why) => Some(why),
+                }
+            }
+            Err(why) => why,
+        };
+        let mut built = Program::create_and_build_from_source(&self.context, source, BUILD_OPTIONS);
+        // PoCL's own program cache can fail a build with an empty log while another process
+        // writes the same entry: such a failure (no diagnostic in the log) is retried.
+        for _ in 0..3 {
+            match &built {
+                Err(log) if !log.contains("error") && !log.contains("Error") => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    built = Program::create_and_build_from_source(&self.context, source, BUILD_OPTIONS);
+                }
+                _ => break,
+            }
+        }
+        let program = built.map_err(|log| {
+            Op2Error::new(
+                ErrorCode::Compile,
+                format!(
+                    "op_par_loop '{loop_name}' (kernel '{kernel}'): the OpenCL program does not build (kernel lines are numbered as in the kernel's own source)\n{}",
+                    log.trim_end()
+                ),
+            )
+        })?;
+        let k = Kernel::create(&program, "op2_kernel").map_err(|e| cl_err("clCreateKernel", e))?;
+        let stored = self.store_binary(source, &program);
+        drop(reaping);
+        Ok((program, k, Origin::Built { rebuilt, stored }))
     }
 
     /// The launch lists of a colouring of `[start, end)` by the loop's indirect increments on
@@ -336,6 +493,70 @@ impl OpenCl {
             self.colour_lists.insert(key, (buf, ranges));
         }
         Ok(key)
+    }
+
+    /// The map of declared indices of `op_arg_idx` argument `arg` after `op_renumber`, on the
+    /// device: per element of the loop's set, its declared index (no map), or the declared
+    /// indices of its map's targets. Built once: op_renumber comes before any loop.
+    fn idx_map(&mut self, call: &LoopCall, arg: usize) -> Result<()> {
+        let map = call.maps[arg].as_ref();
+        let key = (map.map(|(m, _)| *m), call.set.0);
+        if self.idx_maps.contains_key(&key) {
+            return Ok(());
+        }
+        let Some(table) = super::device::idx_table(call, arg) else {
+            op2_bail!(Internal, "op_par_loop '{}': arg {arg}: no index table", call.name);
+        };
+        // SAFETY: the table is the target set's storage-to-declared order (one entry per
+        // element of that set, exec::par_loop's binding); map values are elements of the target
+        // set (checked at op_decl_map), and without a map the target is the loop's set.
+        let values: Vec<i32> = match map {
+            None => (0..call.set_size).map(|e| unsafe { *table.add(e) }).collect(),
+            Some((_, v)) => v.iter().map(|&t| unsafe { *table.add(t as usize) }).collect(),
+        };
+        let mut buf = self.create_buffer::<cl_int>(values.len(), "a map of declared indices")?;
+        self.write(&mut buf, &values, "map of declared indices")?;
+        self.idx_maps.insert(key, buf);
+        Ok(())
+    }
+
+    /// A dat's buffer on a CPU device in memory of op2's own, advised for transparent huge
+    /// pages before first use (the runtime uses host memory in place: `CL_MEM_USE_HOST_PTR`),
+    /// so indirect loops over large meshes miss the TLB less.
+    fn huge_buffer(&mut self, d: DatId, bytes: usize) -> Result<Buffer<u8>> {
+        let len = bytes.div_ceil(HUGE_MIN) * HUGE_MIN;
+        // SAFETY: a fresh private anonymous mapping of `len` bytes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return self.create_buffer::<u8>(bytes, "a dat");
+        }
+        // SAFETY: the mapping just made; advice only.
+        unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
+        let mem = HostMem { ptr, len };
+        // SAFETY: `ptr` is `len` >= `bytes` bytes that stay mapped while the buffer lives (they
+        // are unmapped in `Drop` after every buffer is released).
+        let buf = unsafe {
+            Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE | opencl3::memory::CL_MEM_USE_HOST_PTR, bytes, ptr)
+        };
+        match buf {
+            Ok(b) => {
+                self.host_mem.insert(d, mem);
+                Ok(b)
+            }
+            Err(_) => {
+                drop(mem);
+                self.create_buffer::<u8>(bytes, "a dat")
+            }
+        }
     }
 
     fn map_buffer(&mut self, m: MapId, values: &[i32]) -> Result<()> {
@@ -364,7 +585,11 @@ impl Backend for OpenCl {
     fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.check_process("device allocation")?;
         if !self.dats.contains_key(&d) {
-            let buf = self.create_buffer::<u8>(bytes, "a dat")?;
+            let buf = if self.cpu && bytes >= HUGE_MIN {
+                self.huge_buffer(d, bytes)?
+            } else {
+                self.create_buffer::<u8>(bytes, "a dat")?
+            };
             self.dats.insert(d, buf);
             let rows = bytes / (shape.dim * shape.elem).max(1);
             self.rows.insert(d, rows);
@@ -393,7 +618,24 @@ impl Backend for OpenCl {
             return Ok(());
         }
         self.check_process(&format!("op_par_loop '{}'", call.name))?;
-        let sig = super::device::check_loop(call, "opencl")?;
+        let sig = super::device::check_loop_with(call, "opencl", true, true)?;
+        // Arguments too large for private memory are staged in a global scratch buffer, a part
+        // per work-item, which bounds the work-items of a launch.
+        let (scr_bytes, _) = crate::codegen::device::scratch_layout(call.descs);
+        let scr_items = SCRATCH_BUDGET.checked_div(scr_bytes).map_or(usize::MAX, |n| n.clamp(1, self.max_work_items));
+        // op_arg_idx after op_renumber: the kernel gets declared indices through a map of them
+        // (the element's own, or map[e][k] translated), built and uploaded once per argument
+        // kind; an element index becomes a dim-1 map of it in the generated code.
+        let tables: Vec<usize> =
+            (0..call.descs.len()).filter(|&i| super::device::idx_table(call, i).is_some()).collect();
+        let mut gen_descs = call.descs.to_vec();
+        for &i in &tables {
+            if let ArgDesc::Idx { map_dim: None, .. } = gen_descs[i] {
+                gen_descs[i] = ArgDesc::Idx { map_dim: Some(1), idx: 0 };
+            }
+            self.idx_map(call, i)?;
+        }
+        let tables_key = tables.iter().fold(0u64, |h, &i| h.wrapping_mul(1_000_003).wrapping_add(i as u64 + 1));
         let form = match self.inc {
             _ if !call.needs_colouring() => Form::Direct,
             IncChoice::Atomics => Form::Atomics,
@@ -406,7 +648,7 @@ impl Backend for OpenCl {
             Form::Blocks => IncStrategy::Blocks,
             _ => IncStrategy::Plain,
         };
-        let shape = (call.shape_key, call.const_epoch, form);
+        let shape = (call.shape_key, call.const_epoch, form, tables_key);
         let soa = self.soa;
         let name = call.name;
         let prog_index = match self.by_shape.get(&shape) {
@@ -414,8 +656,9 @@ impl Backend for OpenCl {
             None => {
                 let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
-                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
-                let src = emit::generate(&sig, &call.const_values, coloured, inc, soa);
+                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
+                let src = emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa, self.cpu)
+                    .map_err(|e| Op2Error::new(ErrorCode::BadLoop, format!("op_par_loop '{name}': {e}")))?;
                 let i = self.program(src, name, sig.kernel_name)?;
                 self.by_shape.insert(shape, i);
                 i
@@ -509,7 +752,29 @@ impl Backend for OpenCl {
         };
         arg!(elems);
         arg!(part);
-        for a in super::device::kernel_args(call, soa)? {
+        // The launch's arguments: the generated code's order, with each translated index
+        // argument's declared-index map (`None` here) in its argument's place.
+        let mut kargs: Vec<(usize, Option<KernelArg>)> = Vec::new();
+        let mut pending = tables.iter().copied().peekable();
+        for (owner, a) in super::device::kernel_arg_owners(call, soa)? {
+            while let Some(t) = pending.next_if(|&t| t < owner) {
+                kargs.push((t, None));
+            }
+            if pending.peek() == Some(&owner) {
+                continue;
+            }
+            kargs.push((owner, Some(a)));
+        }
+        kargs.extend(pending.map(|t| (t, None)));
+        for (owner, a) in kargs {
+            let Some(a) = a else {
+                let key = (call.maps[owner].as_ref().map(|(m, _)| *m), call.set.0);
+                match self.idx_maps.get(&key) {
+                    Some(b) => arg!(b),
+                    None => op2_bail!(Internal, "op_par_loop '{name}': arg {owner}: no declared-index map"),
+                }
+                continue;
+            };
             match a {
                 KernelArg::Dat(d) => match d {
                     Some(d) => match self.dats.get(&d) {
@@ -546,6 +811,24 @@ impl Backend for OpenCl {
                 },
             }
         }
+        let scratch = if scr_bytes > 0 {
+            let need = scr_bytes * scr_items;
+            if !matches!(&self.scratch, Some((_, n)) if *n >= need) {
+                self.scratch = None;
+                let b = self.create_buffer::<u8>(need, "global-memory staging of large arguments")?;
+                self.scratch = Some((b, need));
+            }
+            match &self.scratch {
+                Some((b, _)) => {
+                    arg!(b);
+                    true
+                }
+                None => false,
+            }
+        } else {
+            false
+        };
+        let _ = idx;
         // The runtime may compile and link work-group functions at the first launch: children
         // must be waitable even if the program set SIGCHLD to SIG_IGN.
         let _reaping = crate::jit::child::Reaping::begin();
@@ -557,7 +840,11 @@ impl Backend for OpenCl {
             // Without reductions, one work-item per element (the runtime packs them into
             // work-groups and vectorises across them); with reductions, a bounded number of
             // grid-striding work-items, one partials row each.
-            let global = [if stride == 0 { count } else { self.work_items(count) }];
+            let global = [if stride == 0 { count } else { self.work_items(count) }.min(if scratch {
+                scr_items
+            } else {
+                usize::MAX
+            })];
             // Blocks are heavy work-items: one per work-group, so the runtime spreads them over
             // its compute units (left to choose, PoCL packs a colour's few blocks into one group,
             // which then runs on one core).
@@ -618,6 +905,9 @@ impl Drop for OpenCl {
             for (_, b) in self.maps.drain() {
                 std::mem::forget(b);
             }
+            for (_, b) in self.idx_maps.drain() {
+                std::mem::forget(b);
+            }
             for (_, b) in self.colour_lists.drain() {
                 std::mem::forget(b);
             }
@@ -625,6 +915,7 @@ impl Drop for OpenCl {
                 std::mem::forget(g);
             }
             std::mem::forget(self.partials.take());
+            std::mem::forget(self.scratch.take());
             return;
         }
         // SAFETY: dropped once, here, in the process that made them; the buffers and programs
@@ -640,3 +931,45 @@ impl Drop for OpenCl {
 /// Keeps `c_void` in use for the slot pointers' type in docs and signatures.
 #[allow(dead_code)]
 type Slot = *mut c_void;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program binary the runtime refuses, in a sealed entry with the right header, is
+    /// rebuilt from source (runs only where an OpenCL device is found).
+    #[test]
+    fn refused_binary_is_rebuilt_from_source() {
+        if probe(None).is_err() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("op2-clbin-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.display().to_string();
+        let env = |k: &str| (k == "OP2_CACHE_DIR").then(|| d.clone());
+        let config = crate::config::Config::resolve(&env, &[], 0).unwrap();
+        let src = "__kernel void op2_kernel(__global int *x) { x[get_global_id(0)] = 3; }\n";
+        let mut a = OpenCl::new(&config).unwrap();
+        let (_, _, o) = a.build(src, "l", "k").unwrap();
+        assert!(matches!(o, Origin::Built { rebuilt: None, stored: Ok(()) }));
+        let mut b = OpenCl::new(&config).unwrap();
+        assert!(matches!(b.build(src, "l", "k").unwrap().2, Origin::Cached));
+        // The right header, then bytes that are no program binary.
+        let (name, key) = b.binary_entry(src);
+        let mut body = BINARY_MAGIC.to_vec();
+        body.extend_from_slice(key.as_bytes());
+        body.extend_from_slice(b"not a program binary");
+        let s = b.cache.scratch(&key).unwrap();
+        s.write(crate::jit::cache::SCRATCH_LIB, &body).unwrap();
+        s.commit_named(&name, Vec::new()).unwrap();
+        let mut c = OpenCl::new(&config).unwrap();
+        match c.build(src, "l", "k").unwrap().2 {
+            Origin::Built { rebuilt: Some(why), stored: Ok(()) } => {
+                assert!(why.contains("the runtime does not load its binary"), "{why}")
+            }
+            _ => panic!("the refused binary was not rebuilt"),
+        }
+        assert!(matches!(OpenCl::new(&config).unwrap().build(src, "l", "k").unwrap().2, Origin::Cached));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

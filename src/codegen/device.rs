@@ -103,7 +103,53 @@ pub fn partial_words(args: &[ArgDesc]) -> usize {
 
 /// Why a loop cannot run on a device backend with private staging, if it cannot.
 pub fn unsupported(args: &[ArgDesc], backend: &str) -> Option<String> {
+    unsupported_with(args, backend, false)
+}
+
+/// Whether argument `a` is staged in global-memory scratch rather than private memory (with
+/// `scratch` on): a dat argument of more than `MAX_PRIVATE_VALUES` values per element, or a READ
+/// global of more (passed as its device buffer). Not `bool` data (its buffer type is not the
+/// kernel's).
+pub fn in_scratch(a: &ArgDesc) -> bool {
+    match *a {
+        ArgDesc::Dat { ty, dim, how: DatAccess::Vector { map_dim }, .. } => {
+            ty != ElemType::Bool && dim.saturating_mul(map_dim) > MAX_PRIVATE_VALUES
+        }
+        ArgDesc::Dat { ty, dim, .. } | ArgDesc::Gbl { ty, dim, acc: Access::Read } => {
+            ty != ElemType::Bool && dim > MAX_PRIVATE_VALUES
+        }
+        _ => false,
+    }
+}
+
+/// Bytes of global-memory scratch one work-item needs (dat arguments `in_scratch`, each
+/// rounded up to 8 bytes), and each such argument's byte offset in it.
+pub fn scratch_layout(args: &[ArgDesc]) -> (usize, Vec<Option<usize>>) {
+    let mut off = 0usize;
+    let offs = args
+        .iter()
+        .map(|a| match *a {
+            ArgDesc::Dat { ty, dim, how, .. } if in_scratch(a) => {
+                let n = match how {
+                    DatAccess::Vector { map_dim } => dim * map_dim,
+                    _ => dim,
+                };
+                let at = off;
+                off += (n * ty.size()).div_ceil(8) * 8;
+                Some(at)
+            }
+            _ => None,
+        })
+        .collect();
+    (off, offs)
+}
+
+/// `unsupported`; with `scratch`, arguments `in_scratch` are allowed (staged in global memory).
+pub fn unsupported_with(args: &[ArgDesc], backend: &str, scratch: bool) -> Option<String> {
     for (i, a) in args.iter().enumerate() {
+        if scratch && in_scratch(a) {
+            continue;
+        }
         let values = match *a {
             ArgDesc::Dat { dim, how: DatAccess::Vector { map_dim }, .. } => dim.saturating_mul(map_dim),
             ArgDesc::Dat { dim, .. } | ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => dim,
@@ -247,6 +293,35 @@ pub fn generate(
     inc: IncStrategy,
     soa: bool,
 ) -> String {
+    generate_with(d, sig, values, coloured, inc, soa, Options::default())
+}
+
+/// What `generate_with` adds to `generate` (see there).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    pub scratch: bool,
+    pub contiguous: bool,
+}
+
+/// `generate`; with `opts.contiguous`, each work-item of a launch with reductions runs a contiguous
+/// range of the launch's elements (work-item w the w-th of `op2_nw` near-equal ranges) instead
+/// of every `op2_nw`-th element: on CPU runtimes, which run a work-group's work-items one after
+/// the other, memory is then read in order (a grid stride makes each work-item jump through
+/// the arrays, too many streams for the prefetchers). With `opts.scratch`, arguments `in_scratch` are staged in global memory: the entry
+/// point takes one more parameter when a dat argument is, `uchar *op2_scr` (`scratch_layout(args).0`
+/// bytes per work-item), dat arguments are gathered into and scattered from the work-item's part of it,
+/// large READ globals are passed as their device buffer, and the kernel must take those
+/// parameters as pointers to global memory (the caller rewrites its definition:
+/// `global_params`).
+pub fn generate_with(
+    d: &Dialect,
+    sig: &LoopSignature,
+    values: &[&[u8]],
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+    opts: Options,
+) -> String {
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target {}, signature {}, {}{}{} */",
@@ -281,7 +356,7 @@ pub fn generate(
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.raw(d.after_kernel);
-    emit_wrapper(d, &mut w, sig, coloured, inc, soa);
+    emit_wrapper(d, &mut w, sig, coloured, inc, soa, opts);
     w.finish()
 }
 
@@ -312,8 +387,19 @@ pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
     soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
 }
 
-fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: bool, inc: IncStrategy, soa: bool) {
+fn emit_wrapper(
+    d: &Dialect,
+    w: &mut CodeWriter,
+    sig: &LoopSignature,
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+    opts: Options,
+) {
+    let Options { scratch, contiguous } = opts;
     let g = d.global;
+    let big = |a: &ArgDesc| scratch && in_scratch(a);
+    let (scr_bytes, scr_off) = if scratch { scratch_layout(sig.args) } else { (0, vec![None; sig.args.len()]) };
     let stride = partial_words(sig.args);
     let mut params = vec![
         "int op2_start".to_string(),
@@ -347,6 +433,9 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
             _ => {}
         }
     }
+    if scr_bytes > 0 {
+        params.push(format!("{g}uchar *op2_scr"));
+    }
     w.line("/* Runs the kernel for the elements of one launch; see the ABI note in op2's codegen/device.rs. */");
     w.line(format!("{}(", d.entry));
     let n = params.len();
@@ -370,6 +459,9 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
     let mut off = 0usize;
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
+            ArgDesc::Gbl { ty, acc: Access::Read, .. } if big(a) => {
+                w.line(format!("{g}const {} *op2_g{i} = op2_d{i};", (d.buffer_type)(ty)));
+            }
             ArgDesc::Gbl { ty, dim, acc: Access::Read } => {
                 w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
                 w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_d{i}[op2_k];"));
@@ -414,7 +506,14 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
         w.line("const int op2_e1 = op2_e0 + op2_elems[2 * (op2_start + op2_b) + 1];");
         w.open("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)");
     } else {
-        w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        if contiguous && stride > 0 {
+            w.line("const int op2_per = op2_count / op2_nw, op2_more = op2_count % op2_nw;");
+            w.line("const int op2_i0 = op2_w * op2_per + (op2_w < op2_more ? op2_w : op2_more);");
+            w.line("const int op2_i1 = op2_i0 + op2_per + (op2_w < op2_more ? 1 : 0);");
+            w.open("for (int op2_i = op2_i0; op2_i < op2_i1; op2_i++)");
+        } else {
+            w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+        }
         if coloured {
             w.line("const int op2_e = op2_elems[op2_start + op2_i];");
         } else {
@@ -450,7 +549,20 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
                 };
                 let cols: Vec<(String, String)> = rows.iter().map(|(p, r)| (p.clone(), at(r))).collect();
                 let vector = matches!(how, DatAccess::Vector { .. });
-                if let DatAccess::Vector { map_dim } = how {
+                if let (Some(at), true) = (scr_off[i], big(a)) {
+                    // This work-item's part of the global-memory scratch.
+                    let bt = (d.buffer_type)(ty);
+                    let base = format!("op2_scr + (size_t)op2_w * {scr_bytes} + {at}");
+                    if let DatAccess::Vector { map_dim } = how {
+                        w.line(format!("{g}{bt} (*op2_p{i})[{dim}] = ({g}{bt} (*)[{dim}])({base});"));
+                        w.line(format!("{g}{bt} *op2_v{i}[{map_dim}];"));
+                        w.line(format!(
+                            "for (int op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_p{i}[op2_j];"
+                        ));
+                    } else {
+                        w.line(format!("{g}{bt} *op2_p{i} = ({g}{bt} *)({base});"));
+                    }
+                } else if let DatAccess::Vector { map_dim } = how {
                     w.line(format!("{pt} op2_p{i}[{map_dim}][{dim}];"));
                     w.line(format!("{pt} *op2_v{i}[{map_dim}];"));
                     w.line(format!(
@@ -554,6 +666,48 @@ fn emit_wrapper(d: &Dialect, w: &mut CodeWriter, sig: &LoopSignature, coloured: 
         }
     }
     w.close();
+}
+
+/// The kernel source with `qualifier` (e.g. `__global`) put before the parameters at
+/// positions `which` of the definition of `name` (line breaks unchanged, so kernel line numbers
+/// stay right); None when the definition or a parameter is not found.
+pub fn global_params(src: &str, name: &str, which: &[usize], qualifier: &str) -> Option<String> {
+    use crate::core::clex::{definition_span, offset, tokens, TokKind};
+    let toks = tokens(src);
+    let (at, close, _, _) = definition_span(&toks, name)?;
+    // Start of each parameter: the token after `(` and after each top-level comma.
+    let mut starts = vec![at + 2];
+    let mut depth = 0i32;
+    for (j, t) in toks.iter().enumerate().take(close).skip(at + 2) {
+        if t.kind != TokKind::Punct {
+            continue;
+        }
+        match t.text {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth -= 1,
+            "," if depth == 0 => starts.push(j + 1),
+            _ => {}
+        }
+    }
+    let mut cuts: Vec<usize> = Vec::new();
+    for &p in which {
+        let t = *starts.get(p)?;
+        if t >= close {
+            return None;
+        }
+        cuts.push(offset(src, &toks[t]));
+    }
+    cuts.sort_unstable();
+    let mut out = String::with_capacity(src.len() + cuts.len() * (qualifier.len() + 1));
+    let mut from = 0;
+    for c in cuts {
+        out.push_str(&src[from..c]);
+        out.push_str(qualifier);
+        out.push(' ');
+        from = c;
+    }
+    out.push_str(&src[from..]);
+    Some(out)
 }
 
 /// The end of a block-reducing wrapper: each thread puts its partials in its row of dynamic

@@ -6,7 +6,7 @@
 //! private memory by the shared wrapper of `codegen::device` (its ABI note describes the
 //! generated `__kernel void op2_kernel(...)`). User kernels stay plain C.
 
-use super::device::{drop_std_includes, Dialect};
+use super::device::{drop_std_includes, Dialect, Options};
 pub use super::device::{expand_includes, include_dirs, partial_words, soa_arg, IncStrategy};
 use super::LoopSignature;
 use crate::core::ElemType;
@@ -139,7 +139,47 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 
 /// Generates the OpenCL program for one loop (see `codegen::device::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    super::device::generate(&DIALECT, sig, values, coloured, inc, soa)
+    generate_scratch(sig, values, coloured, inc, soa, false)
+        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, Default::default()))
+}
+
+/// `generate`, with the arguments that stage more than `MAX_PRIVATE_VALUES` values per element
+/// (`device::in_scratch`) staged in global-memory scratch (`device::generate_with`): the
+/// kernel's parameters for them are rewritten to point to `__global` memory (OpenCL 1.2 has no
+/// generic address space), so such a kernel must use them only as arrays (a helper function
+/// taking one, or a plain pointer assigned from one, does not build). An error when the
+/// kernel's definition is not found to rewrite. `contiguous`: see `device::generate_with` (for
+/// CPU devices).
+pub fn generate_scratch(
+    sig: &LoopSignature,
+    values: &[&[u8]],
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+    contiguous: bool,
+) -> Result<String, String> {
+    let big: Vec<usize> = (0..sig.args.len()).filter(|&i| super::device::in_scratch(&sig.args[i])).collect();
+    if big.is_empty() {
+        return Ok(super::device::generate_with(
+            &DIALECT,
+            sig,
+            values,
+            coloured,
+            inc,
+            soa,
+            Options { scratch: false, contiguous },
+        ));
+    }
+    let Some(src) = super::device::global_params(sig.kernel_source, sig.kernel_name, &big, "__global") else {
+        return Err(format!(
+            "arg {} stages more than {} values per element, which the opencl backend keeps in global memory, but the definition of kernel '{}' and its parameters were not found to declare them __global",
+            big[0],
+            super::device::MAX_PRIVATE_VALUES,
+            sig.kernel_name
+        ));
+    };
+    let sig = LoopSignature { kernel_source: &src, ..sig.clone() };
+    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, Options { scratch: true, contiguous }))
 }
 
 #[cfg(test)]
@@ -163,6 +203,48 @@ mod tests {
             opencl_source("#include <stdint.h>\n# include \"mine.h\"\nint x;"),
             "\n# include \"mine.h\"\nint x;"
         );
+    }
+
+    #[test]
+    fn large_arguments_get_global_parameters() {
+        use crate::codegen::device::global_params;
+        let src =
+            "static int h(int (*f)(int, int)) { return 0; }\nvoid k(const double *a,\n  double **b, int c[3]) { }";
+        assert_eq!(
+            global_params(src, "k", &[1, 0], "__global").unwrap(),
+            "static int h(int (*f)(int, int)) { return 0; }\nvoid k(__global const double *a,\n  __global double **b, int c[3]) { }"
+        );
+        assert!(global_params(src, "k", &[3], "__global").is_none());
+        assert!(global_params(src, "nope", &[0], "__global").is_none());
+        let args = vec![
+            ArgDesc::Dat { ty: ElemType::Double, dim: 5000, acc: Access::Rw, how: DatAccess::Direct, optional: false },
+            ArgDesc::Dat { ty: ElemType::Double, dim: 2, acc: Access::Read, how: DatAccess::Direct, optional: false },
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 9000, acc: Access::Read },
+        ];
+        let sig = LoopSignature {
+            loop_name: "l",
+            kernel_name: "k",
+            kernel_source: "void k(double *a, const double *b, const double *g) { a[0] += b[0] * g[8999]; }",
+            kernel_origin: "\"kernel:k\"",
+            args: &args,
+            consts: &[],
+        };
+        let out = generate(&sig, &[], false, IncStrategy::Plain, false);
+        assert!(out.contains("void k(__global double *a, const double *b, __global const double *g)"), "{out}");
+        assert!(out.contains("__global double *op2_p0 = (__global double *)(op2_scr + (size_t)op2_w * 40000 + 0);"));
+        assert!(out.contains("__global const double *op2_g2 = op2_d2;"));
+        assert!(out.contains("double op2_p1[2];"));
+        // Reductions on CPU devices: a contiguous range of elements per work-item.
+        let red = vec![
+            ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Access::Read, how: DatAccess::Direct, optional: false },
+            ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Inc },
+        ];
+        let sig =
+            LoopSignature { kernel_source: "void k(const double *x, double *s) { *s += *x; }", args: &red, ..sig };
+        let cpu = generate_scratch(&sig, &[], false, IncStrategy::Plain, false, true).unwrap();
+        assert!(cpu.contains("for (int op2_i = op2_i0; op2_i < op2_i1; op2_i++)"), "{cpu}");
+        let gpu = generate_scratch(&sig, &[], false, IncStrategy::Plain, false, false).unwrap();
+        assert!(gpu.contains("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)"), "{gpu}");
     }
 
     #[test]

@@ -331,8 +331,13 @@ impl DiskCache {
     /// Looks up the entry for `key`: a complete entry that passes every check, open; nothing;
     /// or something in its place that must be rebuilt (never read, never blocked on).
     pub fn lookup(&self, key: &str) -> Lookup {
-        let name = Self::lib_name(key);
-        let st = match fstatat_nofollow(self.dirfd(), &name) {
+        self.lookup_named(&Self::lib_name(key))
+    }
+
+    /// `lookup` of the entry file `name` in the cache directory (an entry under another
+    /// extension than `.so`, e.g. an OpenCL program binary), under the same checks.
+    pub fn lookup_named(&self, name: &str) -> Lookup {
+        let st = match fstatat_nofollow(self.dirfd(), name) {
             Ok(st) => st,
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Lookup::Missing,
             Err(e) => return Lookup::Rebuild(format!("cannot check it: {e}")),
@@ -340,13 +345,13 @@ impl DiskCache {
         if let Some(why) = untrusted_file(&st, self.uid) {
             if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
                 // rename cannot replace a directory: remove it if it is empty.
-                let _ = unlinkat(self.dirfd(), &name, libc::AT_REMOVEDIR);
+                let _ = unlinkat(self.dirfd(), name, libc::AT_REMOVEDIR);
             }
             return Lookup::Rebuild(why);
         }
         // O_NONBLOCK: should a FIFO or device have replaced the file since fstatat, opening it
         // does not wait for a writer; it is then refused by the checks on the descriptor.
-        let fd = match openat(self.dirfd(), &name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
+        let fd = match openat(self.dirfd(), name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
             Ok(fd) => fd,
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Lookup::Missing,
             Err(e) => return Lookup::Rebuild(format!("cannot open it: {e}")),
@@ -495,6 +500,11 @@ impl Scratch {
     /// it, appends `deps` and the trailer, makes it read-only to others, syncs, and renames it
     /// into place atomically. Returns the entry, open on the sealed file.
     pub fn commit(&self, key: &str, deps: Vec<Dep>) -> Result<Entry> {
+        self.commit_named(&DiskCache::lib_name(key), deps)
+    }
+
+    /// `commit` under the entry file name `dest` (see `DiskCache::lookup_named`).
+    pub fn commit_named(&self, dest: &str, deps: Vec<Dep>) -> Result<Entry> {
         let shown = self.path(SCRATCH_LIB);
         let fail = |e: std::io::Error| crate::op2_err!(Io, "JIT cache: cannot store entry '{}': {e}", shown.display());
         let fd = openat(self.fd.as_raw_fd(), SCRATCH_LIB, libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0)
@@ -517,9 +527,8 @@ impl Scratch {
         file.seek(SeekFrom::End(0)).map_err(fail)?;
         file.write_all(&tail).map_err(fail)?;
         file.sync_all().map_err(fail)?;
-        let dest = DiskCache::lib_name(key);
-        renameat(self.fd.as_raw_fd(), SCRATCH_LIB, self.cache.dirfd(), &dest).map_err(|e| {
-            crate::op2_err!(Io, "JIT cache: cannot store entry '{}': {e}", self.cache.lib_path(key).display())
+        renameat(self.fd.as_raw_fd(), SCRATCH_LIB, self.cache.dirfd(), dest).map_err(|e| {
+            crate::op2_err!(Io, "JIT cache: cannot store entry '{}': {e}", self.cache.dir.join(dest).display())
         })?;
         Ok(Entry { file, deps })
     }
