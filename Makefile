@@ -52,9 +52,19 @@ test-c-sanitize: lib
 	  ASAN_OPTIONS=exitcode=86 UBSAN_OPTIONS=print_stacktrace=1 \
 	  bash tests/c/run.sh $(SAN_BACKENDS)
 
-# Everything: Rust tests (header check included), C tests (also sanitized), then the fragments'
-# suites.
-test: test-rust test-c test-c-sanitize $(TESTS)
+# The C suite again with OP2_VALIDATE=1 on threads and opencl (each loop also run on seq from
+# the same inputs and compared). Left out: t372, whose subject is exact transfer counts
+# (validation downloads what it compares).
+VALIDATE_BACKENDS := $(filter threads opencl,$(TEST_BACKENDS))
+VALIDATE_SKIP := t372
+.PHONY: test-c-validate
+test-c-validate: lib
+	TESTS="$$(for f in tests/c/t*.c; do n=$$(basename $$f .c); case " $(VALIDATE_SKIP) " in *" $${n%%-*} "*) ;; *) printf '%s ' $$n;; esac; done)" \
+	  TEST_OUT=$(BUILD)/tests/c-validate TEST_RUN_ENV="OP2_VALIDATE=1" bash tests/c/run.sh $(VALIDATE_BACKENDS)
+
+# Everything: Rust tests (header check included), C tests (also sanitized and validated), then
+# the fragments' suites.
+test: test-rust test-c test-c-sanitize test-c-validate $(TESTS)
 
 clean:
 	rm -rf $(BUILD)
