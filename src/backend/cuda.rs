@@ -160,6 +160,8 @@ struct Module {
 
 pub struct Cuda {
     device: Device,
+    /// `OP2_DUMP_SOURCE`: each module's source is written there before it is compiled.
+    dump_dir: Option<std::path::PathBuf>,
     ctx: sys::CUcontext,
     /// `threads::fork_generation()` when the context was made.
     generation: u64,
@@ -216,6 +218,7 @@ impl Cuda {
         };
         let packs = config.loop_packs.iter().map(|p| crate::jit::pack::Pack::open(p)).collect::<Result<Vec<_>>>()?;
         Ok(Cuda {
+            dump_dir: config.dump_source.clone(),
             packs,
             jit_off: !config.jit,
             block,
@@ -316,6 +319,9 @@ impl Cuda {
     fn module(&mut self, source: String, what: &str, loop_name: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
+        }
+        if let Some(dir) = &self.dump_dir {
+            crate::jit::dump_device_source(dir, loop_name, "cu", &source, what);
         }
         let cubin = self.cubin(&source, what, loop_name)?;
         // SAFETY: a complete CUBIN image for this device's architecture.

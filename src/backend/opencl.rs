@@ -130,6 +130,8 @@ struct Prog {
 
 pub struct OpenCl {
     device: Device,
+    /// `OP2_DUMP_SOURCE`: each program's source is written there before it is built.
+    dump_dir: Option<std::path::PathBuf>,
     /// Dropped only in the process that made them (`Drop`): after fork() the runtime's threads
     /// and locks are not in the child.
     context: std::mem::ManuallyDrop<ClContext>,
@@ -268,6 +270,7 @@ impl OpenCl {
         );
         Ok(OpenCl {
             device,
+            dump_dir: config.dump_source.clone(),
             context: std::mem::ManuallyDrop::new(context),
             queue: std::mem::ManuallyDrop::new(queue),
             generation: super::threads::fork_generation(),
@@ -355,6 +358,10 @@ impl OpenCl {
     fn program(&mut self, source: String, loop_name: &str, kernel: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
+        }
+        if let Some(dir) = &self.dump_dir {
+            let what = format!("op_par_loop '{loop_name}' (kernel '{kernel}')");
+            crate::jit::dump_device_source(dir, loop_name, "cl", &source, &what);
         }
         let t = std::time::Instant::now();
         let (program, k, origin) = self.build(&source, loop_name, kernel)?;

@@ -401,6 +401,30 @@ fn dump_source(dir: &Path, name: &str, source: &str) -> std::io::Result<PathBuf>
 /// Set once a dump has failed (the warning is printed once per process).
 static DUMP_WARNED: AtomicBool = AtomicBool::new(false);
 
+/// Writes a dump; a failure warns once per process and never fails the loop.
+fn dump_named(dir: &Path, name: &str, source: &str, what: &str) {
+    if let Err(e) = dump_source(dir, name, source) {
+        if !DUMP_WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "op2 warning: {what}: cannot dump generated source to '{}' (OP2_DUMP_SOURCE): {e}; the loop runs anyway, and further dump failures are not reported",
+                dir.join(name).display()
+            );
+        }
+    }
+}
+
+/// A device backend's generated source under `OP2_DUMP_SOURCE` (`dir`): named as host dumps
+/// are (the loop's sanitised name, then the first hex digits of the source's SHA-256), with the
+/// target's extension (`cl`, `cu`). Called once per distinct source a backend builds.
+pub fn dump_device_source(dir: &Path, tag: &str, ext: &str, source: &str, what: &str) {
+    use sha2::Digest;
+    let key = crate::codegen::hex(&sha2::Sha256::digest(source.as_bytes()));
+    let mut name = dump_file_name(tag, &key);
+    name.truncate(name.len() - 1);
+    name.push_str(ext);
+    dump_named(dir, &name, source, what);
+}
+
 /// The JIT: compiler, disk cache, in-memory cache, optional source dump.
 pub struct Jit {
     pub compiler: Compiler,
@@ -454,15 +478,7 @@ impl Jit {
             self.memory.remove(&key);
         }
         if let Some(dir) = &self.dump_dir {
-            let name = dump_file_name(tag, &key);
-            if let Err(e) = dump_source(dir, &name, source) {
-                if !DUMP_WARNED.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "op2 warning: {what}: cannot dump generated source to '{}' (OP2_DUMP_SOURCE): {e}; the loop runs anyway, and further dump failures are not reported",
-                        dir.join(&name).display()
-                    );
-                }
-            }
+            dump_named(dir, &dump_file_name(tag, &key), source, what);
         }
         let t = Instant::now();
         match self.cache.lookup(&key) {

@@ -1,7 +1,8 @@
 /* OP2_DUMP_SOURCE: a loop name is not a path. Names such as "../x", "/abs/y", "a/b/c",
  * ".hidden" and one of 300 bytes are dumped inside the dump directory under sanitised names
  * ([A-Za-z0-9_.-], no leading dot, short); a dump that cannot be written never fails the loop:
- * it warns once on stderr. */
+ * it warns once on stderr. Device backends also dump each program's source (`.cl` for opencl,
+ * `.cu` for cuda) under the same names. */
 #include "test.h"
 
 #include <dirent.h>
@@ -26,6 +27,22 @@ static int count_all(const char *dir)
   if (d == NULL) return -1;
   while ((e = readdir(d)) != NULL)
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
+/* Files in dir whose names end in ext. */
+static int count_ext(const char *dir, const char *ext)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  size_t l = strlen(ext);
+  if (d == NULL) return -1;
+  while ((e = readdir(d)) != NULL) {
+    size_t m = strlen(e->d_name);
+    if (m > l && strcmp(e->d_name + m - l, ext) == 0) n++;
+  }
   closedir(d);
   return n;
 }
@@ -74,9 +91,16 @@ int main(int argc, char **argv)
   CHECK_OK();
   for (i = 0; i < 5; i++) run_named(names[i], 10 + i);
   op_exit();
-  /* Only the dump directory was created next to it, and it holds one file per loop. */
+  /* Only the dump directory was created next to it, and it holds one host file per loop, plus
+   * one device source per loop on a device backend. */
   CHECK_INT(count_all(base), 1);
-  CHECK_INT(count_all(dump), 5);
+  CHECK_INT(count_ext(dump, ".c"), 5);
+  if (strcmp(argv[1], "opencl") == 0) {
+    CHECK_INT(count_ext(dump, ".cl"), 5);
+    CHECK_INT(count_all(dump), 10);
+  } else {
+    CHECK_INT(count_all(dump), 5);
+  }
   d = opendir(dump);
   CHECK(d != NULL);
   while ((e = readdir(d)) != NULL) {
@@ -90,6 +114,9 @@ int main(int argc, char **argv)
     snprintf(file, sizeof file, "%s/%s", dump, e->d_name);
     text = test_read_file(file);
     CHECK(text != NULL && strstr(text, "t322_fill") != NULL);
+    /* The OpenCL source is the program op2 builds: a __kernel with the user's kernel inlined. */
+    if (strlen(e->d_name) > 3 && strcmp(e->d_name + strlen(e->d_name) - 3, ".cl") == 0)
+      CHECK(strstr(text, "__kernel") != NULL);
     free(text);
   }
   closedir(d);
