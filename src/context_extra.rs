@@ -31,6 +31,10 @@ impl Context {
         if let Some(empty) = AlignedBuf::zeroed(0) {
             dat.data = empty; // zero bytes: never fails
         }
+        // Its device copy goes too (a program that makes and frees temporaries in a time loop
+        // must not fill the device).
+        dat.residency = crate::core::residency::Residency::Host;
+        self.backend.free(d);
         Ok(())
     }
 

@@ -363,6 +363,17 @@ impl Backend for Cuda {
         )
     }
 
+    fn free(&mut self, d: DatId) {
+        self.rows.remove(&d);
+        if let Some(b) = self.dats.remove(&d) {
+            if self.enter("op_free_dat_temp_char").is_ok() {
+                // SAFETY: allocated by cuMemAlloc in this context; every launch has finished
+                // (each loop synchronises), and the dat is gone, so nothing refers to it.
+                let _ = unsafe { cu::free_sync(b.ptr) };
+            }
+        }
+    }
+
     fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.enter("device allocation")?;
         if !self.dats.contains_key(&d) {

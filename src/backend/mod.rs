@@ -189,6 +189,10 @@ pub trait Backend: Send {
         Ok(())
     }
 
+    /// Releases a dat's device copy (the dat was freed: `op_free_dat_temp_char`); nothing
+    /// on host backends, or where there is none.
+    fn free(&mut self, _dat: DatId) {}
+
     /// Runs the loop over elements `[start, end)`, leaving reduction results combined into
     /// `call.reductions[..].buf`.
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;

@@ -612,6 +612,21 @@ impl Backend for OpenCl {
         r
     }
 
+    fn free(&mut self, d: DatId) {
+        self.rows.remove(&d);
+        let buf = self.dats.remove(&d);
+        let mem = self.host_mem.remove(&d);
+        if self.check_process("op_free_dat_temp_char").is_err() {
+            // A forked child: releasing would talk to runtime threads that are not here.
+            std::mem::forget(buf);
+            std::mem::forget(mem);
+            return;
+        }
+        // The buffer first: its memory (op2's own, for huge-page dats) is unmapped after it.
+        drop(buf);
+        drop(mem);
+    }
+
     fn download(&mut self, d: DatId, shape: DatShape, host: &mut [u8]) -> Result<()> {
         self.check_process("device download")?;
         match self.dats.get(&d) {
