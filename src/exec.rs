@@ -179,6 +179,8 @@ pub struct ParLoop<'a> {
     synth: Vec<IdxMap>,
     /// Per `op_arg_mat` argument: its element-to-CSR-slot table (empty without matrices).
     mat_slots: Vec<Option<Arc<Vec<i32>>>>,
+    /// The shape's compiled loop, when `new` found it in the session's cache.
+    cached: Option<Arc<CompiledLoop>>,
 }
 
 /// One generated source of a loop for a target: the variant (cuda's `colour`, `blocks`,
@@ -228,10 +230,13 @@ impl<'a> ParLoop<'a> {
             Vec::new()
         };
         let shape = LoopShape { kernel, args: descs, const_shape: ctx.const_shape_epoch };
-        if ctx.loops.get(&shape).is_none() {
+        // The shape's code if this session has it (the context cannot change before `compute`,
+        // which the borrow guarantees); otherwise the kernel's parameters are checked first.
+        let cached = ctx.loops.get(&shape).cloned();
+        if cached.is_none() {
             check_kernel_params(ctx, &shape, name, &bound)?;
         }
-        Ok(ParLoop { ctx, name, set, shape, bound, synth, mat_slots })
+        Ok(ParLoop { ctx, name, set, shape, bound, synth, mat_slots, cached })
     }
 
     /// The loop's shape (the key of its code).
@@ -263,11 +268,14 @@ impl<'a> ParLoop<'a> {
     /// Runs the loop on the session's backend, in the driver's phase order (see the module's
     /// documentation), and hands global results to the caller's memory.
     pub fn compute(self) -> Result<()> {
-        let ParLoop { ctx, name, set, shape, bound, synth, mat_slots } = self;
+        let ParLoop { ctx, name, set, shape, bound, synth, mat_slots, cached } = self;
         let kernel = shape.kernel;
         let descs = &shape.args;
         let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
-        let (compiled, jit_time) = compiled(ctx, &shape, name)?;
+        let (compiled, jit_time) = match cached {
+            Some(c) => (c, Duration::ZERO),
+            None => compiled(ctx, &shape, name)?,
+        };
         run(ctx, kernel, name, set, descs, &bound, &synth, &mat_slots, &compiled, jit_time, halo_before)
     }
 }
