@@ -106,12 +106,10 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
         ctx.comm.check_call(CALL)?;
         let text = if ctx.comm.distributed() {
             // Collective: the whole dat in original order, written by process 0.
-            let rows = crate::mpi::dist::global_rows(ctx, d)?;
-            let dv = &ctx.dats[d.0 as usize];
-            let n = crate::mpi::dist::global_size(ctx, dv.set);
-            if ctx.comm.rank() != 0 {
+            let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
                 return Ok(());
-            }
+            };
+            let dv = &ctx.dats[d.0 as usize];
             crate::core::output::txt(n, dv.dim, dv.ty, &rows)
         } else {
             ctx.sync_to_host(d)?;

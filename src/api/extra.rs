@@ -83,12 +83,10 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
         ctx.comm.check_call(CALL)?;
         let bytes = if ctx.comm.distributed() {
             // Collective: the whole dat in original order, written by process 0.
-            let rows = crate::mpi::dist::global_rows(ctx, d)?;
-            let dv = &ctx.dats[d.0 as usize];
-            let n = crate::mpi::dist::global_size(ctx, dv.set);
-            if ctx.comm.rank() != 0 {
+            let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
                 return Ok(());
-            }
+            };
+            let dv = &ctx.dats[d.0 as usize];
             crate::core::output::bin(n, dv.dim, &rows)
         } else {
             ctx.sync_to_host(d)?;

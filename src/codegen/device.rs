@@ -549,27 +549,31 @@ fn emit_wrapper(
                 };
                 let cols: Vec<(String, String)> = rows.iter().map(|(p, r)| (p.clone(), at(r))).collect();
                 let vector = matches!(how, DatAccess::Vector { .. });
-                if let (Some(at), true) = (scr_off[i], big(a)) {
-                    // This work-item's part of the global-memory scratch.
-                    let bt = (d.buffer_type)(ty);
+                // The staged rows: this work-item's part of the global-memory scratch, or private
+                // memory; `elem` is their element type as the kernel's pointers see it.
+                let elem = if let (Some(at), true) = (scr_off[i], big(a)) {
+                    let elem = format!("{g}{}", (d.buffer_type)(ty));
                     let base = format!("op2_scr + (size_t)op2_w * {scr_bytes} + {at}");
-                    if let DatAccess::Vector { map_dim } = how {
-                        w.line(format!("{g}{bt} (*op2_p{i})[{dim}] = ({g}{bt} (*)[{dim}])({base});"));
-                        w.line(format!("{g}{bt} *op2_v{i}[{map_dim}];"));
-                        w.line(format!(
-                            "for (int op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_p{i}[op2_j];"
-                        ));
+                    if vector {
+                        w.line(format!("{elem} (*op2_p{i})[{dim}] = ({elem} (*)[{dim}])({base});"));
                     } else {
-                        w.line(format!("{g}{bt} *op2_p{i} = ({g}{bt} *)({base});"));
+                        w.line(format!("{elem} *op2_p{i} = ({elem} *)({base});"));
                     }
-                } else if let DatAccess::Vector { map_dim } = how {
-                    w.line(format!("{pt} op2_p{i}[{map_dim}][{dim}];"));
-                    w.line(format!("{pt} *op2_v{i}[{map_dim}];"));
+                    elem
+                } else {
+                    let rows = match how {
+                        DatAccess::Vector { map_dim } => format!("[{map_dim}][{dim}]"),
+                        _ => format!("[{dim}]"),
+                    };
+                    w.line(format!("{pt} op2_p{i}{rows};"));
+                    pt.to_string()
+                };
+                if let DatAccess::Vector { map_dim } = how {
+                    // The kernel's `T**`: one pointer per map column.
+                    w.line(format!("{elem} *op2_v{i}[{map_dim}];"));
                     w.line(format!(
                         "for (int op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_p{i}[op2_j];"
                     ));
-                } else {
-                    w.line(format!("{pt} op2_p{i}[{dim}];"));
                 }
                 let guard = if optional { format!("if (op2_on{i}) ") } else { String::new() };
                 for (priv_, base) in &cols {
