@@ -66,6 +66,11 @@ test-c-validate: lib
 # the fragments' suites.
 test: test-rust test-c test-c-sanitize test-c-validate $(TESTS)
 
+# The suites `make test` runs, in its order (scripts/test.sh runs them one by one for its verdict).
+.PHONY: list-suites
+list-suites:
+	@echo test-rust test-c test-c-sanitize test-c-validate $(TESTS)
+
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean

@@ -59,6 +59,7 @@ module op2
   integer(c_int), parameter, public :: OP2_ERR_MPI = 810
   integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
                                        OP2_ERR_PETSC = 822
+  integer(c_int), parameter, public :: OP2_ERR_CHECKPOINT = 840
   ! op_write_vtk flags
   integer(c_int), parameter, public :: OP_VTK_BINARY = 0, OP_VTK_ASCII = 1, OP_VTK_BASE64 = 2
 

@@ -59,6 +59,7 @@
 #define OP2_ERR_MAT_PATTERN 820
 #define OP2_ERR_SOLVE 821
 #define OP2_ERR_PETSC 822
+#define OP2_ERR_CHECKPOINT 840
 #define OP2_ERR_INTERNAL 901
 
 /* op_write_vtk flags: .vtu appended raw (.vtk big-endian binary), ASCII, .vtu appended base64. */

@@ -88,6 +88,9 @@ codes! {
     Solve = 821,
     /// PETSc returned an error (its code and message).
     Petsc = 822,
+    /// A checkpoint cannot be written, or the one found does not belong to this program or
+    /// process count, or is corrupt (names the file and the reason).
+    Checkpoint = 840,
     /// A bug in op2 (a caught panic); please report it.
     Internal = 901,
 }

@@ -1,6 +1,7 @@
 //! The OP2 data model in plain Rust: sets, maps, dats, constants and kernels. No FFI here: the
 //! C layer (`api`) converts handles and pointers, this layer validates meaning and owns data.
 
+pub mod alloc;
 pub mod buffer;
 pub mod clex;
 pub mod output;
