@@ -5,8 +5,9 @@
 #                      --no-default-features in its own target dir (no MPI, HDF5 or PETSc; cuda
 #                      and opencl are always built and load their drivers at run time),
 #                      op2-gpu-probe, Airfoil, op2_copy, cmp_rms, the C suite (less the HDF5
-#                      tests), OP2's 45K and 720K meshes (gzip), the reference rms traces and
-#                      run.sh. Copy it to the GPU machine and run `gpu-kit/run.sh` (see README).
+#                      tests), OP2's 45K and 720K meshes (gzip), the reference rms traces, a
+#                      loop pack of Airfoil's and op2_copy's host code (for a machine without a
+#                      C compiler) and run.sh. Copy it to the GPU machine and run `gpu-kit/run.sh` (see README).
 #   make test-gpu-kit  (appended to TESTS) builds the kit and runs `run.sh --dry` here: every
 #                      step that needs no GPU runs, and the report must name each GPU step as
 #                      not run and the missing CUDA driver by name. Skipped (with a message)
@@ -21,7 +22,7 @@ GPU_KIT_SKIP_TESTS := t510 t515
 
 .PHONY: gpu-kit gpu-kit-lib test-gpu-kit
 gpu-kit-lib:
-	$(CARGO) build --release --no-default-features --target-dir $(GPU_KIT_TARGET) --lib --bin op2-gpu-probe
+	$(CARGO) build --release --no-default-features --target-dir $(GPU_KIT_TARGET) --lib --bin op2-gpu-probe --bin op2-pack
 
 gpu-kit: gpu-kit-lib
 	CC='$(CC)' KIT_SKIP_TESTS='$(GPU_KIT_SKIP_TESTS)' bash tests/gpu-kit/build.sh $(GPU_KIT) $(GPU_KIT_TARGET)/release $(AF_SHARED)

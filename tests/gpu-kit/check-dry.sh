@@ -15,7 +15,7 @@ mkdir -p "$dir"
 
 # layout
 for f in run.sh kit-info.txt lib/libop2.so bin/airfoil bin/cmp_rms bin/op2_copy bin/op2-gpu-probe \
-  meshes/new_grid_45k.dat.gz meshes/new_grid.dat.gz ref/rms-45k-1000.log ref/rms-720k-200.log \
+  packs/host.op2pack meshes/new_grid_45k.dat.gz meshes/new_grid.dat.gz ref/rms-45k-1000.log ref/rms-720k-200.log \
   ref/reference_720k.txt tests/c/list.txt tests/c/bin/t380-cuda tests/c/op2-style/jac_res.h \
   tests/golden/vtk/mesh2x2-binary.vtu; do
   [ -s "$kit/$f" ] || fail "the kit has no $f"
@@ -53,9 +53,10 @@ expect() { # STEP RESULT [TEXT]
 expect device INFO
 expect probe PASS "no CUDA driver"
 expect seq PASS "within 1e-12"
+expect seq-pack PASS "OP2_JIT=off"
 expect ctest-seq-smoke PASS "6 of 6 tests pass on seq"
 expect bandwidth-seq INFO "op2 copy loop"
-expect analysis-seq PASS "worst loop"
+expect analysis-seq PASS "furthest loop"
 for s in ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
   expect "$s" "NOT RUN" "cuda unavailable: dry run"
 done
