@@ -57,16 +57,18 @@ $CC $cflags -Wextra -I"$root/include" -o "$kit/bin/op2_copy" "$here/op2_copy.c" 
   -Wl,-rpath,'$ORIGIN/../lib' -lm
 rm -rf "$gen"
 
-# The C suite, built as tests/c/run.sh builds it (warnings are errors), one program per test.
+# The C suite, built as tests/c/run.sh builds it (warnings are errors), one program per test,
+# compiled in parallel.
 : > "$kit/tests/c/list.txt"
 for src in "$root"/tests/c/t*.c; do
   name=$(basename "$src" .c)
   case " $skip " in *" ${name%%-*} "*) continue ;; esac
-  $CC -std=c99 -Wall -Wextra -Werror -O1 -I"$root/include" -I"$root/tests/c" "$src" -o "$kit/tests/c/bin/$name" \
-    -L"$kit/lib" -lop2 -Wl,-rpath,'$ORIGIN/../../../lib' -lm
-  strip "$kit/tests/c/bin/$name"
   echo "$name" >> "$kit/tests/c/list.txt"
 done
+export CC root kit
+xargs -a "$kit/tests/c/list.txt" -P "$(nproc 2>/dev/null || echo 2)" -I '{}' sh -c \
+  '$CC -std=c99 -Wall -Wextra -Werror -O1 -I"$root/include" -I"$root/tests/c" "$root/tests/c/$1.c" \
+     -o "$kit/tests/c/bin/$1" -L"$kit/lib" -lop2 -Wl,-rpath,"\$ORIGIN/../../../lib" -lm && strip "$kit/tests/c/bin/$1"' _ '{}'
 # what the tests read, relative to the kit's root (they run from there)
 cp -r "$root/tests/c/op2-style" "$kit/tests/c/"
 cp -r "$root/tests/golden/vtk" "$kit/tests/golden/"

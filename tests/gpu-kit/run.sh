@@ -52,7 +52,10 @@ REPORT=$OUTDIR/gpu-report.md
 LOG=$OUTDIR/gpu-kit.log
 W=$OUTDIR/work
 rm -rf "$W"
-mkdir -p "$W/sections" "$W/cache"
+mkdir -p "$W/sections"
+# Large files (unpacked meshes, JIT caches) stay out of OUTDIR, which may be copied back.
+BIG=$(mktemp -d "${TMPDIR:-/tmp}/op2-gpu-kit.XXXXXX") || { echo "run.sh: mktemp failed" >&2; exit 2; }
+mkdir -p "$BIG/cache"
 : > "$LOG"
 : > "$W/status.tsv"
 
@@ -63,8 +66,8 @@ DEADLINE=$((START + BUDGET))
 RESERVE_720K=${KIT_RESERVE_720K_S:-150}
 
 export LD_LIBRARY_PATH="$KIT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OP2_CACHE_DIR=$W/cache
-export POCL_CACHE_DIR=$W/pocl-cache
+export OP2_CACHE_DIR=$BIG/cache
+export POCL_CACHE_DIR=$BIG/pocl-cache
 unset OP2_BACKEND OP2_INC OP_AUTO_SOA OP2_VALIDATE OP2_STREAM_GBS OP2_LOOP_PACK OP2_JIT
 
 BIN=$KIT/bin
@@ -182,7 +185,7 @@ MAIN=$$
   wait "$SLEEPER" && kill -TERM "$MAIN" 2>/dev/null
 ) &
 WATCHDOG=$!
-trap 'kill "$WATCHDOG" 2>/dev/null' EXIT
+trap 'kill "$WATCHDOG" 2>/dev/null; rm -rf "$BIG"' EXIT
 
 write_report
 
@@ -231,7 +234,12 @@ if begin device; then
   fence < "$W/device.txt" | section
   gpu=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)
   [ -n "$gpu" ] && echo "$gpu (nvidia-smi)" > "$W/device-line"
-  if [ "$HAVE_CC" = 0 ]; then
+  # the glibc the kit was built against (kit-info.txt) against this machine's
+  need=$(sed -n 's/.*needs glibc >= \([0-9.]*\).*/\1/p' "$KIT/kit-info.txt" 2>/dev/null)
+  have=$(ldd --version 2>&1 | head -n 1 | grep -o '[0-9][0-9]*\.[0-9][0-9]*$')
+  if [ -n "$need" ] && [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -t . -k 1,1n -k 2,2n | head -n 1)" != "$need" ]; then
+    finish FAIL "glibc $have here; the kit needs $need or newer"
+  elif [ "$HAVE_CC" = 0 ]; then
     finish INFO "${gpu:-no nvidia-smi}; no C compiler 'cc': loops from the kit's pack, C suite not run"
   else
     finish INFO "${gpu:-no nvidia-smi}; NVRTC ${NVRTC_AT%% (*}"
@@ -283,7 +291,7 @@ if [ -n "$SIM" ] && [ "$DRY" = 0 ]; then
   echo "SIMULATED: the cuda steps run on $SIM (KIT_SIMULATE)" > "$W/device-line"
 fi
 
-MESH720=$W/new_grid.dat
+MESH720=$BIG/new_grid.dat
 UNPACK720=
 if [ "$CUDA_OK" = 1 ]; then
   # OP2's 720K mesh (80 MB of text) unpacked while the first steps run
@@ -293,7 +301,7 @@ fi
 
 # ---- Airfoil helpers --------------------------------------------------------------------------
 
-MESH45=$W/new_grid_45k.dat
+MESH45=$BIG/new_grid_45k.dat
 gunzip -c "$KIT/meshes/new_grid_45k.dat.gz" > "$MESH45" 2>> "$LOG" || log "cannot unpack the 45K mesh"
 
 # airfoil_check TAG MESH ITERS REFLOG SECONDS ENV...: runs Airfoil and compares its rms log with
@@ -326,8 +334,8 @@ fi
 
 if begin seq-pack; then
   # an empty cache: the loops can only come from the pack
-  mkdir -p "$W/cache-pack"
-  r=$(export OP2_LOOP_PACK=$PACK OP2_JIT=off OP2_CACHE_DIR=$W/cache-pack; airfoil_check seq-pack "$MESH45" 20 "$REF/rms-45k-1000.log" 60 OP2_BACKEND=seq)
+  mkdir -p "$BIG/cache-pack"
+  r=$(export OP2_LOOP_PACK=$PACK OP2_JIT=off OP2_CACHE_DIR=$BIG/cache-pack; airfoil_check seq-pack "$MESH45" 20 "$REF/rms-45k-1000.log" 60 OP2_BACKEND=seq)
   echo "$r" | fence | section
   case $r in PASS*) finish PASS "the same from the kit's loop pack, OP2_JIT=off" ;; *) finish FAIL "$r" ;; esac
 fi
@@ -402,9 +410,11 @@ fi
 af_strategies() {
   local step=$1
   shift
-  local fails=0 cfg r notes=
+  local fails=0 cfg r tag notes=
   for cfg in OP2_INC=atomics OP2_INC=colour OP2_INC=blocks OP_AUTO_SOA=1; do
-    r=$(airfoil_check "$step-${cfg#*=}" "$MESH45" 1000 "$REF/rms-45k-1000.log" 60 "$@" "$cfg")
+    tag=${cfg#*=}
+    [ "$cfg" = OP_AUTO_SOA=1 ] && tag=soa
+    r=$(airfoil_check "$step-$tag" "$MESH45" 1000 "$REF/rms-45k-1000.log" 60 "$@" "$cfg")
     echo "$r" >> "$W/$step.txt"
     case $r in PASS*) notes="$notes ${cfg}: $(echo "$r" | sed -n 's/.*(\([0-9.?]*\) ms\/iter).*/\1/p') ms/iter;" ;; *) fails=$((fails + 1)) ;; esac
   done
