@@ -6,7 +6,9 @@
 #
 # Writes DIR/gpu-report.md (markdown) and DIR/gpu-kit.log (every step's full output); DIR is
 # --out, else $OUT, else ./gpu-kit-out. The report is rewritten after every step, so a run cut
-# off from outside still reports every step finished before. Steps, most important first:
+# off from outside still reports every step finished before; DIR/work (replaced) keeps each
+# step's output. Meshes and JIT caches go to a temporary folder, removed at the end. Steps,
+# most important first:
 #   device      nvidia-smi, glibc, cc, nvcc, where NVRTC was found
 #   probe       op2-gpu-probe: the CUDA driver, NVRTC, device op2 uses (or why none); OpenCL devices
 #   seq         Airfoil 45K, 20 iterations on seq against the reference (the JIT works here)
@@ -28,6 +30,7 @@
 # watchdog stopped the run.
 #
 # Environment: KIT_BUDGET_S (seconds before the run stops itself, default 510: 8.5 minutes),
+# KIT_RESERVE_720K_S (seconds the opencl steps leave for the bandwidth and 720K steps, 150),
 # KIT_JOBS (parallel C tests, default: CPUs / 2, at most 8), OP2_CUDA_DEVICE. For testing this
 # script without a GPU: KIT_SIMULATE=BACKEND (e.g. threads) runs every cuda step on that
 # backend instead (no cuMemcpyDtoD), reported as simulated.
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --dry) DRY=1 ;;
     --out) shift; OUTDIR=${1:-} ;;
-    -h | --help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (run.sh [--dry] [--out DIR])" >&2; exit 2 ;;
   esac
   shift
@@ -91,7 +94,11 @@ left() { echo $((DEADLINE - $(now))); }
 log() { printf '%s\n' "$*" >> "$LOG"; }
 section() { cat >> "$W/sections/$CUR.md"; } # append markdown to the current step's section
 # record STEP RESULT NOTE: RESULT is PASS, FAIL, INFO or NOT RUN
-record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${STEP_T:-0}" "$3" >> "$W/status.tsv"; write_report; }
+# (the note on one line, without the table's '|')
+record() {
+  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${STEP_T:-0}" "$(printf '%s' "$3" | tr '|\t\n' '/  ' | cut -c1-600)" >> "$W/status.tsv"
+  write_report
+}
 
 write_report() {
   local tmp=$REPORT.tmp s line
