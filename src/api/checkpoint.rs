@@ -40,3 +40,9 @@ pub extern "C" fn op_checkpoint_now() {
         Ok(())
     })
 }
+
+/// Whether output call `call` is skipped because a checkpoint is being replayed (its data is
+/// not yet the program's); `OP2_DIAGNOSTICS=1` says so.
+pub(crate) fn replaying(st: &super::ApiState, call: &str) -> bool {
+    st.ctx.as_ref().is_some_and(|c| crate::checkpoint::skip_output(c, call))
+}

@@ -36,6 +36,9 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let file = c_str(file, CALL, "file")?;
         let label = format!("{CALL} '{file}'");
         let m = st.map(cells, &label, &"cells map")?;
@@ -224,6 +227,9 @@ pub extern "C" fn op_write_const_hdf5(
 pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_fetch_data_hdf5_file";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let d = st.dat(dat, &CALL, &"dat")?;
         let file = c_str(file, CALL, "file")?;
         st.ctx(CALL)?.sync_to_host(d)?;
@@ -242,6 +248,9 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let file = c_str(file, CALL, "file")?;
         st.ctx(CALL)?.sync_all_to_host()?;
         crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)
