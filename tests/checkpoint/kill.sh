@@ -4,8 +4,8 @@
 # Checkpoint and restart under SIGKILL (make test-checkpoint). For each mode (seq, threads,
 # mpi2 = seq under mpiexec -n 2): an uninterrupted Airfoil run is the reference; then TRIALS
 # trials, each from no checkpoint: Airfoil with --checkpoint/--every is started, killed with
-# SIGKILL after a random delay (every other trial with OP2_CHECKPOINT_TEST_DELAY_MS, so that
-# most kills land inside a checkpoint write), and started again until it finishes. Its final
+# SIGKILL at a random moment (every other trial with OP2_CHECKPOINT_TEST_DELAY_MS, and killed
+# inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes. Its final
 # q (--save) and rms history (--rms-log) must equal the reference's: byte for byte on seq,
 # within 1e-12 relative on threads and mpi2. Then the refusals: a truncated, a byte-flipped,
 # another program's (another mesh: other declarations) and another process count's
@@ -83,17 +83,30 @@ for mode in $modes; do
     for attempt in $(seq 1 $((KILLS + 1))); do
       runs=$((runs + 1))
       export OP2_CHECKPOINT_TEST_DELAY_MS=$delay OP2_DIAGNOSTICS=1
+      touch "$out.started"
       launch "$mode" --mesh "$mesh" --iters "$iters" --rms-log "$out.log" --save "$out.bin" \
         --checkpoint "$ck" --every 0.2 > "$out.out-$attempt" 2>&1
-      # KILLS times at a random moment, 20% to 100% of the uninterrupted run's time after the
-      # start; then the run goes to its end
+      # KILLS times per trial: without the delay at a random moment 20% to 100% of the
+      # uninterrupted run's time after the start; with it, at a random moment inside a
+      # checkpoint write (once this run's temporary file exists, 0-250 ms into the 300 ms
+      # pause before its rename). Then the run goes to its end.
       if [ "$attempt" -le "$KILLS" ]; then
-        ms=$((wall / 5 + RANDOM % (wall * 4 / 5 + 1)))
-        waited=0
-        while [ $waited -lt $ms ] && kill -0 $pid 2>/dev/null; do sleep 0.02; waited=$((waited + 20)); done
+        if [ "$delay" -gt 0 ]; then
+          waited=0
+          while [ $waited -lt $((wall * 4 + 5000)) ] && kill -0 $pid 2>/dev/null &&
+                [ -z "$(find "$ck.tmp" -newer "$out.started" 2>/dev/null)" ]; do
+            sleep 0.02; waited=$((waited + 20))
+          done
+          sleep "0.$(printf '%03d' $((RANDOM % 250)))"
+          in_write=1
+        else
+          ms=$((wall / 5 + RANDOM % (wall * 4 / 5 + 1)))
+          waited=0
+          while [ $waited -lt $ms ] && kill -0 $pid 2>/dev/null; do sleep 0.02; waited=$((waited + 20)); done
+          in_write=0
+        fi
         if kill -0 $pid 2>/dev/null; then
-          # inside a write: the temporary file exists and was written in the last second
-          [ -n "$(find "$ck.tmp" -newermt "@$(($(date +%s) - 1))" 2>/dev/null)" ] && writes_killed=$((writes_killed + 1))
+          [ $in_write -eq 1 ] && [ -e "$ck.tmp" ] && writes_killed=$((writes_killed + 1))
           kill9 $pid "$mode"
           kills=$((kills + 1))
         fi
