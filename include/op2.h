@@ -223,6 +223,8 @@ struct op_arg op_arg_info(void *data, int dim, const char *type, int reference);
  * and every global reduction's results since this call to the HDF5 file `path`, atomically (a
  * temporary file in the same directory, flushed to disk, renamed over the previous checkpoint,
  * with a SHA-256 checksum inside): a crash at any moment leaves the previous checkpoint usable.
+ * On one process the run pauses only to copy the state; a background thread writes the file
+ * (the next checkpoint and `op_exit` wait for it). Under MPI the write is collective.
  * When `path` already holds a checkpoint, the run replays it: loops before its count do not
  * run, each writes its saved global results into the caller's memory, output calls (fetches,
  * prints, file output) are skipped, and at its count every dat and constant is loaded and the
