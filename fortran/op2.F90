@@ -113,6 +113,7 @@ module op2
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
             op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
+  public :: op_checkpointing_init, op_checkpoint_now
 
   interface op_get_const_hdf5
     module procedure op_get_const_hdf5_r8, op_get_const_hdf5_r4, op_get_const_hdf5_i4, &
@@ -373,6 +374,18 @@ module op2
       import :: c_char
       character(kind=c_char), intent(in) :: file(*)
     end subroutine c_op_dump_to_hdf5
+
+    function c_op_checkpointing_init(path, interval_s, flags) result(on) &
+        bind(C, name="op_checkpointing_init")
+      import :: c_char, c_double, c_int
+      character(kind=c_char), intent(in) :: path(*)
+      real(c_double), value :: interval_s
+      integer(c_int), value :: flags
+      integer(c_int) :: on
+    end function c_op_checkpointing_init
+
+    subroutine c_op_checkpoint_now() bind(C, name="op_checkpoint_now")
+    end subroutine c_op_checkpoint_now
 
     subroutine c_op_timing_output() bind(C, name="op_timing_output")
     end subroutine c_op_timing_output
@@ -1316,6 +1329,23 @@ contains
     character(len=*), intent(in) :: file
     call c_op_dump_to_hdf5(cstr(file))
   end subroutine op_dump_to_hdf5
+
+  !> Checkpointing on (see the C function): saves to `path` every `interval_s` seconds; a
+  !> checkpoint already at `path` is replayed. Returns .true. when on.
+  logical function op_checkpointing_init(path, interval_s, flags) result(on)
+    character(len=*), intent(in) :: path
+    real(8), intent(in) :: interval_s
+    integer, intent(in), optional :: flags
+    integer(c_int) :: f
+    f = 0
+    if (present(flags)) f = int(flags, c_int)
+    on = c_op_checkpointing_init(cstr(path), real(interval_s, c_double), f) /= 0
+  end function op_checkpointing_init
+
+  !> A checkpoint at the next loop boundary, whatever the interval.
+  subroutine op_checkpoint_now()
+    call c_op_checkpoint_now()
+  end subroutine op_checkpoint_now
 
   !> Per loop: calls, time, achieved bandwidth.
   subroutine op_timing_output()

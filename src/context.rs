@@ -80,6 +80,8 @@ pub struct Context {
     pub index_base: i32,
     /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
     pub mats: crate::mat::Mats,
+    /// Checkpoint and restart, once `op_checkpointing_init` turned it on.
+    pub checkpoint: Option<Box<crate::checkpoint::Checkpointer>>,
 }
 
 impl Context {
@@ -109,6 +111,7 @@ impl Context {
             comm: Comm::default(),
             index_base: 0,
             mats: crate::mat::Mats::default(),
+            checkpoint: None,
         })
     }
 

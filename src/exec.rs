@@ -156,8 +156,17 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
     Ok((c, t.elapsed()))
 }
 
-/// Runs one parallel loop: `ParLoop::new(..)?.compute()`.
+/// Runs one parallel loop: `ParLoop::new(..)?.compute()`, through `checkpoint::par_loop` when
+/// checkpointing is on (which may replay, restore or save first).
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
+    if ctx.checkpoint.is_some() {
+        return crate::checkpoint::par_loop(ctx, kernel, name, set, raw);
+    }
+    run_loop(ctx, kernel, name, set, raw)
+}
+
+/// Runs one parallel loop, whatever checkpointing says.
+pub fn run_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     ParLoop::new(ctx, kernel, name, set, raw)?.compute()
 }
 

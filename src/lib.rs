@@ -8,6 +8,7 @@
 pub mod api;
 pub mod arg;
 pub mod backend;
+pub mod checkpoint;
 pub mod codegen;
 pub mod config;
 pub mod context;

@@ -68,7 +68,8 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
           "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]\n"
-          "          [--renumber] [--kernel-dir D] [--save FILE] [OP2_BACKEND=name ...]\n"
+          "          [--renumber] [--kernel-dir D] [--save FILE] [--checkpoint FILE [--every S]]\n"
+          "          [OP2_BACKEND=name ...]\n"
           "  --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout if FILE ends in .h5\n"
           "                  (default new_grid.dat)\n"
           "  --iters N       iterations (default 1000)\n"
@@ -80,6 +81,9 @@ static void usage(FILE *f, const char *prog) {
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  --dump FILE.h5  write every set, map and dat at the end (op_dump_to_hdf5)\n"
           "  --partition P   MPI partitioner: METIS:KWAY (default), RCB, BLOCK or RANDOM\n"
+          "  --checkpoint F  checkpoint to F (op_checkpointing_init); a run started again with F\n"
+          "                  present resumes from it, with the same results\n"
+          "  --every S       seconds between checkpoints (default 10; 0: every loop)\n"
           "  NAME=VALUE      op2 configuration tokens, passed to op_init\n",
           prog);
 }
@@ -95,6 +99,8 @@ int main(int argc, char **argv) {
   long niter = 1000;
   const char *vtk_path = NULL;
   long vtk_every = 0;
+  const char *ckpt_path = NULL;
+  double ckpt_every = 10.0;
 
   /* our options are consumed here; NAME=VALUE tokens go to op_init */
   char **op_argv = calloc((size_t)argc + 1, sizeof(char *));
@@ -128,6 +134,15 @@ int main(int argc, char **argv) {
       dump_path = argv[++i];
     } else if (!strcmp(argv[i], "--partition") && i + 1 < argc) {
       partition = argv[++i];
+    } else if (!strcmp(argv[i], "--checkpoint") && i + 1 < argc) {
+      ckpt_path = argv[++i];
+    } else if (!strcmp(argv[i], "--every") && i + 1 < argc) {
+      char *e;
+      ckpt_every = strtod(argv[++i], &e);
+      if (*e || e == argv[i] || !(ckpt_every >= 0.0)) {
+        fprintf(stderr, "airfoil: --every needs a non-negative number of seconds, got '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--renumber")) {
       renumber = 1;
     } else if (!strcmp(argv[i], "--kernel-dir") && i + 1 < argc) {
@@ -294,6 +309,9 @@ int main(int argc, char **argv) {
 
   double rms = 0.0, maxerr = 0.0;
   int errloc = 0;
+  /* checkpoint and restart: a checkpoint already at ckpt_path is replayed (loops skipped,
+     their rms results given back) up to where it was taken, then the run goes on from there */
+  if (ckpt_path) op_checkpointing_init(ckpt_path, ckpt_every, 0);
 
   double t0 = now_s(), t1 = t0;
   for (long iter = 1; iter <= niter; iter++) {

@@ -12,6 +12,9 @@ use std::ffi::{c_char, c_int, c_longlong, c_void};
 pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
     const CALL: &str = "op_fetch_data";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let d = st.dat(dat, &CALL, &"dat");
         let ctx = st.ctx(CALL)?;
         let ready = d.and_then(|d| {
@@ -54,6 +57,9 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
 pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, high: c_int) {
     const CALL: &str = "op_fetch_data_idx";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let d = st.dat(dat, &CALL, &"dat");
         let ctx = st.ctx(CALL)?;
         let ready = d.and_then(|d| {
@@ -108,6 +114,9 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
 pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_print_dat_to_txtfile";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
         let ctx = st.ctx(CALL)?;
         let (d, file) = ctx.comm.enter(CALL, ready)?;

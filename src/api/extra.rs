@@ -84,6 +84,9 @@ pub extern "C" fn op_free_dat_temp_char(dat: op_dat) -> c_int {
 pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_print_dat_to_binfile";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
         let ctx = st.ctx(CALL)?;
         let (d, file) = ctx.comm.enter(CALL, ready)?;

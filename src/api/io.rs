@@ -36,6 +36,9 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let ready = (|| {
             let file = c_str(file, CALL, "file")?;
             let label = format!("{CALL} '{file}'");
@@ -241,6 +244,9 @@ pub extern "C" fn op_write_const_hdf5(
 pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_fetch_data_hdf5_file";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
         let ctx = st.ctx(CALL)?;
         let (d, file) = ctx.comm.enter(CALL, ready)?;
@@ -260,6 +266,9 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
         let ready = c_str(file, CALL, "file");
         let ctx = st.ctx(CALL)?;
         let file = ctx.comm.enter(CALL, ready)?;

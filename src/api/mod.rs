@@ -7,6 +7,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod arg;
+pub mod checkpoint;
 pub mod data;
 pub mod decl;
 pub mod error;

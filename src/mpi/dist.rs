@@ -574,3 +574,25 @@ pub fn global_index_map(ctx: &mut Context, set: SetId, map: Option<MapId>) -> Re
     ctx.comm.idx_maps.push((map, set, std::sync::Arc::new(values)));
     Ok(ctx.comm.idx_maps.len() - 1)
 }
+
+/// The inverse of `dat_block` (checkpoint restore): `block` is this process's declared block of
+/// the dat's rows in original order; every process gets its local rows (owned and halos, so
+/// the halos are current). Before `op_partition` the block is the local rows. Collective.
+pub fn set_from_block(ctx: &mut Context, d: DatId, block: &[u8]) -> Result<()> {
+    let dat = &ctx.dats[d.0 as usize];
+    let eb = dat.elem_bytes();
+    let set = dat.set;
+    if ctx.comm.layout(set).is_none() {
+        let n = declared_size(ctx, set) * eb;
+        ctx.dats[d.0 as usize].data.as_mut_slice()[..n].copy_from_slice(&block[..n]);
+        return Ok(());
+    }
+    let all = ctx.comm.all_gather(block)?.concat();
+    let Some(l) = ctx.comm.layout(set) else { return Ok(()) };
+    let name = ctx.dats[d.0 as usize].name.clone();
+    let buf = local_rows(&all, eb, l, &name)?;
+    let dat = &mut ctx.dats[d.0 as usize];
+    dat.data = buf;
+    dat.halo_dirty = false;
+    Ok(())
+}
