@@ -1,4 +1,4 @@
-//! The validating backend: runs every loop exactly as `seq` does, and checks what the access
+//! The checking backend: runs every loop exactly as `seq` does, and checks what the access
 //! descriptors promise, reporting a broken promise as an op2 error (`OP2_ERR_CHECK`) that names
 //! the loop, the argument and the data:
 //! - an indirect OP_WRITE / OP_RW argument promises that no two elements reach the same target
