@@ -244,7 +244,8 @@ pub fn method(lib: &str, routine: Option<&str>) -> Result<Method> {
     Ok(match (l.as_str(), r.as_deref()) {
         ("BLOCK", _) => Method::Block,
         ("RANDOM", _) => Method::Random,
-        (_, Some("GEOM")) | (_, Some("RCB")) => Method::Rcb,
+        // Geometric routines of the libraries that have one (METIS has none), and RCB's own.
+        ("PARMETIS" | "PTSCOTCH" | "RCB" | "GEOM", Some("GEOM" | "RCB")) => Method::Rcb,
         ("RCB", None | Some("")) | ("GEOM", None | Some("")) => Method::Rcb,
         ("METIS" | "PARMETIS" | "PTSCOTCH" | "KWAY", None | Some("") | Some("KWAY")) => Method::Kway,
         _ => op2_bail!(
@@ -273,9 +274,17 @@ mod tests {
         assert_eq!(method("RANDOM", Some("whatever")).unwrap(), Method::Random);
         assert_eq!(method("BLOCK", Some("GEOM")).unwrap(), Method::Block);
         // A misspelt library, or a routine the library lacks: named errors.
-        for (lib, routine) in
-            [("BLOK", Some("ANY")), ("METIS", Some("ANY")), ("PTSCOTCH", Some("KWAYS")), ("RCB", Some("KWAY"))]
-        {
+        assert_eq!(method("PTSCOTCH", Some("GEOM")).unwrap(), Method::Rcb);
+        assert_eq!(method("RCB", Some("rcb")).unwrap(), Method::Rcb);
+        for (lib, routine) in [
+            ("BLOK", Some("ANY")),
+            ("BLOK", Some("GEOM")),
+            ("RANDUM", None),
+            ("METIS", Some("ANY")),
+            ("METIS", Some("GEOM")),
+            ("PTSCOTCH", Some("KWAYS")),
+            ("RCB", Some("KWAY")),
+        ] {
             let e = method(lib, routine).unwrap_err();
             assert_eq!(e.code, crate::error::ErrorCode::BadConfig, "{lib} {routine:?}");
             assert!(

@@ -21,8 +21,12 @@ int main(int argc, char **argv)
     /* What a library lacks, or a misspelt library: named errors. */
     op_partition("BLOK", "ANY", edges, pecell, x);
     CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'BLOK' routine 'ANY'", "supported are BLOCK, RANDOM");
+    op_partition("BLOK", "GEOM", edges, pecell, x);
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'BLOK' routine 'GEOM'");
     op_partition("METIS", "ANY", edges, pecell, x);
     CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'METIS' routine 'ANY'");
+    op_partition("METIS", "GEOM", edges, pecell, x); /* METIS has no geometric partitioner */
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'METIS' routine 'GEOM'");
     op_partition("PTSCOTCH", "KWAYS", edges, pecell, x);
     CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'PTSCOTCH' routine 'KWAYS'");
 
@@ -36,6 +40,8 @@ int main(int argc, char **argv)
     op_partition("random", NULL, edges, OP_ID, NULL);
     CHECK_OK();
     op_partition("PARMETIS", "KWAY", edges, pecell, x);
+    CHECK_OK();
+    op_partition("PARMETIS", "GEOM", edges, pecell, x);
     CHECK_OK();
 
     PAR_LOOP(k, "count", edges, op_arg_dat(n, 0, pecell, 1, "double", OP_INC),
