@@ -709,8 +709,10 @@ contains
 
   !> Partition the sets over the MPI processes (after the declarations, before the first loop):
   !> `lib` 'BLOCK', 'RANDOM', 'RCB' (on `coords`), 'METIS'/'PARMETIS'/'PTSCOTCH' with routine
-  !> 'KWAY' (on the graph of `prime_map`), or routine 'GEOM' (on `coords`). `routine` may be
-  !> blank; `prime_map` may be OP_ID; `coords` may be omitted. On one process it only checks.
+  !> 'KWAY' (on the graph of `prime_map`), or 'PARMETIS'/'PTSCOTCH' with routine 'GEOM' (on
+  !> `coords`). `routine` may be blank, and is ignored for 'BLOCK' and 'RANDOM' (OP2's Airfoil
+  !> passes 'ANY'); `prime_map` may be OP_ID; `coords` may be omitted. On one process it only
+  !> checks.
   subroutine op_partition(lib, routine, prime_set, prime_map, coords)
     character(len=*), intent(in) :: lib, routine
     type(op_set), intent(in) :: prime_set

@@ -13,7 +13,7 @@ use crate::codegen::{host, ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::core::residency;
 use crate::core::{Dat, DatId, KernelId, MapId, SetId};
-use crate::error::Result;
+use crate::error::{ErrorCode, Op2Error, Result};
 use crate::jit::HostLibrary;
 use crate::op2_bail;
 use std::collections::HashMap;
@@ -110,10 +110,42 @@ pub fn generate(
     host::generate_with(&sig, simd)
 }
 
-/// `check` is the promise checks over the validation wrapper: it always validates, so a kernel
-/// that reads an OP_WRITE-only argument is caught there too.
+/// Whether loops run also on the seq reference (`OP2_VALIDATE=1`, on any backend): the kernel
+/// then runs twice per element (the reference, then the backend), and its side effects
+/// (`printf`) happen twice. Otherwise every backend, `check` included, runs it once per
+/// element.
 fn validates(ctx: &Context) -> bool {
-    ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check
+    ctx.config.validate
+}
+
+/// `OP2_VALIDATE=1` and the check backend: a kernel whose source reads an indirect OP_INC
+/// argument (`validate::inc_read`) is refused before it runs, naming the loop, kernel, argument
+/// and line (`OP2_ERR_VALIDATE`, or `OP2_ERR_CHECK` on check without `OP2_VALIDATE=1`).
+fn check_inc_reads(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc], bound: &[BoundArg]) -> Result<()> {
+    let on_check = ctx.backend.kind() == crate::config::BackendKind::Check;
+    if !ctx.config.validate && !on_check {
+        return Ok(());
+    }
+    let k = &ctx.kernels[kernel.0 as usize];
+    let Some(r) = crate::validate::inc_read(&k.source, &k.name, descs) else {
+        return Ok(());
+    };
+    let dat = match bound.get(r.arg) {
+        Some(BoundArg::Dat { dat, .. }) => ctx.dats[dat.0 as usize].name.as_str(),
+        _ => "",
+    };
+    let code = if ctx.config.validate { ErrorCode::Validate } else { ErrorCode::Check };
+    Err(Op2Error::new(
+        code,
+        format!(
+            "op_par_loop '{name}', arg {} (dat '{dat}'): kernel '{}' reads its indirect OP_INC parameter '{}' (line {} of its source); OP2 leaves its value undefined (devices pass a zero-staged copy, seq and threads the target's running sum), so results differ between backends: only add to it (+= or -=), or declare the argument OP_RW ({})",
+            r.arg,
+            k.name,
+            r.param,
+            r.line,
+            if ctx.config.validate { "OP2_VALIDATE=1" } else { "check backend" }
+        ),
+    ))
 }
 
 /// The shape's compiled loop: from the session's cache, or generated, compiled (host code, when
@@ -325,6 +357,7 @@ fn run(
     halo_before: (Duration, u64, u64),
 ) -> Result<()> {
     let lib: &HostLibrary = &compiled.lib;
+    check_inc_reads(ctx, kernel, name, descs, bound)?;
     let validate = validates(ctx);
     if validate {
         // The reference reads host bytes: make them current before the loop moves anything.

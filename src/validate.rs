@@ -204,6 +204,130 @@ pub fn compare(
     Ok(downloaded)
 }
 
+/// A read of an indirect OP_INC parameter that the kernel's source shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncRead {
+    /// The loop argument.
+    pub arg: usize,
+    /// The kernel's parameter name.
+    pub param: String,
+    /// Line of the read in the kernel's source.
+    pub line: usize,
+}
+
+/// The first read of an indirect OP_INC parameter in kernel `kernel` (defined in `src`), if
+/// the source shows one. Reading such an argument is undefined in OP2's model: devices pass a
+/// zero-staged copy (the increments are added afterwards), `seq` and `threads` the target's
+/// accumulated value, so the results depend on the backend.
+///
+/// Found in the source (`core::clex` tokens), not by running the kernel again: a second run
+/// from other staged values would repeat the kernel's side effects (`printf`) and could only
+/// see reads that change an output. Only definite reads are reported, so a correct kernel is
+/// never refused: an element of the parameter (`p[e]`, `*p`, `p[j][k]` for a vector argument,
+/// in parentheses or not) used other than as the target of `=`, `+=` or `-=` (`p[0] *= 2`,
+/// `p[0]++`, `x = p[0]`, `p[0] = p[0] + x`, `f(p[0])`). Not seen: reads through another pointer
+/// (`double *q = p;`), a helper function given the pointer, or a macro that names it; the
+/// parameter declared again in the body, or named by a preprocessor line, is not examined.
+pub fn inc_read(src: &str, kernel: &str, args: &[ArgDesc]) -> Option<IncRead> {
+    use crate::core::clex::{self, TokKind};
+    let levels = |a: &ArgDesc| match *a {
+        ArgDesc::Dat { acc: Access::Inc, how: DatAccess::Indirect { .. }, .. } => Some(1usize),
+        ArgDesc::Dat { acc: Access::Inc, how: DatAccess::Vector { .. }, .. } => Some(2),
+        _ => None,
+    };
+    if !args.iter().any(|a| levels(a).is_some()) {
+        return None;
+    }
+    let toks = clex::tokens(src);
+    let (name_at, close, open, end) = clex::definition_span(&toks, kernel)?;
+    let groups = crate::codegen::rewrite::split_params(&toks[name_at + 2..close]);
+    if groups.len() != args.len() {
+        return None;
+    }
+    let macros = crate::codegen::rewrite::preprocessor_lines(src);
+    let adjacent = |a: usize, b: usize| clex::offset(src, &toks[a]) + toks[a].text.len() == clex::offset(src, &toks[b]);
+    let text = |k: usize| toks.get(k).map_or("", |t| t.text);
+    let mut first: Option<IncRead> = None;
+    for (i, g) in groups.iter().enumerate() {
+        let Some(levels) = levels(&args[i]) else { continue };
+        if g.iter().any(|t| t.text == "(") {
+            continue;
+        }
+        // The name: the last identifier before any `[`.
+        let Some(name) =
+            g.iter().take_while(|t| t.text != "[").filter(|t| t.kind == TokKind::Ident).map(|t| t.text).last()
+        else {
+            continue;
+        };
+        if macros.iter().any(|l| clex::tokens(l).iter().any(|t| t.kind == TokKind::Ident && t.text == name)) {
+            continue;
+        }
+        let mut found = None;
+        for j in open + 1..end {
+            let t = toks[j];
+            if t.kind != TokKind::Ident || t.text != name {
+                continue;
+            }
+            let prev = text(j - 1);
+            if prev == "." || (prev == ">" && text(j - 2) == "-" && adjacent(j - 2, j - 1)) {
+                continue; // a struct member of the same name
+            }
+            if toks[j - 1].kind == TokKind::Ident && !["return", "else", "case", "sizeof", "do"].contains(&prev) {
+                found = None; // declared again in the body: not examined
+                break;
+            }
+            // Subscripts after the name, dereferences before it.
+            let mut k = j + 1;
+            let mut subs = 0;
+            while text(k) == "[" {
+                let Some(rb) = clex::matching(&toks, k) else { break };
+                k = rb + 1;
+                subs += 1;
+            }
+            let mut b = j - 1;
+            let mut stars = 0;
+            while subs + stars < levels && text(b) == "*" && b > open {
+                stars += 1;
+                b -= 1;
+            }
+            if subs + stars < levels
+                || (stars > 0 && subs == 0 && matches!(text(k), "+" | "-") && text(k) == text(k + 1))
+            {
+                continue; // the pointer itself (passed on, compared, moved): not an element
+            }
+            // Parentheses around the element.
+            while text(b) == "(" && text(k) == ")" && b > open {
+                b -= 1;
+                k += 1;
+            }
+            let before = text(b);
+            if before == "sizeof"
+                || (before == "&"
+                    && !matches!(toks[b - 1].kind, TokKind::Ident | TokKind::Number)
+                    && !matches!(text(b - 1), "]" | ")"))
+            {
+                continue; // its size, or its address: not a read here
+            }
+            let prefix_step = matches!(before, "+" | "-") && text(b - 1) == before && adjacent(b - 1, b);
+            let stored = match (text(k), text(k + 1)) {
+                ("=", next) => !(next == "=" && adjacent(k, k + 1)),
+                ("+" | "-", "=") => adjacent(k, k + 1),
+                _ => false,
+            };
+            if prefix_step || !stored {
+                found = Some(t.line);
+                break;
+            }
+        }
+        if let Some(line) = found {
+            if first.as_ref().is_none_or(|f| line < f.line) {
+                first = Some(IncRead { arg: i, param: name.to_string(), line });
+            }
+        }
+    }
+    first
+}
+
 fn as_bytes(w: &[u64]) -> &[u8] {
     // SAFETY: u64 words viewed as their bytes.
     unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 8) }
@@ -317,6 +441,73 @@ mod tests {
         let got = f(&[2.0, 10.0, 1e-11, 10.0]);
         let d = differs(ElemType::Double, 2, &got, &want, 1e-12, true).unwrap();
         assert_eq!((d.0, d.1), (1, 0));
+    }
+
+    #[test]
+    fn indirect_inc_reads() {
+        use crate::core::ElemType::Double;
+        let dat = |acc, how| ArgDesc::Dat { ty: Double, dim: 2, acc, how, optional: false };
+        let ind = DatAccess::Indirect { map_dim: 2, idx: 0 };
+        let vec2 = DatAccess::Vector { map_dim: 2 };
+        let args = [dat(Access::Read, ind), dat(Access::Inc, ind)];
+        let read = |src: &str| inc_read(src, "k", &args).map(|r| (r.arg, r.param, r.line));
+        // Increments, stores, the pointer itself, its size, its address: no read.
+        for ok in [
+            "void k(const double *a, double *b) { b[0] += a[0]; b[1] -= 2.0 * a[1]; }",
+            "void k(const double *a, double *b) { *b += *a; (*b) += 1.0; (b[1]) -= a[0] * a[1]; }",
+            "void k(const double *a, double b[2]) { b[0] = a[0]; if (b) { double s = sizeof(*b); b[1] += s; } }",
+            "void k(const double *a, double *b) { add(b, a[0]); double *q = &b[1]; *q += 1; }",
+            "void k(const double *a, double *restrict b) { struct { double b; } s; s.b = a[0]; b[0] += s.b; }",
+            "void k(const double *a, double *b) { b[0] += sizeof b[0] * a[0]; }",
+        ] {
+            assert_eq!(read(ok), None, "{ok}");
+        }
+        // Reads: as a value, read-modify-write other than +=/-=, ++, a comparison.
+        for (bad, line) in [
+            ("void k(const double *a, double *b) {\n  b[0] += a[0];\n  b[1] += b[0];\n}", 3),
+            ("void k(const double *a, double *b) { b[0] = b[0] + a[0]; }", 1),
+            ("void k(const double *a, double *b) { b[0] *= 2.0; }", 1),
+            ("void k(const double *a, double *b) { b[1]++; }", 1),
+            ("void k(const double *a, double *b) { ++(*b); }", 1),
+            ("void k(const double *a, double *b) { if (*b == 0.0) b[0] += a[0]; }", 1),
+            ("void k(const double *a, double *b) { printf(\"%g\\n\", b[1]); }", 1),
+        ] {
+            assert_eq!(read(bad), Some((1, "b".to_string(), line)), "{bad}");
+        }
+        // Direct OP_INC may be read (it is the element's own); a vector INC argument `T**`.
+        let direct = [dat(Access::Read, ind), dat(Access::Inc, DatAccess::Direct)];
+        assert_eq!(inc_read("void k(const double *a, double *b) { *b += b[1]; }", "k", &direct), None);
+        let vargs = [dat(Access::Inc, vec2)];
+        assert_eq!(inc_read("void k(double **v) { v[0][0] += 1; v[1][1] -= 2; }", "k", &vargs), None);
+        assert_eq!(inc_read("void k(double **v) { double *p = v[1]; p[0] += 1; }", "k", &vargs), None);
+        assert_eq!(
+            inc_read("void k(double **v) { v[0][0] += *v[1]; }", "k", &vargs).map(|r| r.param),
+            Some("v".into())
+        );
+        // The example applications' increments (airfoil's res_calc and bres_calc, jacobi's res).
+        let d = |dim, acc, how| ArgDesc::Dat { ty: Double, dim, acc, how, optional: false };
+        let (r, inc) = (Access::Read, Access::Inc);
+        let i = |idx| DatAccess::Indirect { map_dim: 2, idx };
+        let res = [
+            d(2, r, i(0)),
+            d(2, r, i(1)),
+            d(4, r, i(0)),
+            d(4, r, i(1)),
+            d(1, r, i(0)),
+            d(1, r, i(1)),
+            d(4, inc, i(0)),
+            d(4, inc, i(1)),
+        ];
+        assert_eq!(inc_read(include_str!("../examples-c/airfoil/kernels/res_calc.c"), "res_calc", &res), None);
+        let bres =
+            [d(2, r, i(0)), d(2, r, i(1)), d(4, r, i(0)), d(1, r, i(0)), d(4, inc, i(0)), d(1, r, DatAccess::Direct)];
+        assert_eq!(inc_read(include_str!("../examples-c/airfoil/kernels/bres_calc.c"), "bres_calc", &bres), None);
+        let jres =
+            [d(1, r, DatAccess::Direct), d(1, r, i(1)), d(1, inc, i(0)), ArgDesc::Gbl { ty: Double, dim: 1, acc: r }];
+        assert_eq!(inc_read(include_str!("../examples-c/jacobi/res.h"), "res", &jres), None);
+        // Declared again in the body, or named by a macro: not examined.
+        assert_eq!(read("void k(const double *a, double *b) { { double b = 1; a = &b; } }"), None);
+        assert_eq!(read("#define B b[0]\nvoid k(const double *a, double *b) { b[1] += b[0]; }"), None);
     }
 
     #[test]

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
                 op_arg_dat(p_du, 0, ppedge, 1, "double", OP_INC), op_arg_gbl(&beta, 1, "double", OP_READ));
     u_sum = 0.0, u_max = 0.0;
     OP_PAR_LOOP(update, "update", nodes, op_arg_dat(p_r, -1, OP_ID, 1, "double", OP_READ),
-                op_arg_dat(p_du, -1, OP_ID, 1, "double", OP_RW), op_arg_dat(p_u, -1, OP_ID, 1, "double", OP_RW),
+                op_arg_dat(p_du, -1, OP_ID, 1, "double", OP_RW), op_arg_dat(p_u, -1, OP_ID, 1, "double", OP_INC),
                 op_arg_gbl(&u_sum, 1, "double", OP_INC), op_arg_gbl(&u_max, 1, "double", OP_MAX));
     /* The same iteration in plain C. */
     for (int e = 0; e < nedge; e++) du[pp[2 * e]] += beta * A[e] * u[pp[2 * e + 1]];

@@ -26,8 +26,9 @@ pub extern "C" fn op_mpi_init(
 /// after every set, map and dat is declared and before the first loop). `lib`: `"BLOCK"` keeps
 /// the declared blocks; `"METIS"` (or `"PARMETIS"`, `"PTSCOTCH"`) with routine `"KWAY"`
 /// partitions the target set of `prime_map` by the graph of its rows (METIS k-way); `"RCB"` (or
-/// routine `"GEOM"`) bisects the set of `coords` by its coordinates; `"RANDOM"` (for tests)
-/// scatters `prime_set` at random. `routine` may be NULL for BLOCK, RCB and RANDOM;
+/// routine `"GEOM"` of PARMETIS or PTSCOTCH; METIS has none) bisects the set of `coords` by its coordinates; `"RANDOM"` (for tests)
+/// scatters `prime_set` at random. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
+/// nothing to BLOCK and RANDOM: any is accepted there (OP2's Airfoil passes `"ANY"`);
 /// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
 /// through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
 /// fetches, `op_arg_idx` and file output keep the original numbering. On one process it only

@@ -1,4 +1,4 @@
-//! The validating backend: runs every loop exactly as `seq` does, and checks what the access
+//! The checking backend: runs every loop exactly as `seq` does, and checks what the access
 //! descriptors promise, reporting a broken promise as an op2 error (`OP2_ERR_CHECK`) that names
 //! the loop, the argument and the data:
 //! - an indirect OP_WRITE / OP_RW argument promises that no two elements reach the same target
@@ -7,9 +7,13 @@
 //!   matrix entry;
 //! - an OP_READ dat must not be modified by the kernel. (OP_READ globals reach kernels as
 //!   private copies in generated code, so the caller's value cannot change.)
-//! - and, since the driver always validates loops on `check` (`crate::validate`, as
-//!   `OP2_VALIDATE=1` does elsewhere), an OP_WRITE-only argument must not be read: the reference
-//!   run sees it poisoned, and `OP2_ERR_VALIDATE` names the loop, argument and element.
+//! - an indirect OP_INC argument must not be read (its value is undefined in OP2's model):
+//!   the driver refuses a kernel whose source reads one (`crate::validate::inc_read`).
+//!
+//! Every check works from one run and copies of the data (before/after snapshots), so the
+//! kernel runs once per element, as on every backend, and its side effects (`printf`) happen
+//! once. A kernel that reads an OP_WRITE-only argument needs a second run to be seen (from
+//! poisoned inputs): `OP2_VALIDATE=1` adds it, on `check` as anywhere (`crate::validate`).
 //!
 //! Use it to debug a program before running it on `threads` or a GPU; it costs a copy of the
 //! read data per loop.

@@ -3,8 +3,9 @@
 //! supplies a `Dialect` (types, address spaces, atomics, entry point, thread ids).
 //!
 //! Every argument is staged: the wrapper gathers each element's data into private arrays,
-//! calls the kernel on them, and scatters what it may write (WRITE/RW stored, INC added,
-//! plainly or atomically). User kernels stay plain C.
+//! calls the kernel on them, and scatters what it may write (WRITE/RW and direct INC stored,
+//! indirect INC added, plainly or atomically, from zero-staged values). User kernels stay
+//! plain C.
 //!
 //! ABI of the generated entry point `op2_kernel(...)`, in order:
 //! - `int op2_start, int op2_count`: the work is elements `op2_start + i` (or, for a coloured
@@ -576,9 +577,19 @@ fn emit_wrapper(
                     ));
                 }
                 let guard = if optional { format!("if (op2_on{i}) ") } else { String::new() };
+                // A direct OP_INC belongs to one element (one work-item): staged with its value
+                // and stored back, as RW, so a kernel that reads it sees what seq and OP2's own
+                // backends pass. Indirect OP_INC starts from zero and is added (its targets are
+                // shared; reading one is undefined in OP2's model, `OP2_VALIDATE=1` names it).
+                let direct_inc = acc == Access::Inc && how == DatAccess::Direct;
                 for (priv_, base) in &cols {
                     match acc {
                         Access::Read | Access::Rw => {
+                            w.line(format!(
+                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
+                            ));
+                        }
+                        Access::Inc if direct_inc => {
                             w.line(format!(
                                 "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
                             ));
@@ -592,7 +603,10 @@ fn emit_wrapper(
                         Access::Write | Access::Rw => {
                             format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
                         }
-                        Access::Inc if inc == IncStrategy::Atomics && how != DatAccess::Direct => {
+                        Access::Inc if direct_inc => {
+                            format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
+                        }
+                        Access::Inc if inc == IncStrategy::Atomics => {
                             (d.atomic_add)(ty, &format!("&op2_d{i}[{base}]"), &format!("{priv_}[op2_k]"))
                         }
                         Access::Inc => format!("op2_d{i}[{base}] += {priv_}[op2_k];"),

@@ -298,6 +298,18 @@ mod tests {
         assert!(blk.contains("for (int op2_e = op2_e0; op2_e < op2_e1; op2_e++)"), "{blk}");
         assert!(blk.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
         assert!(!blk.contains("atomic_add_double(&"));
+        // A direct OP_INC is the element's own: staged with its value and stored back (a kernel
+        // may read it, as on seq); an indirect one starts from zero and is added.
+        let direct = vec![
+            ArgDesc::Dat { ty: ElemType::Double, dim: 2, acc: Access::Inc, how: DatAccess::Direct, optional: false },
+            args[1],
+        ];
+        let sig2 = LoopSignature { args: &direct, kernel_source: "void k(double *a, double *b) { }", ..sig.clone() };
+        let dsrc = generate(&sig2, &[&v], false, IncStrategy::Atomics, false);
+        assert!(dsrc.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_e * 2 + op2_k];"), "{dsrc}");
+        assert!(dsrc.contains("op2_d0[(size_t)op2_e * 2 + op2_k] = (double)op2_p0[op2_k];"), "{dsrc}");
+        assert!(!dsrc.contains("op2_p0[op2_k] = 0;"), "{dsrc}");
+        assert!(dsrc.contains("op2_p1[op2_k] = 0;"), "{dsrc}");
         let soa = generate(&sig, &[&v], false, IncStrategy::Plain, true);
         assert!(soa.contains("__global double *op2_d0,\n    int op2_s0,"), "{soa}");
         assert!(soa.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_k * op2_s0 + (size_t)op2_e];"));

@@ -260,7 +260,7 @@ fn check_inc(what: &str, comp: Option<usize>, dim: usize, compound: bool, seen: 
 }
 
 /// Splits a parameter list's tokens at top-level commas (a lone `void` is no parameter).
-fn split_params<'a>(toks: &[Tok<'a>]) -> Vec<Vec<Tok<'a>>> {
+pub(crate) fn split_params<'a>(toks: &[Tok<'a>]) -> Vec<Vec<Tok<'a>>> {
     let mut groups = Vec::new();
     let mut cur = Vec::new();
     let mut d = 0;
@@ -285,8 +285,8 @@ fn split_params<'a>(toks: &[Tok<'a>]) -> Vec<Vec<Tok<'a>>> {
     groups
 }
 
-/// The preprocessor lines of `src` (continuations joined).
-fn preprocessor_lines(src: &str) -> Vec<String> {
+/// The preprocessor lines of `src` (continuations joined). Also used by `validate::inc_read`.
+pub(crate) fn preprocessor_lines(src: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
     for line in src.lines() {

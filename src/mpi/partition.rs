@@ -234,19 +234,23 @@ pub enum Method {
     Kway,
 }
 
-/// The method for `lib`/`routine`, or `OP2_ERR_BAD_CONFIG` naming the supported ones.
+/// The method for `lib`/`routine`, or `OP2_ERR_BAD_CONFIG` naming the supported ones. The
+/// routine means nothing to BLOCK and RANDOM: any is accepted there, as OP2 does (its tutorial
+/// Airfoil calls `op_partition("BLOCK", "ANY", ...)`); a misspelt library, or a routine the
+/// library lacks, is an error.
 pub fn method(lib: &str, routine: Option<&str>) -> Result<Method> {
     let r = routine.map(|r| r.to_ascii_uppercase());
     let l = lib.to_ascii_uppercase();
     Ok(match (l.as_str(), r.as_deref()) {
-        (_, Some("GEOM")) | (_, Some("RCB")) => Method::Rcb,
-        ("BLOCK", None | Some("") | Some("BLOCK")) => Method::Block,
-        ("RANDOM", None | Some("") | Some("RANDOM")) => Method::Random,
+        ("BLOCK", _) => Method::Block,
+        ("RANDOM", _) => Method::Random,
+        // Geometric routines of the libraries that have one (METIS has none), and RCB's own.
+        ("PARMETIS" | "PTSCOTCH" | "RCB" | "GEOM", Some("GEOM" | "RCB")) => Method::Rcb,
         ("RCB", None | Some("")) | ("GEOM", None | Some("")) => Method::Rcb,
         ("METIS" | "PARMETIS" | "PTSCOTCH" | "KWAY", None | Some("") | Some("KWAY")) => Method::Kway,
         _ => op2_bail!(
             BadConfig,
-            "op_partition: unknown partitioner lib '{lib}' routine '{}': supported are BLOCK, RANDOM, RCB (or routine GEOM, on coords), METIS/PARMETIS/PTSCOTCH with KWAY (on prime_map)",
+            "op_partition: unknown partitioner lib '{lib}' routine '{}': supported are BLOCK, RANDOM, RCB (or routine GEOM, on coords), METIS/PARMETIS/PTSCOTCH with KWAY (on prime_map); BLOCK and RANDOM take any routine",
             routine.unwrap_or("(null)")
         ),
     })
@@ -264,6 +268,31 @@ mod tests {
         let e = method("SCOTCHY", Some("KWAY")).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::BadConfig);
         assert!(e.message.contains("supported are BLOCK, RANDOM, RCB"), "{}", e.message);
+        // The routine means nothing to BLOCK and RANDOM (OP2's Airfoil passes "ANY").
+        assert_eq!(method("BLOCK", Some("ANY")).unwrap(), Method::Block);
+        assert_eq!(method("block", Some("KWAY")).unwrap(), Method::Block);
+        assert_eq!(method("RANDOM", Some("whatever")).unwrap(), Method::Random);
+        assert_eq!(method("BLOCK", Some("GEOM")).unwrap(), Method::Block);
+        // A misspelt library, or a routine the library lacks: named errors.
+        assert_eq!(method("PTSCOTCH", Some("GEOM")).unwrap(), Method::Rcb);
+        assert_eq!(method("RCB", Some("rcb")).unwrap(), Method::Rcb);
+        for (lib, routine) in [
+            ("BLOK", Some("ANY")),
+            ("BLOK", Some("GEOM")),
+            ("RANDUM", None),
+            ("METIS", Some("ANY")),
+            ("METIS", Some("GEOM")),
+            ("PTSCOTCH", Some("KWAYS")),
+            ("RCB", Some("KWAY")),
+        ] {
+            let e = method(lib, routine).unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::BadConfig, "{lib} {routine:?}");
+            assert!(
+                e.message.contains(&format!("lib '{lib}' routine '{}'", routine.unwrap_or("(null)"))),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]
