@@ -25,9 +25,10 @@ use std::ffi::{c_char, c_double, c_int};
 pub extern "C" fn op_checkpointing_init(path: *const c_char, interval_s: c_double, flags: c_int) -> c_int {
     const CALL: &str = "op_checkpointing_init";
     boundary(CALL, 0, |st| {
-        st.ctx(CALL)?;
-        let path = c_str(path, CALL, "path")?;
-        crate::checkpoint::init(st.ctx(CALL)?, path, interval_s, flags)?;
+        let ready = c_str(path, CALL, "path");
+        let ctx = st.ctx(CALL)?;
+        let path = ctx.comm.enter(CALL, ready)?;
+        crate::checkpoint::init(ctx, path, interval_s, flags)?;
         Ok(1)
     })
 }
@@ -38,7 +39,9 @@ pub extern "C" fn op_checkpointing_init(path: *const c_char, interval_s: c_doubl
 pub extern "C" fn op_checkpoint_now() {
     const CALL: &str = "op_checkpoint_now";
     boundary(CALL, (), |st| {
-        crate::checkpoint::now(st.ctx(CALL)?);
+        let ctx = st.ctx(CALL)?;
+        ctx.comm.enter(CALL, Ok(()))?;
+        crate::checkpoint::now(ctx);
         Ok(())
     })
 }
