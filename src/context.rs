@@ -145,12 +145,16 @@ impl Context {
         // targets in the renumbered storage order.
         let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
         if fo.is_some() || to_o.is_some() {
-            let mut v = m.values.clone();
+            let what = format!("op_decl_map '{name}'");
+            let mut v = crate::core::alloc::copy_of(&m.values, &what)?;
             if let Some(o) = fo {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
-                let mut out = vec![0u8; bytes.len()];
+                let mut bytes = crate::core::alloc::with_capacity::<u8>(v.len().saturating_mul(4), &what)?;
+                bytes.extend(v.iter().flat_map(|x| x.to_ne_bytes()));
+                let mut out = crate::core::alloc::zeroed::<u8>(bytes.len(), &what)?;
                 crate::core::renumber::permute_rows(&bytes, m.dim * 4, o, &mut out);
-                v = out.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+                for (x, c) in v.iter_mut().zip(out.chunks_exact(4)) {
+                    *x = i32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                }
             }
             if let Some(o) = to_o {
                 v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
@@ -186,6 +190,7 @@ impl Context {
                 ty.size()
             );
         };
+        crate::core::alloc::bytes(bytes, 1, &format!("{call} '{name}'"))?;
         let buf = match (data, &self.sets[set.0 as usize].order) {
             (Some(d), None) => AlignedBuf::from_slice(&d[..bytes]),
             (Some(d), Some(o)) => AlignedBuf::zeroed(bytes).map(|mut b| {
@@ -196,9 +201,11 @@ impl Context {
             (None, _) => AlignedBuf::zeroed(bytes),
         };
         let Some(buf) = buf else {
+            // A representable size the allocator refused (impossible sizes are BAD_SIZE above).
             op2_bail!(
-                BadSize,
-                "{call} '{name}': cannot allocate {bytes} bytes ({n} elements x dim {dim} x {})",
+                OutOfMemory,
+                "{call} '{name}': cannot allocate {bytes} bytes ({:.1} MiB: {n} elements x dim {dim} x {})",
+                bytes as f64 / 1048576.0,
                 ty.api_name()
             );
         };
@@ -228,7 +235,7 @@ impl Context {
             op2_bail!(BadName, "{call} '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)");
         }
         let dim = dim as usize;
-        let value = data[..dim * ty.size()].to_vec();
+        let value = crate::core::alloc::copy_of(&data[..dim * ty.size()], &format!("{call} '{name}'"))?;
         match self.consts.get_mut(name) {
             Some(c) if c.ty == ty && c.dim == dim => {
                 if c.data != value {

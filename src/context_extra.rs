@@ -41,10 +41,7 @@ impl Context {
     /// Declares a kernel read from `path` (`op_decl_kernel_file`): the kernel remembers the file
     /// so compiler messages can name it.
     pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
-        let source = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
-        };
+        let source = crate::io::read_regular(path, &format!("{call} '{name}': kernel file"))?;
         let Ok(source) = String::from_utf8(source) else {
             op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
         };

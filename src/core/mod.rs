@@ -108,7 +108,7 @@ impl Map {
             from: from.0,
             to: to.0,
             dim,
-            values: values.to_vec(),
+            values: alloc::copy_of(values, &format!("op_decl_map '{name}'"))?,
             distinct: std::sync::Mutex::new(Vec::new()),
         })
     }
