@@ -344,14 +344,17 @@ fn create(
     ds
 }
 
+/// An object of the `STRUCT` file: name, type, shape, values, whether it is a constant (with
+/// `dim`/`type` attributes).
+type Object = (&'static str, Ty, Vec<usize>, Vec<u8>, bool);
+
 /// A structure mutant of the `STRUCT` file: every object as OP2 writes it except one, changed
 /// in one way chosen by `rng`.
 fn structured(dir: &Path, path: &Path, rng: &mut Rng) {
     let _ = std::fs::remove_file(path);
     let f = File::create(path).unwrap();
     let le = |v: &[i64], w: usize| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..w].to_vec()).collect() };
-    // (name, type, shape, values, is a constant (dim/type attributes))
-    let objects: Vec<(&str, Ty, Vec<usize>, Vec<u8>, bool)> = vec![
+    let objects: Vec<Object> = vec![
         ("nodes", Ty::I32, vec![1], le(&[5], 4), false),
         ("edges", Ty::I32, vec![1], le(&[4], 4), false),
         ("pedge", Ty::I32, vec![4, 2], le(&[0, 1, 1, 2, 2, 3, 3, 4], 4), false),
@@ -499,7 +502,7 @@ fn mutated_files_are_values_or_named_errors() {
         let mut c = ctx(&dir);
         let all = layout.sets.len() + layout.maps.len() + layout.dats.len() + layout.consts.len();
         assert_eq!(read_all(&mut c, layout, p.to_str().unwrap()), all, "{what}");
-        let regions = if metadata { vec![0..bytes.len()] } else { value_regions(&p, layout) };
+        let regions = if metadata { std::iter::once(0..bytes.len()).collect() } else { value_regions(&p, layout) };
         bases.push((bytes, layout, regions));
     }
     {
@@ -510,7 +513,7 @@ fn mutated_files_are_values_or_named_errors() {
     }
 
     let iters: usize = std::env::var("OP2_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
-    let seed: u64 = std::env::var("OP2_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0f_0b2);
+    let seed: u64 = std::env::var("OP2_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f0b2);
     let budget = Duration::from_secs(30);
     // Watchdog: a mutant that hangs a reader aborts the run naming the iteration.
     static CURRENT: AtomicU64 = AtomicU64::new(0);
