@@ -8,6 +8,8 @@
  * - an indirect OP_INC loop into a 512 MiB dat whose colouring scratch (1 GiB) cannot be had:
  *   OP2_ERR_OUT_OF_MEMORY on threads (was an abort) and on check and OP2_VALIDATE=1 runs (the
  *   reference copy); seq needs no scratch and runs it;
+ * - op_renumber of a 2^25-node mesh whose scratch cannot be had: OP2_ERR_OUT_OF_MEMORY (was an
+ *   abort; all copies are now made before anything is reordered);
  * - HDF5: a file op2 wrote reads back; a dataset declaring INT_MAX x 16 doubles that the file
  *   never stores is OP2_ERR_FILE_FORMAT before anything is allocated (was an abort in vec!);
  * and after all that a normal loop and a CG solve give the right values. Under AddressSanitizer
@@ -296,6 +298,29 @@ int main(int argc, char **argv)
   loops(&m);
   solve(&m);
   op_exit();
+
+  /* op_renumber of a 2^25-node graph (a 256 MiB map: its scratch is more than 512 MiB) is
+   * refused and the session goes on (its dat reads back). A session of its own (the map's copy
+   * takes 256 MiB). */
+  if (limited) {
+    op_set rn, re;
+    op_map pr;
+    op_dat dr;
+    int got[2];
+    test_init(argc, argv);
+    op_set_error_handler(OP_ERRORS_RETURN);
+    rn = op_decl_set(1 << 25, "rnodes");
+    re = op_decl_set(1 << 25, "redges");
+    pr = op_decl_map(re, rn, 2, zeros, "predge");
+    dr = op_decl_dat(re, 1, "int", NULL, "dredge");
+    CHECK_OK();
+    op_renumber(pr);
+    CHECK_ERR(OP2_ERR_OUT_OF_MEMORY, "op_renumber", "cannot allocate");
+    op_fetch_data_idx(dr, got, 5, 6);
+    CHECK_OK();
+    CHECK_INT(got[0] + got[1], 0);
+    op_exit();
+  }
 
   if (zeros) munmap(zeros, (size_t)BIGMAP_FROM * 8 * sizeof(int));
   unlink(h5);
