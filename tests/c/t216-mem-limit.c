@@ -1,5 +1,6 @@
 /* Allocation sized by input is never an abort (issue 21, point 1). Under an address-space limit
- * (setrlimit(RLIMIT_AS) to what the process uses plus 768 MiB), on the host backends:
+ * (setrlimit(RLIMIT_AS) to what the process uses plus 768 MiB, set again before each step), on
+ * the host backends:
  * - op_decl_dat of a plausible size the allocator refuses (2 GiB) is OP2_ERR_OUT_OF_MEMORY
  *   (was OP2_ERR_BAD_SIZE), an impossible one (2^63 bytes) OP2_ERR_BAD_SIZE;
  * - op_decl_map copying 1 GiB of entries is OP2_ERR_OUT_OF_MEMORY (was an abort in to_vec);
@@ -59,6 +60,17 @@ static unsigned long long vm_bytes(void)
   CHECK(fscanf(f, "%llu", &pages) == 1);
   fclose(f);
   return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* Limits this process's address space to what it uses now plus HEADROOM (set again before each
+ * step, so that what op_init or earlier steps mapped, thread stacks and malloc arenas included,
+ * does not eat into the step's room). */
+static void limit_from_here(void)
+{
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_AS, &rl) == 0);
+  rl.rlim_cur = vm_bytes() + HEADROOM;
+  CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
 }
 
 /* A small mesh: NN nodes on a line, NN-1 edges; x, a direct and an indirect loop, a matrix. */
@@ -205,7 +217,6 @@ int main(int argc, char **argv)
   crafted = craft_huge_h5(huge_h5);
 
   if (limited) {
-    struct rlimit rl;
     fd = open(pack, O_CREAT | O_WRONLY | O_TRUNC, 0600);
     CHECK(fd >= 0);
     CHECK(ftruncate(fd, (off_t)1 << 40) == 0); /* 1 TiB, sparse */
@@ -213,9 +224,7 @@ int main(int argc, char **argv)
     /* a caller's 1 GiB of map entries (zero pages, never touched) */
     zeros = mmap(NULL, (size_t)BIGMAP_FROM * 8 * sizeof(int), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     CHECK(zeros != MAP_FAILED);
-    CHECK(getrlimit(RLIMIT_AS, &rl) == 0);
-    rl.rlim_cur = vm_bytes() + HEADROOM;
-    CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+    limit_from_here();
 
     /* A loop pack op2 would have to hold in memory: op_init refuses it, by name. */
     snprintf(tok_pack, sizeof tok_pack, "OP2_LOOP_PACK=%s", pack);
@@ -234,6 +243,7 @@ int main(int argc, char **argv)
     CHECK(op_decl_dat(huge, 1 << 30, "double", NULL, "qhuge") == NULL);
     CHECK_ERR(OP2_ERR_BAD_SIZE, "op_decl_dat", "'qhuge'");
     if (limited) {
+      limit_from_here();
       op_set big = op_decl_set(1 << 26, "big"), from = op_decl_set(BIGMAP_FROM, "from");
       CHECK(op_decl_dat(big, 4, "double", NULL, "qbig") == NULL); /* 2 GiB */
       CHECK_ERR(OP2_ERR_OUT_OF_MEMORY, "op_decl_dat", "'qbig'", "cannot allocate 2147483648 bytes");
@@ -272,6 +282,7 @@ int main(int argc, char **argv)
     op_dat t;
     for (i = 0; i < LOOP_ELEMS; i++) to[i] = (int)(((long long)i * 601) % LOOP_TARGETS);
     p = op_decl_map(one, targets, 1, to, "pone");
+    limit_from_here();
     t = op_decl_dat_temp_char(targets, 1, "int", 4, "tbig"); /* 512 MiB */
     CHECK_OK();
     PAR_LOOP(op_decl_kernel(src_inc, "inc"), "inc_big", one, op_arg_dat(t, 0, p, 1, "int", OP_INC));
@@ -309,6 +320,7 @@ int main(int argc, char **argv)
     int got[2];
     test_init(argc, argv);
     op_set_error_handler(OP_ERRORS_RETURN);
+    limit_from_here();
     rn = op_decl_set(1 << 25, "rnodes");
     re = op_decl_set(1 << 25, "redges");
     pr = op_decl_map(re, rn, 2, zeros, "predge");
