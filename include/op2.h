@@ -295,7 +295,8 @@ op_set op_decl_set(int size, const char *name);
  * Declares a map from each element of `from` to `dim` elements of `to`. `imap` holds
  * `from.size * dim` 0-based indices, row-major; op2 copies it. Every entry must lie in
  * `[0, to.size)`. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE
- * (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (names the map, the position and the value).
+ * (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (names the map, the position and the value),
+ * OP2_ERR_OUT_OF_MEMORY (the copy cannot be allocated).
  */
 op_map op_decl_map(op_set from, op_set to, int dim, const int *imap, const char *name);
 
@@ -303,7 +304,8 @@ op_map op_decl_map(op_set from, op_set to, int dim, const int *imap, const char 
  * Declares data on `set`: `dim` values of `type` (`"double"`, `"float"`, `"int"`, `"uint"`,
  * `"ll"`, `"ull"`, `"bool"`) per element, copied from `data` (`set.size * dim` values), or
  * zeros when `data` is NULL. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
- * OP2_ERR_BAD_SIZE (dim < 1), OP2_ERR_BAD_TYPE (unknown type string).
+ * OP2_ERR_BAD_SIZE (dim < 1, or a size in bytes beyond the address range), OP2_ERR_BAD_TYPE
+ * (unknown type string), OP2_ERR_OUT_OF_MEMORY (a size the allocator refuses).
  */
 op_dat op_decl_dat(op_set set, int dim, const char *type, const void *data, const char *name);
 
@@ -363,8 +365,8 @@ void op_set_error_handler(int mode);
 /**
  * Declares a kernel whose C source is read from the file `path` (OP2 programs keep each kernel
  * in `name.h`): as `op_decl_kernel` otherwise. Compiler messages name the file and lines
- * counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, naming
- * it), OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
+ * counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
+ * not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
  */
 op_kernel op_decl_kernel_file(const char *path, const char *name);
 
@@ -488,7 +490,9 @@ void op_write_vtk(const char *file, op_map cells, op_dat coords, int ndats, cons
  * (OP2's layout). Under MPI (collective) that is the global size, and each process declares
  * its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
  * NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
- * one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+ * one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file, or not a
+ * regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset,
+ * not one integer, a null dataspace, a value the file does not store, a soft or external link,
  * negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
  * without feature hdf5).
  */
@@ -501,8 +505,9 @@ op_set op_decl_set_hdf5(const char *file, const char *name);
  * (collective) each process reads only the rows of its declared block of `from` (one
  * collective hyperslab with parallel HDF5), values stay global indices until op_partition;
  * any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
- * from.size, non-integer type; the message names file, dataset, expected and found),
- * OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * from.size, non-integer type, an extent the file does not store; the message names file,
+ * dataset, expected and found), OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE,
+ * OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
 op_map op_decl_map_hdf5(op_set from, op_set to, int dim, const char *file, const char *name);
@@ -513,8 +518,10 @@ op_map op_decl_map_hdf5(op_set from, op_set to, int dim, const char *file, const
  * without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
  * only the rows of its declared block of `set` (before or after op_partition); any process's
  * error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
- * (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
- * OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
+ * (missing dataset, wrong dim, row count other than set.size, lossy type, an extent the file
+ * does not store, a bool value other than 0 or 1), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+ * OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * OP2_ERR_BACKEND_UNAVAILABLE.
  */
 op_dat op_decl_dat_hdf5(op_set set, int dim, const char *type, const char *file, const char *name);
 
@@ -524,7 +531,9 @@ op_dat op_decl_dat_hdf5(op_set set, int dim, const char *type, const char *file,
  * agree with them. Does not declare the constant (call `op_decl_const` after). Under MPI
  * every process reads it (collective; an error on one is reported on all). Errors:
  * OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
- * type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+ * type attribute longer than 32 bytes or of more than one string, lossy type, a bool value
+ * other than 0 or 1; a variable-length type string is not read: the dataset's datatype
+ * decides), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE, OP2_ERR_OUT_OF_MEMORY,
  * OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
  */
 void op_get_const_hdf5(const char *name, int dim, const char *type, char *const_data, const char *file);

@@ -163,12 +163,16 @@ impl Context {
         // targets in the renumbered storage order.
         let (fo, to_o) = (&self.sets[from.0 as usize].order, &self.sets[to.0 as usize].order);
         if fo.is_some() || to_o.is_some() {
-            let mut v = m.values.clone();
+            let what = format!("op_decl_map '{name}'");
+            let mut v = crate::core::alloc::copy_of(&m.values, &what)?;
             if let Some(o) = fo {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
-                let mut out = vec![0u8; bytes.len()];
+                let mut bytes = crate::core::alloc::with_capacity::<u8>(v.len().saturating_mul(4), &what)?;
+                bytes.extend(v.iter().flat_map(|x| x.to_ne_bytes()));
+                let mut out = crate::core::alloc::zeroed::<u8>(bytes.len(), &what)?;
                 crate::core::renumber::permute_rows(&bytes, m.dim * 4, o, &mut out);
-                v = out.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+                for (x, c) in v.iter_mut().zip(out.chunks_exact(4)) {
+                    *x = i32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                }
             }
             if let Some(o) = to_o {
                 v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
@@ -219,6 +223,9 @@ impl Context {
                     ty.size()
                 );
             };
+            // a size beyond the address range is BAD_SIZE; a representable one the allocator
+            // refuses is OUT_OF_MEMORY (below)
+            crate::core::alloc::bytes(bytes, 1, &format!("{call} '{name}'"))?;
             Ok((n, bytes))
         })();
         let buf = match data {
@@ -240,8 +247,9 @@ impl Context {
                 };
                 let Some(buf) = buf else {
                     op2_bail!(
-                        BadSize,
-                        "{call} '{name}': cannot allocate {bytes} bytes ({n} elements x dim {dim} x {})",
+                        OutOfMemory,
+                        "{call} '{name}': cannot allocate {bytes} bytes ({:.1} MiB: {n} elements x dim {dim} x {})",
+                        bytes as f64 / 1048576.0,
                         ty.api_name()
                     );
                 };
@@ -279,7 +287,7 @@ impl Context {
         })();
         self.comm.agree(ok)?;
         let dim = dim as usize;
-        let value = data[..dim * ty.size()].to_vec();
+        let value = crate::core::alloc::copy_of(&data[..dim * ty.size()], &format!("{call} '{name}'"))?;
         match self.consts.get_mut(name) {
             Some(c) if c.ty == ty && c.dim == dim => {
                 if c.data != value {

@@ -54,10 +54,7 @@ impl Context {
     /// missing on one node is an error on all).
     pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
         let k = (|| {
-            let source = match std::fs::read(path) {
-                Ok(b) => b,
-                Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
-            };
+            let source = crate::io::read_regular(path, &format!("{call} '{name}': kernel file"))?;
             let Ok(source) = String::from_utf8(source) else {
                 op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
             };
@@ -104,47 +101,66 @@ impl Context {
                 values: &m.values,
             })
             .collect();
-        let orders = crate::core::renumber::plan(&sizes, &views, base.0 as usize);
+        // Everything is computed and allocated first (fallibly), then committed: a refused
+        // allocation is OP2_ERR_OUT_OF_MEMORY and leaves every set, map and dat as it was.
+        let orders = crate::core::renumber::plan(&sizes, &views, base.0 as usize)?;
         drop(views);
-        for d in self.dats.iter_mut().filter(|d| !d.freed) {
+        let mut new_data = Vec::new();
+        for (i, d) in self.dats.iter().enumerate().filter(|(_, d)| !d.freed) {
             if let Some(o) = &orders[d.set.0 as usize] {
                 let eb = d.elem_bytes();
-                let Some(mut buf) = AlignedBuf::zeroed(d.data.as_slice().len()) else {
-                    op2_bail!(BadSize, "{call}: cannot allocate a copy of dat '{}' to reorder it", d.name);
+                let bytes = d.data.as_slice().len();
+                let Some(mut buf) = AlignedBuf::zeroed(bytes) else {
+                    op2_bail!(
+                        OutOfMemory,
+                        "{call}: cannot allocate {bytes} bytes for a copy of dat '{}' to reorder it",
+                        d.name
+                    );
                 };
                 crate::core::renumber::permute_rows(d.data.as_slice(), eb, o, buf.as_mut_slice());
-                d.data = buf;
+                new_data.push((i, buf));
             }
         }
-        for i in 0..self.maps.len() {
-            let m = &self.maps[i];
+        let mut new_maps = Vec::new();
+        for (i, m) in self.maps.iter().enumerate() {
             let (fo, to) = (&orders[m.from.0 as usize], &orders[m.to.0 as usize]);
             if fo.is_none() && to.is_none() {
                 continue;
             }
-            let mut v = m.values.clone();
+            let what = format!("{call}: map '{}'", m.name);
+            let mut v = crate::core::alloc::copy_of(&m.values, &what)?;
             if let Some(o) = fo {
-                let mut out = vec![0i32; v.len()];
-                for (dst, &old) in out.chunks_exact_mut(m.dim).zip(&o.old_of_new) {
-                    dst.copy_from_slice(&v[old as usize * m.dim..(old as usize + 1) * m.dim]);
+                for (dst, &old) in v.chunks_exact_mut(m.dim).zip(&o.old_of_new) {
+                    dst.copy_from_slice(&m.values[old as usize * m.dim..(old as usize + 1) * m.dim]);
                 }
-                v = out;
             }
             if let Some(o) = to {
                 v.iter_mut().for_each(|x| *x = o.new_of_old[*x as usize]);
             }
-            let (name, from, to, dim) = (m.name.clone(), m.from, m.to, m.dim as i32);
-            self.maps[i] =
-                Map::new(&name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
+            let (from, to, dim) = (m.from, m.to, m.dim as i32);
+            new_maps.push((
+                i,
+                Map::new(&m.name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?,
+            ));
         }
-        for (set, o) in self.sets.iter_mut().zip(orders) {
+        let mut new_orders = Vec::new();
+        for (s, o) in orders.into_iter().enumerate() {
             if let Some(o) = o {
-                set.order = Some(match &set.order {
+                let o = match &self.sets[s].order {
                     None => o,
-                    Some(prev) => prev.then(&o),
-                })
-                .filter(|o| !o.is_identity());
+                    Some(prev) => prev.then(&o)?,
+                };
+                new_orders.push((s, Some(o).filter(|o| !o.is_identity())));
             }
+        }
+        for (i, buf) in new_data {
+            self.dats[i].data = buf;
+        }
+        for (i, m) in new_maps {
+            self.maps[i] = m;
+        }
+        for (s, o) in new_orders {
+            self.sets[s].order = o;
         }
         // Sparsities follow their (renumbered) maps.
         self.mats_after_renumber()

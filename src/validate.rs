@@ -132,12 +132,13 @@ pub fn compare(
         }
         let dv = &dats[dat.0 as usize];
         let got: Vec<u8> = if backend.is_device() {
-            let mut v = vec![0u8; want.len()];
+            let mut v =
+                crate::core::alloc::zeroed::<u8>(want.len(), &format!("op_par_loop '{}': validation", call.name))?;
             backend.download(*dat, crate::backend::DatShape::of(dv), &mut v)?;
             downloaded.push((*dat, v.len() as u64));
             v
         } else {
-            dv.data.as_slice().to_vec()
+            crate::core::alloc::copy_of(dv.data.as_slice(), &format!("op_par_loop '{}': validation", call.name))?
         };
         // Increments: within the tolerance, relative to the larger of the two values and of the
         // largest magnitude of the component over the set (values where contributions cancel to

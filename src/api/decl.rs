@@ -24,7 +24,8 @@ pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
 /// Declares a map from each element of `from` to `dim` elements of `to`. `imap` holds
 /// `from.size * dim` 0-based indices, row-major; op2 copies it. Every entry must lie in
 /// `[0, to.size)`. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE
-/// (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (names the map, the position and the value).
+/// (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (names the map, the position and the value),
+/// OP2_ERR_OUT_OF_MEMORY (the copy cannot be allocated).
 #[no_mangle]
 pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const c_int, name: *const c_char) -> op_map {
     const CALL: &str = "op_decl_map";
@@ -107,7 +108,8 @@ fn decl_dat(
 /// Declares data on `set`: `dim` values of `type` (`"double"`, `"float"`, `"int"`, `"uint"`,
 /// `"ll"`, `"ull"`, `"bool"`) per element, copied from `data` (`set.size * dim` values), or
 /// zeros when `data` is NULL. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
-/// OP2_ERR_BAD_SIZE (dim < 1), OP2_ERR_BAD_TYPE (unknown type string).
+/// OP2_ERR_BAD_SIZE (dim < 1, or a size in bytes beyond the address range), OP2_ERR_BAD_TYPE
+/// (unknown type string), OP2_ERR_OUT_OF_MEMORY (a size the allocator refuses).
 #[no_mangle]
 pub extern "C" fn op_decl_dat(
     set: op_set,

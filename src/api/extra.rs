@@ -11,8 +11,8 @@ use std::ptr::null_mut;
 
 /// Declares a kernel whose C source is read from the file `path` (OP2 programs keep each kernel
 /// in `name.h`): as `op_decl_kernel` otherwise. Compiler messages name the file and lines
-/// counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, naming
-/// it), OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
+/// counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
+/// not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
 #[no_mangle]
 pub extern "C" fn op_decl_kernel_file(path: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel_file";

@@ -76,7 +76,9 @@ pub extern "C" fn op_write_vtk(
 /// (OP2's layout). Under MPI (collective) that is the global size, and each process declares
 /// its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
 /// NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
-/// one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset, not one integer,
+/// one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file, or not a
+/// regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset,
+/// not one integer, a null dataspace, a value the file does not store, a soft or external link,
 /// negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
 /// without feature hdf5).
 #[no_mangle]
@@ -97,8 +99,9 @@ pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> 
 /// (collective) each process reads only the rows of its declared block of `from` (one
 /// collective hyperslab with parallel HDF5), values stay global indices until op_partition;
 /// any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
-/// from.size, non-integer type; the message names file, dataset, expected and found),
-/// OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// from.size, non-integer type, an extent the file does not store; the message names file,
+/// dataset, expected and found), OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_decl_map_hdf5(
@@ -130,8 +133,10 @@ pub extern "C" fn op_decl_map_hdf5(
 /// without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
 /// only the rows of its declared block of `set` (before or after op_partition); any process's
 /// error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
-/// (missing dataset, wrong dim, row count other than set.size, lossy type), OP2_ERR_BAD_TYPE,
-/// OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
+/// (missing dataset, wrong dim, row count other than set.size, lossy type, an extent the file
+/// does not store, a bool value other than 0 or 1), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_decl_dat_hdf5(
     set: op_set,
@@ -181,7 +186,9 @@ fn const_args<'a>(
 /// agree with them. Does not declare the constant (call `op_decl_const` after). Under MPI
 /// every process reads it (collective; an error on one is reported on all). Errors:
 /// OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset or attribute, dim or type differing, a
-/// type attribute longer than 32 bytes, lossy type), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// type attribute longer than 32 bytes or of more than one string, lossy type, a bool value
+/// other than 0 or 1; a variable-length type string is not read: the dataset's datatype
+/// decides), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE, OP2_ERR_OUT_OF_MEMORY,
 /// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_get_const_hdf5(
@@ -197,7 +204,10 @@ pub extern "C" fn op_get_const_hdf5(
         let one = crate::mpi::Comm::default();
         let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
         let (name, dim, ty, file) = comm.enter(CALL, ready)?;
-        let mut buf = vec![0u8; dim * ty.size()];
+        let mut buf = crate::core::alloc::zeroed::<u8>(
+            crate::core::alloc::bytes(dim, ty.size(), &format!("{CALL} '{name}'"))?,
+            &format!("{CALL} '{name}'"),
+        )?;
         crate::io::hdf5::get_const(comm, name, dim, ty, &mut buf, file, CALL)?;
         // SAFETY: the caller provides room for dim values of `type`.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), const_data as *mut u8, buf.len()) };

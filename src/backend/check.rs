@@ -44,7 +44,8 @@ impl Check {
                 continue;
             }
             checked.push(a.dat);
-            let mut owner = vec![u32::MAX; a.to_size];
+            let what = format!("op_par_loop '{}': check backend's target owners", call.name);
+            let mut owner = crate::core::alloc::filled(a.to_size, u32::MAX, &what)?;
             for b in call.indirect.iter().filter(|b| b.dat == a.dat && exclusive(b.arg)) {
                 for e in start..end {
                     let row = &b.map_values[e * b.map_dim..(e + 1) * b.map_dim];
@@ -85,7 +86,8 @@ impl Check {
             let n = rows * cols;
             // SAFETY: the driver put the argument's slot table (set size x n entries) in its slot.
             let table = unsafe { std::slice::from_raw_parts(call.slots[2 * i + 1] as *const i32, call.set_size * n) };
-            let mut owner = vec![u32::MAX; values_bytes / ty.size()];
+            let what = format!("op_par_loop '{}': check backend's matrix entry owners", call.name);
+            let mut owner = crate::core::alloc::filled(values_bytes / ty.size(), u32::MAX, &what)?;
             for e in start..end {
                 for &s in &table[e * n..(e + 1) * n] {
                     let o = &mut owner[s as usize];
@@ -105,7 +107,7 @@ impl Check {
     }
 
     /// Copies of every read-only argument that no other argument of the loop may write.
-    fn snapshot_reads(call: &LoopCall) -> Vec<Snapshot> {
+    fn snapshot_reads(call: &LoopCall) -> Result<Vec<Snapshot>> {
         let written_dats: Vec<*mut std::ffi::c_void> = call
             .descs
             .iter()
@@ -130,10 +132,14 @@ impl Check {
                 _ => continue,
             };
             // SAFETY: the slot points at the argument's whole data (`bytes` long).
-            let before = unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }.to_vec();
+            let read = unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) };
+            let before = crate::core::alloc::copy_of(
+                read,
+                &format!("op_par_loop '{}': check backend's copy of arg {i}", call.name),
+            )?;
             snaps.push(Snapshot { arg: i, ptr: ptr as *const u8, before });
         }
-        snaps
+        Ok(snaps)
     }
 }
 
@@ -148,7 +154,7 @@ impl Backend for Check {
         }
         Check::check_exclusive_writes(call, start, end)?;
         Check::check_mat_writes(call, start, end)?;
-        let snaps = Check::snapshot_reads(call);
+        let snaps = Check::snapshot_reads(call)?;
         let mut slots = std::mem::take(&mut call.slots);
         // SAFETY: the driver built `slots` for this loop and the range lies in the set.
         let r = unsafe { call.run_range(start, end, &mut slots) };

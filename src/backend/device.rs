@@ -83,9 +83,10 @@ fn plan_of(
 ) -> Result<std::sync::Arc<crate::plan::Plan>> {
     let args = call.plan_args();
     let req = plan_request(call, &args, start, end, part_size);
-    plans
-        .get_or_build(&req)
-        .map_err(|e| Op2Error::new(ErrorCode::Internal, format!("op_par_loop '{}': colouring: {e}", call.name)))
+    plans.get_or_build(&req).map_err(|e| {
+        let code = if e.is_out_of_memory() { ErrorCode::OutOfMemory } else { ErrorCode::Internal };
+        Op2Error::new(code, format!("op_par_loop '{}': colouring: {e}", call.name))
+    })
 }
 
 /// A colouring's launch list and its (offset, count) per colour.

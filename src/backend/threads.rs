@@ -10,7 +10,7 @@
 use super::reduce::Partials;
 use super::{Backend, LoopCall};
 use crate::config::BackendKind;
-use crate::error::Result;
+use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_err;
 use crate::plan::{PlanCache, PlanRequest};
 use rayon::prelude::*;
@@ -167,10 +167,10 @@ impl Backend for Threads {
                 staging: false,
                 args: &args,
             };
-            let plan = self
-                .plans
-                .get_or_build(&req)
-                .map_err(|e| op2_err!(Internal, "op_par_loop '{}': execution plan: {e}", call.name))?;
+            let plan = self.plans.get_or_build(&req).map_err(|e| {
+                let code = if e.is_out_of_memory() { ErrorCode::OutOfMemory } else { ErrorCode::Internal };
+                Op2Error::new(code, format!("op_par_loop '{}': execution plan: {e}", call.name))
+            })?;
             let sh = Shared { call, partials: &partials, error: &error };
             self.pool.install(|| {
                 for c in 0..plan.ncolours {

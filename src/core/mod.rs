@@ -108,7 +108,7 @@ impl Map {
             from: from.0,
             to: to.0,
             dim,
-            values: values.to_vec(),
+            values: alloc::copy_of(values, &format!("op_decl_map '{name}'"))?,
             distinct: std::sync::Mutex::new(Vec::new()),
         })
     }
@@ -120,7 +120,14 @@ impl Map {
         if let Some(&(_, n)) = known.iter().find(|(c, _)| *c == idx) {
             return n;
         }
-        let mut seen = vec![false; to_size];
+        // One bit per target, allocated fallibly: without the memory (the map is the mesh's
+        // size) the count is the upper bound, visits capped by the target set, not cached.
+        let mut seen: Vec<u64> = Vec::new();
+        let visits = self.values.len() / self.dim * if idx.is_some() { 1 } else { self.dim };
+        if seen.try_reserve_exact(to_size.div_ceil(64)).is_err() {
+            return visits.min(to_size);
+        }
+        seen.resize(to_size.div_ceil(64), 0);
         let mut n = 0;
         for row in self.values.chunks_exact(self.dim) {
             let cols: &[i32] = match idx {
@@ -128,9 +135,9 @@ impl Map {
                 None => row,
             };
             for &t in cols {
-                let s = &mut seen[t as usize];
-                if !*s {
-                    *s = true;
+                let (w, bit) = (t as usize / 64, 1u64 << (t as usize % 64));
+                if seen[w] & bit == 0 {
+                    seen[w] |= bit;
                     n += 1;
                 }
             }

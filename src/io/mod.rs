@@ -20,3 +20,87 @@ pub(crate) fn host_dat(ctx: &Context, d: DatId) -> Cow<'_, [u8]> {
     let n = ctx.sets[dat.set.0 as usize].size;
     Cow::Borrowed(&dat.data.as_slice()[..n * dat.elem_bytes()])
 }
+
+/// What kind of thing a file type is, for messages.
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens an input file as a file: without blocking (`O_NONBLOCK`: a FIFO with no writer must
+/// not hang the open) and only if it is a regular file (a FIFO, a device, a socket or a
+/// directory is `OP2_ERR_IO` naming what it is). Returns the open file and its length.
+pub(crate) fn open_regular(path: &str, call: &str) -> crate::error::Result<(std::fs::File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| crate::op2_err!(Io, "{call}: cannot open '{path}': {e}"))?;
+    let meta = f.metadata().map_err(|e| crate::op2_err!(Io, "{call}: cannot check '{path}': {e}"))?;
+    if !meta.file_type().is_file() {
+        crate::op2_bail!(Io, "{call}: '{path}' is {}; op2 reads only regular files", kind_of(meta.file_type()));
+    }
+    Ok((f, meta.len()))
+}
+
+/// The length of a regular input file (see `open_regular`), which is then closed.
+pub(crate) fn regular_file_len(path: &str, call: &str) -> crate::error::Result<u64> {
+    open_regular(path, call).map(|(_, len)| len)
+}
+
+/// The whole of a regular input file (see `open_regular`), read into memory allocated
+/// fallibly for its length (`OP2_ERR_OUT_OF_MEMORY` when refused); a file that grows while
+/// it is read is read up to the length it had.
+pub(crate) fn read_regular(path: &str, call: &str) -> crate::error::Result<Vec<u8>> {
+    use std::io::Read;
+    let (f, len) = open_regular(path, call)?;
+    let n = usize::try_from(len).map_err(|_| crate::op2_err!(BadSize, "{call}: '{path}' is {len} bytes long"))?;
+    let mut bytes = crate::core::alloc::with_capacity::<u8>(n, &format!("{call}: reading '{path}'"))?;
+    f.take(len).read_to_end(&mut bytes).map_err(|e| crate::op2_err!(Io, "{call}: cannot read '{path}': {e}"))?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn refuses_what_is_not_a_regular_file() {
+        let e = open_regular("/dev/null", "t").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Io);
+        assert!(e.message.contains("'/dev/null' is a character device"), "{}", e.message);
+        let e = open_regular("/", "t").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Io);
+        assert!(e.message.contains("a directory"), "{}", e.message);
+        let dir = std::env::temp_dir().join(format!("op2-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t = std::time::Instant::now();
+        let e = read_regular(fifo.to_str().unwrap(), "t").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Io);
+        assert!(e.message.contains("is a FIFO"), "{}", e.message);
+        assert!(t.elapsed().as_secs() < 5);
+        let file = dir.join("g");
+        std::fs::write(&file, b"abc").unwrap();
+        assert_eq!(read_regular(file.to_str().unwrap(), "t").unwrap(), b"abc");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -311,8 +311,16 @@ impl Pack {
         if let Err(why) = super::cache::untrusted_ancestor(&real, me) {
             return Err(refuse(format!("it {why}")));
         }
-        let mut bytes = Vec::with_capacity(st.st_size.max(0) as usize);
-        file.read_to_end(&mut bytes).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+        // The file's own length bounds what is allocated and read (a file growing meanwhile is
+        // read up to it); a length the allocator refuses (a sparse 1 TiB file) is
+        // OP2_ERR_OUT_OF_MEMORY, an impossible one OP2_ERR_BAD_SIZE, never an abort.
+        let len = u64::try_from(st.st_size).unwrap_or(0);
+        let what = format!("OP2_LOOP_PACK: the loop pack '{shown}'");
+        let mut bytes = crate::core::alloc::with_capacity::<u8>(usize::try_from(len).unwrap_or(usize::MAX), &what)?;
+        Read::by_ref(&mut file)
+            .take(len)
+            .read_to_end(&mut bytes)
+            .map_err(|e| refuse(format!("cannot read it: {e}")))?;
         Pack::parse(path, bytes, &cpu_flags()).map_err(refuse)
     }
 

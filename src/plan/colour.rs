@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::blocks::Blocks;
-use super::error::PlanError;
+use super::error::{filled, with_capacity, PlanError};
 use super::resolve::ColouredCol;
 
 const ALL_TAKEN: u32 = u32::MAX;
@@ -49,7 +49,7 @@ impl<'a> Slots<'a> {
         if whole_map {
             return Ok(Slots { data: Cow::Borrowed(cols[0].values), stride: cols.len(), row0: 0, space });
         }
-        let mut data = Vec::with_capacity(blocks.len() * cols.len());
+        let mut data = with_capacity(blocks.len().saturating_mul(cols.len()), "colouring slots")?;
         for e in blocks.start..blocks.end {
             data.extend(cols.iter().map(|c| (c.base + c.values[e * c.dim + c.col] as usize) as i32));
         }
@@ -78,25 +78,25 @@ pub(crate) struct Colouring {
 /// thread-colour mask of the block being coloured. Thread masks are cleared as the block's own
 /// colour is recorded, while the block's slots are still in cache. Blocks that find all 32 block
 /// colours taken are coloured afterwards by further passes.
-pub(crate) fn colour(slots: &Slots<'_>, blocks: &Blocks) -> Colouring {
+pub(crate) fn colour(slots: &Slots<'_>, blocks: &Blocks) -> Result<Colouring, PlanError> {
     let nb = blocks.nblocks;
     if slots.stride == 0 {
         // Nothing can conflict: every block runs at once, every element in thread colour 0.
-        return Colouring {
-            block_colour: vec![0; nb],
+        return Ok(Colouring {
+            block_colour: filled(nb, 0, "block colours")?,
             ncolours: usize::from(nb > 0),
-            thrcol: vec![0; blocks.len()],
-            nthrcol: vec![1; nb],
-        };
+            thrcol: filled(blocks.len(), 0, "thread colours")?,
+            nthrcol: filled(nb, 1, "thread colour counts")?,
+        });
     }
     const LOW: u64 = u32::MAX as u64;
     let stride = slots.stride;
-    let mut words = vec![0u64; slots.space];
-    let mut block_colour = vec![-1i32; nb];
+    let mut words = filled(slots.space, 0u64, "colouring scratch (one word per target)")?;
+    let mut block_colour = filled(nb, -1i32, "block colours")?;
     // Zeroed memory comes cheap from the allocator; each block marks its own elements
     // uncoloured (-1) just before colouring them, while they are in cache.
-    let mut thrcol = vec![0i32; blocks.len()];
-    let mut nthrcol = vec![0i32; nb];
+    let mut thrcol = filled(blocks.len(), 0i32, "thread colours")?;
+    let mut nthrcol = filled(nb, 0i32, "thread colour counts")?;
     let mut ncolours = 0i32;
     let mut blocks_left = 0;
     for b in 0..nb {
@@ -156,17 +156,23 @@ pub(crate) fn colour(slots: &Slots<'_>, blocks: &Blocks) -> Colouring {
     }
     drop(words);
     if blocks_left > 0 {
-        ncolours = colour_blocks_from(slots, blocks, &mut block_colour, blocks_left, 32);
+        ncolours = colour_blocks_from(slots, blocks, &mut block_colour, blocks_left, 32)?;
     }
-    Colouring { block_colour, ncolours: ncolours as usize, thrcol, nthrcol }
+    Ok(Colouring { block_colour, ncolours: ncolours as usize, thrcol, nthrcol })
 }
 
 /// Colours the `left` blocks still marked -1 in `colour` by passes of 32 colours starting at
 /// `offset`; returns the number of colours.
-fn colour_blocks_from(slots: &Slots<'_>, blocks: &Blocks, colour: &mut [i32], mut left: usize, mut offset: i32) -> i32 {
+fn colour_blocks_from(
+    slots: &Slots<'_>,
+    blocks: &Blocks,
+    colour: &mut [i32],
+    mut left: usize,
+    mut offset: i32,
+) -> Result<i32, PlanError> {
     // Masks of the current pass, indexed by slot. A block touches everything its elements
     // touch, so a whole-array reset per pass (passes are few) is cheaper than tracking.
-    let mut masks = vec![0u32; slots.space];
+    let mut masks = filled(slots.space, 0u32, "block colouring scratch (one mask per target)")?;
     let mut ncolours = offset;
     while left > 0 {
         masks.fill(0);
@@ -189,5 +195,5 @@ fn colour_blocks_from(slots: &Slots<'_>, blocks: &Blocks, colour: &mut [i32], mu
         }
         offset += 32;
     }
-    ncolours
+    Ok(ncolours)
 }

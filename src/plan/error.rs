@@ -29,6 +29,30 @@ pub enum PlanError {
     MapInconsistent { arg: usize, map: u64 },
     /// Two args name the same dat id but disagree about its set size or element size.
     DatInconsistent { arg: usize, dat: u64 },
+    /// The allocator refused a plan array or colouring scratch of `bytes` bytes.
+    OutOfMemory { what: &'static str, bytes: usize },
+}
+
+impl PlanError {
+    /// Whether this is a refused allocation (callers report it as out of memory, not as a bug).
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, PlanError::OutOfMemory { .. })
+    }
+}
+
+/// `len` copies of `value`, allocated fallibly (plan arrays and scratch are sized by the mesh).
+pub(crate) fn filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<Vec<T>, PlanError> {
+    let mut v = with_capacity(len, what)?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` elements, reserved fallibly.
+pub(crate) fn with_capacity<T>(len: usize, what: &'static str) -> Result<Vec<T>, PlanError> {
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| PlanError::OutOfMemory { what, bytes })?;
+    Ok(v)
 }
 
 impl fmt::Display for PlanError {
@@ -65,6 +89,9 @@ impl fmt::Display for PlanError {
                 "plan: indirect arg {arg}: dat id {dat} was given with a different set size or \
                  element size by an earlier arg"
             ),
+            PlanError::OutOfMemory { what, bytes } => {
+                write!(f, "plan: cannot allocate {bytes} bytes ({:.1} MiB) for the {what}", *bytes as f64 / 1048576.0)
+            }
         }
     }
 }

@@ -169,8 +169,8 @@ impl Plan {
         let blocks = Blocks::new(req.start, req.end, req.part_size);
         let nb = blocks.nblocks;
 
-        let mut offset = Vec::with_capacity(nb);
-        let mut nelems = Vec::with_capacity(nb);
+        let mut offset = error::with_capacity(nb, "block offsets")?;
+        let mut nelems = error::with_capacity(nb, "block sizes")?;
         for b in 0..nb {
             let r = blocks.range(b);
             offset.push(to_i32("block offset", r.start)?);
@@ -178,7 +178,7 @@ impl Plan {
         }
 
         let slots = colour::Slots::new(&res.coloured, res.conflict_space, &blocks)?;
-        let colour::Colouring { block_colour, ncolours, thrcol, nthrcol } = colour::colour(&slots, &blocks);
+        let colour::Colouring { block_colour, ncolours, thrcol, nthrcol } = colour::colour(&slots, &blocks)?;
         drop(slots);
 
         // Group blocks by colour with a counting sort, so each colour's blocks stay ascending.
@@ -191,7 +191,7 @@ impl Plan {
         }
         let ncolblk = (0..ncolours).map(|c| (colour_offsets[c + 1] - colour_offsets[c]) as i32).collect();
         let mut next = colour_offsets.clone();
-        let mut blkmap = vec![0i32; nb];
+        let mut blkmap = error::filled(nb, 0i32, "blocks by colour")?;
         for (b, &c) in block_colour.iter().enumerate() {
             blkmap[next[c as usize]] = b as i32;
             next[c as usize] += 1;

@@ -19,7 +19,7 @@
 //! it is never cleared) and a sort of the block's short list.
 
 use super::blocks::Blocks;
-use super::error::PlanError;
+use super::error::{filled, with_capacity, PlanError};
 use super::resolve::{Group, Resolved};
 
 /// The flat staging arrays of a plan (see the fields of `Plan` for their layout).
@@ -56,11 +56,11 @@ pub(crate) fn build_staging(res: &Resolved<'_>, blocks: &Blocks) -> Result<Stagi
         return Ok(Staging { ind_map: Vec::new(), ind_offs: Vec::new(), ind_sizes: Vec::new(), loc_map: Vec::new() });
     }
     let ngroups = res.groups.len();
-    let mut loc_map = vec![0i32; res.nloc_cols * n];
+    let mut loc_map = filled(res.nloc_cols.saturating_mul(n), 0i32, "global-to-local maps")?;
     // Upper bound (every visit a distinct target); trimmed at the end.
-    let mut ind_map: Vec<i32> = Vec::with_capacity(n * res.nloc_cols);
-    let mut group_offs = vec![0usize; ngroups * nb];
-    let mut group_sizes = vec![0usize; ngroups * nb];
+    let mut ind_map: Vec<i32> = with_capacity(n.saturating_mul(res.nloc_cols), "local-to-global maps")?;
+    let mut group_offs = filled(ngroups.saturating_mul(nb), 0usize, "staging offsets")?;
+    let mut group_sizes = filled(ngroups.saturating_mul(nb), 0usize, "staging sizes")?;
 
     let max_visits = blocks.part_size.min(n) * res.groups.iter().map(|g| g.cols.len()).max().unwrap_or(0);
     // The block's targets, one per (element, column), when they are not one flat map slice.
@@ -92,7 +92,7 @@ pub(crate) fn build_staging(res: &Resolved<'_>, blocks: &Blocks) -> Result<Stagi
             };
             let first = r.start - blocks.start;
             group_offs[g * nb + b] = ind_map.len();
-            group_sizes[g * nb + b] = renumber_block(visits, grp, &mut s, &mut ind_map, &mut out, first);
+            group_sizes[g * nb + b] = renumber_block(visits, grp, &mut s, &mut ind_map, &mut out, first)?;
         }
     }
     if ind_map.len() > i32::MAX as usize {
@@ -101,8 +101,8 @@ pub(crate) fn build_staging(res: &Resolved<'_>, blocks: &Blocks) -> Result<Stagi
     ind_map.shrink_to_fit();
 
     // Every pair points at its group's lists.
-    let mut ind_offs = vec![0i32; nb * npairs];
-    let mut ind_sizes = vec![0i32; nb * npairs];
+    let mut ind_offs = filled(nb.saturating_mul(npairs), 0i32, "staging offsets")?;
+    let mut ind_sizes = filled(nb.saturating_mul(npairs), 0i32, "staging sizes")?;
     for b in 0..nb {
         for (p, pair) in res.pairs.iter().enumerate() {
             ind_offs[b * npairs + p] = group_offs[pair.group * nb + b] as i32;
@@ -122,7 +122,7 @@ fn renumber_block(
     ind_map: &mut Vec<i32>,
     out: &mut [&mut [i32]],
     first: usize,
-) -> usize {
+) -> Result<usize, PlanError> {
     let (lo, hi) = visits.iter().fold((i32::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     let lo = lo as usize;
     let window = hi as usize - lo + 1;
@@ -153,11 +153,16 @@ fn renumber_block(
         }
         let rank = &s.rank;
         write_local(visits, out, first, |t| rank[t as usize - lo] as i32);
-        return count as usize;
+        return Ok(count as usize);
     }
 
     // Wide window: dedupe through the stamp array, then sort the short list.
     if s.mark.len() < grp.target_size {
+        let more = grp.target_size - s.mark.len();
+        s.mark.try_reserve_exact(more).map_err(|_| PlanError::OutOfMemory {
+            what: "staging scratch (one word per target)",
+            bytes: grp.target_size.saturating_mul(8),
+        })?;
         s.mark.resize(grp.target_size, 0);
     }
     if s.stamp == u32::MAX {
@@ -181,7 +186,7 @@ fn renumber_block(
     ind_map.extend(s.list.iter().map(|&t| t as i32));
     let mark = &s.mark;
     write_local(visits, out, first, |t| mark[t as usize] as u32 as i32);
-    s.list.len()
+    Ok(s.list.len())
 }
 
 /// Writes `local(target)` of visit `i * ncols + c` to `out[c][first + i]`, one column at a time
