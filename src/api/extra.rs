@@ -90,7 +90,7 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
             crate::core::output::bin(n, dv.dim, &rows)
         } else {
             ctx.sync_to_host(d)?;
-            ctx.dat_binary(d)
+            ctx.dat_binary(d)?
         };
         if let Err(e) = std::fs::write(file, bytes) {
             op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);

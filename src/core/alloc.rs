@@ -8,15 +8,12 @@ use crate::error::{ErrorCode, Op2Error, Result};
 /// Bytes of `count` elements of `elem` bytes each, or `OP2_ERR_BAD_SIZE` naming `what` when the
 /// product does not fit in memory's address range.
 pub fn bytes(count: usize, elem: usize, what: &str) -> Result<usize> {
-    count
-        .checked_mul(elem)
-        .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| {
-            Op2Error::new(
-                ErrorCode::BadSize,
-                format!("{what}: {count} x {elem} bytes does not fit in memory's address range"),
-            )
-        })
+    count.checked_mul(elem).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
+        Op2Error::new(
+            ErrorCode::BadSize,
+            format!("{what}: {count} x {elem} bytes does not fit in memory's address range"),
+        )
+    })
 }
 
 /// The `OP2_ERR_OUT_OF_MEMORY` error for `n` bytes of `what`.
