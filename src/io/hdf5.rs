@@ -938,18 +938,6 @@ mod imp {
         let name = dat.name.as_str();
         let key = std::fs::canonicalize(path).ok().map(|p| (p, link_key(name)));
         let existing = (|| -> Result<Option<Dataset>> {
-            if let Some(other) =
-                key.as_ref().and_then(|k| ctx.hdf5_fetched.get(k)).filter(|&&o| o != d && !ctx.dats[o.0 as usize].freed)
-            {
-                let ov = &ctx.dats[other.0 as usize];
-                op2_bail!(
-                    FileFormat,
-                    "{call}: dat '{name}' (on set '{}') and dat '{}' (on set '{}', fetched into '{path}' before) would both be the dataset '{name}'; the file was left as it was",
-                    ctx.sets[dat.set.0 as usize].name,
-                    ov.name,
-                    ctx.sets[ov.set.0 as usize].name
-                );
-            }
             if !link_exists(&f, name) {
                 return Ok(None);
             }
@@ -965,6 +953,19 @@ mod imp {
                     describe(&t),
                     dat.dim,
                     dat.ty.api_name()
+                );
+            }
+            // Same shape: another dat of this name fetched here this session is a collision.
+            if let Some(other) =
+                key.as_ref().and_then(|k| ctx.hdf5_fetched.get(k)).filter(|&&o| o != d && !ctx.dats[o.0 as usize].freed)
+            {
+                let ov = &ctx.dats[other.0 as usize];
+                op2_bail!(
+                    FileFormat,
+                    "{call}: dat '{name}' (on set '{}') and dat '{}' (on set '{}', fetched into '{path}' before) would both be the dataset '{name}'; the file was left as it was",
+                    ctx.sets[dat.set.0 as usize].name,
+                    ov.name,
+                    ctx.sets[ov.set.0 as usize].name
                 );
             }
             // Same shape, but another kind of object (OP2's attributes say which): a map or
