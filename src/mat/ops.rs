@@ -528,8 +528,9 @@ impl Context {
                 step.nonzero_guess = true;
                 step.max_it = o.max_it - its;
                 step.rtol = 0.5 * target / last;
+                // (PETSc's rtol is relative to |B b| unless told to use the initial residual.)
                 step.text = format!(
-                    "{} -ksp_initial_guess_nonzero -ksp_max_it {} -ksp_rtol {:e}",
+                    "{} -ksp_initial_guess_nonzero -ksp_converged_use_initial_residual_norm -ksp_max_it {} -ksp_rtol {:e}",
                     o.text, step.max_it, step.rtol
                 );
             }
@@ -549,13 +550,13 @@ impl Context {
                         last = rt;
                         continue;
                     }
-                    crate::op2_err!(
+                    return Err(crate::op2_err!(
                         Solve,
                         "{CALL} on mat '{name}': {solver} reported convergence after {its} iterations, but the {} is above the tolerance (|b - Ax| = {rt:e} > max(rtol |b - A x0|, atol) = {target:e}; rtol {:e}, atol {:e}): the system may be singular or inconsistent",
                         relative(rt),
                         o.rtol,
                         o.atol
-                    )
+                    ));
                 }
                 Err(e) => e,
             };
