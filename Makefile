@@ -82,6 +82,7 @@ help:
 	@echo "make examples      build examples into $(BIN)"
 	@echo "make install PREFIX=dir"
 	@echo "make lint          rustfmt and clippy"
+	@echo "make gpu-kit       build/gpu-kit: the kit that proves cuda on a GPU machine in one run (mk/gpukit.mk)"
 
 # Fixed costs of the JIT and the loop driver (cold compile, disk-cache load, memory hit,
 # per-call overhead), on an empty cache directory.

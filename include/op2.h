@@ -557,9 +557,14 @@ void op_dump_to_hdf5(const char *file);
  * used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
  * by this user, is writable by others, or cannot be created), OP2_ERR_MPI (MPI could not be
  * initialised, or the launcher started more processes than the MPI this program is linked
- * against sees). Collective under MPI: when started by an MPI launcher (`mpiexec`), or when the
- * program initialised MPI itself, op2 runs on `MPI_COMM_WORLD` (initialising MPI if needed);
- * otherwise it runs as one process without touching MPI.
+ * against sees). Collective under MPI: op2 runs on `MPI_COMM_WORLD`, initialising MPI if the
+ * program has not, when started by an MPI launcher (`mpiexec`), when the program initialised
+ * MPI itself, or when the program links MPI itself (an MPI library among its own `DT_NEEDED`:
+ * it may call MPI after `op_init`, also without a launcher, as one process); `OP2_MPI=1`
+ * forces it, `OP2_MPI=0` forbids it. Otherwise op2 runs as one process without touching MPI.
+ * Under MPI every process's setup is agreed: an error on one process (or `OP2_MPI_CHECK` set
+ * differently) is an error on all, and MPI that op2 initialised stays initialised for the next
+ * `op_init`.
  */
 void op_init(int argc, char **argv, int diags);
 
@@ -567,7 +572,8 @@ void op_init(int argc, char **argv, int diags);
  * Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
  * session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
  * finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
- * so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED.
+ * so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED;
+ * OP2_ERR_MPI when another process is at another collective call (the session stays open).
  */
 void op_exit(void);
 
@@ -752,7 +758,8 @@ int op_solve(op_mat mat, op_dat b, op_dat x, const char *options);
  * op2 runs on (`MPI_Comm_c2f(comm)` in C, the integer handle in Fortran); `local_comm` (the
  * node-local communicator in OP2) is accepted and unused. MPI is initialised first if the
  * program has not (then `op_exit` finalises it). Collective over `global_comm`.
- * Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI.
+ * Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI;
+ * OP2_ERR_BAD_CONFIG with `OP2_MPI=0` when MPI is not initialised.
  */
 void op_mpi_init(int argc, char **argv, int diags, int global_comm, int local_comm);
 

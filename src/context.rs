@@ -123,20 +123,37 @@ impl Context {
         })
     }
 
+    /// Declares a set. Under MPI (collective) every process's block size is learnt in the
+    /// agreement that precedes the commit: a set refused on any process is declared on none.
     pub fn decl_set(&mut self, size: i32, name: &str) -> Result<SetId> {
-        if self.comm.partitioned {
-            op2_bail!(BadConfig, "op_decl_set '{name}': sets must be declared before op_partition");
-        }
-        self.sets.push(Set::new(name, size)?);
+        let set = (|| {
+            if self.comm.partitioned {
+                op2_bail!(BadConfig, "op_decl_set '{name}': sets must be declared before op_partition");
+            }
+            let set = Set::new(name, size)?;
+            let n = set.size as u64;
+            Ok((set, n.to_ne_bytes().to_vec()))
+        })();
+        let (set, sizes) = self.comm.agree_with(set)?;
+        self.sets.push(set);
         let id = SetId(self.sets.len() as u32 - 1);
         if self.comm.distributed() {
-            // Under MPI: each process declares its block; learn the others' (collective).
-            crate::mpi::dist::after_decl_set(self, id)?;
+            // Under MPI: each process declares its block; the others' sizes came with the
+            // agreement.
+            crate::mpi::dist::after_decl_set(self, id, &sizes);
         }
         Ok(id)
     }
 
+    /// Declares a map; under MPI (collective) only once every process has accepted its rows.
     pub fn decl_map(&mut self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<MapId> {
+        let m = self.prepare_map(from, to, dim, values, name);
+        let m = self.comm.agree(m)?;
+        self.maps.push(m);
+        Ok(MapId(self.maps.len() as u32 - 1))
+    }
+
+    fn prepare_map(&self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<Map> {
         let base = self.index_base as i64;
         if self.comm.distributed() {
             // Under MPI the rows are this process's block of `from` and the values are global
@@ -146,9 +163,7 @@ impl Context {
             }
             let global = crate::mpi::dist::global_size(self, to);
             let gto = Set::new(&self.sets[to.0 as usize].name, global.min(i32::MAX as usize) as i32)?;
-            let m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base)?;
-            self.maps.push(m);
-            return Ok(MapId(self.maps.len() as u32 - 1));
+            return Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base);
         }
         let mut m =
             Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, values, base)?;
@@ -168,8 +183,7 @@ impl Context {
             }
             m = Map::new(name, (from, &self.sets[from.0 as usize]), (to, &self.sets[to.0 as usize]), dim, &v, 0)?;
         }
-        self.maps.push(m);
-        Ok(MapId(self.maps.len() as u32 - 1))
+        Ok(m)
     }
 
     /// Declares a dat; `data` (when given) must be `set.size * dim * ty.size()` bytes.
@@ -182,38 +196,68 @@ impl Context {
         name: &str,
         call: &str,
     ) -> Result<DatId> {
-        if dim < 1 {
-            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
-        }
-        if self.comm.partitioned && data.is_some() {
-            // Under MPI after op_partition: `data` is this process's declared block.
-            return crate::mpi::dist::decl_dat_after_partition(self, set, dim, ty, data, name, call);
-        }
-        let n = self.sets[set.0 as usize].total;
-        let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
-            op2_bail!(
-                BadSize,
-                "{call} '{name}': {n} elements x dim {dim} x {} bytes overflows the address space",
-                ty.size()
-            );
-        };
-        let buf = match (data, &self.sets[set.0 as usize].order) {
-            (Some(d), None) => AlignedBuf::from_slice(&d[..bytes]),
-            (Some(d), Some(o)) => AlignedBuf::zeroed(bytes).map(|mut b| {
-                // Declared order in, renumbered storage order kept.
-                crate::core::renumber::permute_rows(&d[..bytes], dim as usize * ty.size(), o, b.as_mut_slice());
-                b
+        let dat = self.prepare_dat(set, dim, ty, data, name, call);
+        // Under MPI (collective): committed only once every process has its dat.
+        let dat = self.comm.agree(dat)?;
+        self.dats.push(dat);
+        Ok(DatId(self.dats.len() as u32 - 1))
+    }
+
+    /// A dat as `decl_dat` would add it (not yet added). Under MPI after `op_partition` with
+    /// data this is collective (the processes' blocks are redistributed) and agrees itself
+    /// before that collective.
+    pub(crate) fn prepare_dat(
+        &self,
+        set: SetId,
+        dim: i32,
+        ty: ElemType,
+        data: Option<&[u8]>,
+        name: &str,
+        call: &str,
+    ) -> Result<Dat> {
+        let shape = (|| {
+            if dim < 1 {
+                op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+            }
+            let n = self.sets[set.0 as usize].total;
+            let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
+                op2_bail!(
+                    BadSize,
+                    "{call} '{name}': {n} elements x dim {dim} x {} bytes overflows the address space",
+                    ty.size()
+                );
+            };
+            Ok((n, bytes))
+        })();
+        let buf = match data {
+            Some(d) if self.comm.partitioned => {
+                // Under MPI after op_partition: `data` is this process's declared block,
+                // redistributed to the local rows (collective, so agreed first).
+                let shape = self.comm.agree(shape)?;
+                crate::mpi::dist::local_rows_of_block(self, set, dim as usize * ty.size(), d, name).map(|b| (shape, b))
+            }
+            _ => shape.and_then(|(n, bytes)| {
+                let buf = match (data, &self.sets[set.0 as usize].order) {
+                    (Some(d), None) => AlignedBuf::from_slice(&d[..bytes]),
+                    (Some(d), Some(o)) => AlignedBuf::zeroed(bytes).map(|mut b| {
+                        // Declared order in, renumbered storage order kept.
+                        crate::core::renumber::permute_rows(&d[..bytes], dim as usize * ty.size(), o, b.as_mut_slice());
+                        b
+                    }),
+                    (None, _) => AlignedBuf::zeroed(bytes),
+                };
+                let Some(buf) = buf else {
+                    op2_bail!(
+                        BadSize,
+                        "{call} '{name}': cannot allocate {bytes} bytes ({n} elements x dim {dim} x {})",
+                        ty.api_name()
+                    );
+                };
+                Ok(((n, bytes), buf))
             }),
-            (None, _) => AlignedBuf::zeroed(bytes),
         };
-        let Some(buf) = buf else {
-            op2_bail!(
-                BadSize,
-                "{call} '{name}': cannot allocate {bytes} bytes ({n} elements x dim {dim} x {})",
-                ty.api_name()
-            );
-        };
-        self.dats.push(Dat {
+        let (_, buf) = buf?;
+        Ok(Dat {
             name: name.to_string(),
             set,
             dim: dim as usize,
@@ -225,19 +269,23 @@ impl Context {
             to_host: 0,
             temp: false,
             freed: false,
-        });
-        Ok(DatId(self.dats.len() as u32 - 1))
+        })
     }
 
     /// Declares or redeclares a constant. A new value takes effect in the next loop; a new
     /// type or dim changes the generated code of the kernels that use it.
+    /// Under MPI (collective) the constant changes only once every process has accepted it.
     pub fn decl_const(&mut self, dim: i32, ty: ElemType, data: &[u8], name: &str, call: &str) -> Result<()> {
-        if dim < 1 {
-            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
-        }
-        if !crate::core::is_c_identifier(name) || name.starts_with("op2_") {
-            op2_bail!(BadName, "{call} '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)");
-        }
+        let ok = (|| {
+            if dim < 1 {
+                op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+            }
+            if !crate::core::is_c_identifier(name) || name.starts_with("op2_") {
+                op2_bail!(BadName, "{call} '{name}': the name is not a C identifier (or is a C keyword, or uses the prefix op2_ reserved for generated code)");
+            }
+            Ok(())
+        })();
+        self.comm.agree(ok)?;
         let dim = dim as usize;
         let value = data[..dim * ty.size()].to_vec();
         match self.consts.get_mut(name) {
@@ -258,11 +306,20 @@ impl Context {
 
     /// Declares a kernel. The same name and source again (a declaration inside a time loop)
     /// gives the same kernel: nothing grows per call.
+    /// Under MPI (collective) a new kernel is added only once every process has accepted it.
     pub fn decl_kernel(&mut self, source: &str, name: &str) -> Result<KernelId> {
-        if let Some(&id) = self.kernel_ids.get(&(name, source) as &dyn KernelKey) {
+        let known = self.kernel_ids.get(&(name, source) as &dyn KernelKey).copied();
+        let k = match known {
+            Some(id) => Ok((None, Some(id))),
+            None => Kernel::new(source, name).map(|k| (Some(k), None)),
+        };
+        let (k, known) = self.comm.agree(k)?;
+        if let Some(id) = known {
             return Ok(id);
         }
-        let k = Kernel::new(source, name)?;
+        let Some(k) = k else {
+            op2_bail!(Internal, "op_decl_kernel '{name}': neither a known nor a new kernel");
+        };
         let id = KernelId(self.kernels.len() as u32);
         self.kernel_ids.insert((k.name.clone(), k.source.clone()), id);
         self.kernels.push(k);

@@ -11,22 +11,32 @@ use crate::op2_bail;
 impl Context {
     /// Declares a temporary dat (zeros) that `free_temp_dat` may free.
     pub fn decl_temp_dat(&mut self, set: SetId, dim: i32, ty: ElemType, name: &str, call: &str) -> Result<DatId> {
-        let id = self.decl_dat(set, dim, ty, None, name, call)?;
-        self.dats[id.0 as usize].temp = true;
-        Ok(id)
+        let mut dat = self.prepare_dat(set, dim, ty, None, name, call);
+        if let Ok(d) = &mut dat {
+            d.temp = true;
+        }
+        // Under MPI (collective): committed only once every process has its dat.
+        let dat = self.comm.agree(dat)?;
+        self.dats.push(dat);
+        Ok(DatId(self.dats.len() as u32 - 1))
     }
 
     /// Frees a temporary dat: its memory is released and its id is never reused (other dats
     /// keep their ids; the freed one's handle is stale from now on).
     pub fn free_temp_dat(&mut self, d: DatId, call: &str) -> Result<()> {
-        let dat = &mut self.dats[d.0 as usize];
-        if !dat.temp {
-            op2_bail!(
+        let dat = &self.dats[d.0 as usize];
+        let ok = if dat.temp {
+            Ok(())
+        } else {
+            Err(crate::op2_err!(
                 BadName,
                 "{call} '{}': the dat was declared by op_decl_dat, not op_decl_dat_temp_char; only temporary dats can be freed",
                 dat.name
-            );
-        }
+            ))
+        };
+        // Under MPI (collective): freed only where every process frees it.
+        self.comm.agree(ok)?;
+        let dat = &mut self.dats[d.0 as usize];
         dat.freed = true;
         if let Some(empty) = AlignedBuf::zeroed(0) {
             dat.data = empty; // zero bytes: never fails
@@ -40,21 +50,26 @@ impl Context {
 
     /// Declares a kernel read from `path` (`op_decl_kernel_file`): the kernel remembers the file
     /// so compiler messages can name it.
+    /// Under MPI (collective) the kernel is added only once every process has read it (a file
+    /// missing on one node is an error on all).
     pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
-        let source = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
-        };
-        let Ok(source) = String::from_utf8(source) else {
-            op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
-        };
-        let mut k = match crate::core::Kernel::new(&source, name) {
-            Ok(k) => k,
-            Err(e) => {
-                let msg = e.message.strip_prefix("op_decl_kernel ").unwrap_or(&e.message);
-                return Err(crate::error::Op2Error::new(e.code, format!("{call} {msg} (kernel file '{path}')")));
+        let k = (|| {
+            let source = match std::fs::read(path) {
+                Ok(b) => b,
+                Err(e) => op2_bail!(Io, "{call} '{name}': cannot read kernel file '{path}': {e}"),
+            };
+            let Ok(source) = String::from_utf8(source) else {
+                op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
+            };
+            match crate::core::Kernel::new(&source, name) {
+                Ok(k) => Ok(k),
+                Err(e) => {
+                    let msg = e.message.strip_prefix("op_decl_kernel ").unwrap_or(&e.message);
+                    Err(crate::error::Op2Error::new(e.code, format!("{call} {msg} (kernel file '{path}')")))
+                }
             }
-        };
+        })();
+        let mut k = self.comm.agree(k)?;
         k.file = Some(path.to_string());
         self.kernels.push(k);
         Ok(KernelId(self.kernels.len() as u32 - 1))

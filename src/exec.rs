@@ -201,15 +201,18 @@ impl<'a> ParLoop<'a> {
         set: SetId,
         raw: &[RawArg],
     ) -> Result<ParLoop<'a>> {
-        if ctx.comm.check {
-            ctx.comm.check_call(&format!("op_par_loop '{name}'"))?;
-        }
         if ctx.comm.distributed() && !ctx.comm.partitioned {
-            // An MPI program that never called op_partition runs on its declared blocks.
+            // An MPI program that never called op_partition runs on its declared blocks (a
+            // collective call of its own, entered as such).
+            ctx.comm.enter(&format!("op_par_loop '{name}' (its implicit op_partition BLOCK)"), Ok(()))?;
             crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
         }
-        let (mut descs, bound) = arg::bind(ctx, name, set, raw)?;
-        ctx.diags_check_loop(name, set, &descs, &bound)?;
+        let bound = arg::bind(ctx, name, set, raw)
+            .and_then(|(descs, bound)| ctx.diags_check_loop(name, set, &descs, &bound).map(|_| (descs, bound)));
+        // OP2_MPI_CHECK=1: the loop is entered like every collective call, after its own
+        // argument checks, so an argument refused on one process is an error on all.
+        let (mut descs, bound) =
+            if ctx.comm.check { ctx.comm.enter(&format!("op_par_loop '{name}'"), bound)? } else { bound? };
         // op_arg_idx under MPI on a device: the original global indices come from a map holding
         // them (the element's own, or map[e][*] translated), which device code reads like any map.
         let mut synth: Vec<IdxMap> = Vec::new();

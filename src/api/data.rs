@@ -12,14 +12,18 @@ use std::ffi::{c_char, c_int, c_longlong, c_void};
 pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
     const CALL: &str = "op_fetch_data";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
+        let d = st.dat(dat, &CALL, &"dat");
         let ctx = st.ctx(CALL)?;
-        ctx.comm.check_call(CALL)?;
+        let ready = d.and_then(|d| {
+            let dv = &ctx.dats[d.0 as usize];
+            if data.is_null() && crate::mpi::dist::declared_size(ctx, dv.set) > 0 {
+                op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
+            }
+            Ok(d)
+        });
+        let d = ctx.comm.enter(CALL, ready)?;
         let dv = &ctx.dats[d.0 as usize];
         let n = crate::mpi::dist::declared_size(ctx, dv.set);
-        if data.is_null() && n > 0 {
-            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
-        }
         let eb = dv.elem_bytes();
         if ctx.comm.distributed() {
             // Collective: every process takes part, also one that declared nothing.
@@ -50,22 +54,26 @@ pub extern "C" fn op_fetch_data(dat: op_dat, data: *mut c_void) {
 pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, high: c_int) {
     const CALL: &str = "op_fetch_data_idx";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
+        let d = st.dat(dat, &CALL, &"dat");
         let ctx = st.ctx(CALL)?;
-        ctx.comm.check_call(CALL)?;
+        let ready = d.and_then(|d| {
+            let dv = &ctx.dats[d.0 as usize];
+            let n = crate::mpi::dist::global_size(ctx, dv.set);
+            if low < 0 || high < low || high as usize >= n {
+                op2_bail!(
+                    BadRange,
+                    "{CALL} '{}': range [{low}, {high}] is not inside the set '{}' of {n} elements",
+                    dv.name,
+                    ctx.sets[dv.set.0 as usize].name
+                );
+            }
+            if data.is_null() {
+                op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
+            }
+            Ok(d)
+        });
+        let d = ctx.comm.enter(CALL, ready)?;
         let dv = &ctx.dats[d.0 as usize];
-        let n = crate::mpi::dist::global_size(ctx, dv.set);
-        if low < 0 || high < low || high as usize >= n {
-            op2_bail!(
-                BadRange,
-                "{CALL} '{}': range [{low}, {high}] is not inside the set '{}' of {n} elements",
-                dv.name,
-                ctx.sets[dv.set.0 as usize].name
-            );
-        }
-        if data.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{}': data is NULL", dv.name);
-        }
         let count = (high - low + 1) as usize;
         // SAFETY: the caller provides room for (high - low + 1) * dim values.
         let eb = dv.elem_bytes();
@@ -100,14 +108,14 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
 pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_print_dat_to_txtfile";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
-        let file = c_str(file, CALL, "file")?;
+        let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
         let ctx = st.ctx(CALL)?;
-        ctx.comm.check_call(CALL)?;
+        let (d, file) = ctx.comm.enter(CALL, ready)?;
         let text = if ctx.comm.distributed() {
-            // Collective: the whole dat in original order, written by process 0.
+            // Collective: the whole dat in original order, written by process 0; its outcome
+            // is every process's.
             let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
-                return Ok(());
+                return ctx.comm.agree(Ok(()));
             };
             let dv = &ctx.dats[d.0 as usize];
             crate::core::output::txt(n, dv.dim, dv.ty, &rows)
@@ -115,10 +123,9 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
             ctx.sync_to_host(d)?;
             ctx.dat_text(d)?
         };
-        if let Err(e) = std::fs::write(file, text) {
-            op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
-        }
-        Ok(())
+        let r = std::fs::write(file, text)
+            .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));
+        ctx.comm.agree(r)
     })
 }
 

@@ -14,9 +14,9 @@ use std::ptr::null_mut;
 #[no_mangle]
 pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
     boundary("op_decl_set", null_mut(), |st| {
-        st.ctx("op_decl_set")?;
-        let name = c_str(name, "op_decl_set", "name")?;
-        let id = st.ctx("op_decl_set")?.decl_set(size, name)?;
+        let ctx = st.ctx("op_decl_set")?;
+        let name = ctx.comm.enter("op_decl_set", c_str(name, "op_decl_set", "name"))?;
+        let id = ctx.decl_set(size, name)?;
         Ok(encode(Kind::Set, st.serial, id.0))
     })
 }
@@ -30,23 +30,28 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
     const CALL: &str = "op_decl_map";
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        let label = format!("{CALL} '{name}'");
-        let from = st.set(from, &label, &"from set")?;
-        let to = st.set(to, &label, &"to set")?;
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            let label = format!("{CALL} '{name}'");
+            let from = st.set(from, &label, &"from set")?;
+            let to = st.set(to, &label, &"to set")?;
+            let ctx = st.ctx(CALL)?;
+            if dim < 1 {
+                op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
+            }
+            let n = ctx.sets[from.0 as usize].size * dim as usize;
+            let values: &[i32] = if n == 0 {
+                &[]
+            } else if imap.is_null() {
+                op2_bail!(NullArgument, "{CALL} '{name}': imap is NULL");
+            } else {
+                // SAFETY: the caller provides from.size * dim indices (op_decl_map's contract).
+                unsafe { std::slice::from_raw_parts(imap, n) }
+            };
+            Ok((name, from, to, values))
+        })();
         let ctx = st.ctx(CALL)?;
-        if dim < 1 {
-            op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
-        }
-        let n = ctx.sets[from.0 as usize].size * dim as usize;
-        let values: &[i32] = if n == 0 {
-            &[]
-        } else if imap.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{name}': imap is NULL");
-        } else {
-            // SAFETY: the caller provides from.size * dim indices (op_decl_map's contract).
-            unsafe { std::slice::from_raw_parts(imap, n) }
-        };
+        let (name, from, to, values) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_map(from, to, dim, values, name)?;
         Ok(encode(Kind::Map, st.serial, id.0))
     })
@@ -76,12 +81,18 @@ fn decl_dat(
 ) -> op_dat {
     boundary(call, null_mut(), |st| {
         st.ctx(call)?;
-        let name = c_str(name, call, "name")?;
-        let set = st.set(set, &format!("{call} '{name}'"), &"set")?;
-        let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
-        check_elem_size(call, name, ty, size)?;
+        let ready = (|| {
+            let name = c_str(name, call, "name")?;
+            let set = st.set(set, &format!("{call} '{name}'"), &"set")?;
+            let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+            check_elem_size(call, name, ty, size)?;
+            Ok((name, set, ty))
+        })();
         let ctx = st.ctx(call)?;
-        let bytes = ctx.sets[set.0 as usize].size.saturating_mul(dim.max(0) as usize).saturating_mul(ty.size());
+        let (name, set, ty) = ctx.comm.enter(call, ready)?;
+        // Under MPI the caller's rows are its declared block (also after op_partition).
+        let rows = crate::mpi::dist::declared_size(ctx, set);
+        let bytes = rows.saturating_mul(dim.max(0) as usize).saturating_mul(ty.size());
         let slice = if data.is_null() || bytes == 0 || bytes == usize::MAX {
             None
         } else {
@@ -131,19 +142,23 @@ fn decl_const(
     name: *const c_char,
 ) {
     boundary(call, (), |st| {
-        st.ctx(call)?;
-        let name = c_str(name, call, "name")?;
-        let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
-        check_elem_size(call, name, ty, size)?;
-        if dim < 1 {
-            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
-        }
-        if data.is_null() {
-            op2_bail!(NullArgument, "{call} '{name}': data is NULL");
-        }
-        // SAFETY: the caller provides dim values of `type`.
-        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, dim as usize * ty.size()) };
-        st.ctx(call)?.decl_const(dim, ty, bytes, name, call)
+        let ctx = st.ctx(call)?;
+        let ready = (|| {
+            let name = c_str(name, call, "name")?;
+            let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+            check_elem_size(call, name, ty, size)?;
+            if dim < 1 {
+                op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+            }
+            if data.is_null() {
+                op2_bail!(NullArgument, "{call} '{name}': data is NULL");
+            }
+            // SAFETY: the caller provides dim values of `type`.
+            let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, dim as usize * ty.size()) };
+            Ok((name, ty, bytes))
+        })();
+        let (name, ty, bytes) = ctx.comm.enter(call, ready)?;
+        ctx.decl_const(dim, ty, bytes, name, call)
     })
 }
 
@@ -181,18 +196,21 @@ pub extern "C" fn op_decl_const_char(
 pub extern "C" fn op_decl_kernel(source: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        if source.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{name}': source is NULL");
-        }
-        // SAFETY: non-NULL, and the C API requires a NUL-terminated string.
-        let bytes = unsafe { std::ffi::CStr::from_ptr(source) }.to_bytes();
-        let source = match crate::core::clex::source_from_bytes(bytes) {
-            Ok(s) => s,
-            Err(e) => op2_bail!(BadKernel, "{CALL} '{name}': the source cannot be a C program: {e}"),
-        };
-        let id = st.ctx(CALL)?.decl_kernel(&source, name)?;
+        let ctx = st.ctx(CALL)?;
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            if source.is_null() {
+                op2_bail!(NullArgument, "{CALL} '{name}': source is NULL");
+            }
+            // SAFETY: non-NULL, and the C API requires a NUL-terminated string.
+            let bytes = unsafe { std::ffi::CStr::from_ptr(source) }.to_bytes();
+            match crate::core::clex::source_from_bytes(bytes) {
+                Ok(s) => Ok((name, s)),
+                Err(e) => op2_bail!(BadKernel, "{CALL} '{name}': the source cannot be a C program: {e}"),
+            }
+        })();
+        let (name, source) = ctx.comm.enter(CALL, ready)?;
+        let id = ctx.decl_kernel(&source, name)?;
         Ok(encode(Kind::Kernel, st.serial, id.0))
     })
 }

@@ -17,10 +17,10 @@ use std::ptr::null_mut;
 pub extern "C" fn op_decl_kernel_file(path: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel_file";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        let path = c_str(path, CALL, "path")?;
-        let id = st.ctx(CALL)?.decl_kernel_file(path, name, CALL)?;
+        let ctx = st.ctx(CALL)?;
+        let ready = c_str(name, CALL, "name").and_then(|name| Ok((name, c_str(path, CALL, "path")?)));
+        let (name, path) = ctx.comm.enter(CALL, ready)?;
+        let id = ctx.decl_kernel_file(path, name, CALL)?;
         Ok(encode(Kind::Kernel, st.serial, id.0))
     })
 }
@@ -39,18 +39,23 @@ pub extern "C" fn op_decl_dat_temp_char(
     const CALL: &str = "op_decl_dat_temp_char";
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
-        let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
-        if size as i64 != ty.size() as i64 {
-            op2_bail!(
-                BadSize,
-                "{CALL} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
-                ty.api_name(),
-                ty.size()
-            );
-        }
-        let id = st.ctx(CALL)?.decl_temp_dat(set, dim, ty, name, CALL)?;
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
+            let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
+            if size as i64 != ty.size() as i64 {
+                op2_bail!(
+                    BadSize,
+                    "{CALL} '{name}': element size {size} disagrees with type '{}' ({} bytes)",
+                    ty.api_name(),
+                    ty.size()
+                );
+            }
+            Ok((name, set, ty))
+        })();
+        let ctx = st.ctx(CALL)?;
+        let (name, set, ty) = ctx.comm.enter(CALL, ready)?;
+        let id = ctx.decl_temp_dat(set, dim, ty, name, CALL)?;
         Ok(encode(Kind::Dat, st.serial, id.0))
     })
 }
@@ -64,8 +69,10 @@ pub extern "C" fn op_decl_dat_temp_char(
 pub extern "C" fn op_free_dat_temp_char(dat: op_dat) -> c_int {
     const CALL: &str = "op_free_dat_temp_char";
     boundary(CALL, 0, |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
-        st.ctx(CALL)?.free_temp_dat(d, CALL)?;
+        let d = st.dat(dat, &CALL, &"dat");
+        let ctx = st.ctx(CALL)?;
+        let d = ctx.comm.enter(CALL, d)?;
+        ctx.free_temp_dat(d, CALL)?;
         Ok(1)
     })
 }
@@ -77,14 +84,14 @@ pub extern "C" fn op_free_dat_temp_char(dat: op_dat) -> c_int {
 pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_print_dat_to_binfile";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
-        let file = c_str(file, CALL, "file")?;
+        let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
         let ctx = st.ctx(CALL)?;
-        ctx.comm.check_call(CALL)?;
+        let (d, file) = ctx.comm.enter(CALL, ready)?;
         let bytes = if ctx.comm.distributed() {
-            // Collective: the whole dat in original order, written by process 0.
+            // Collective: the whole dat in original order, written by process 0; its outcome
+            // is every process's.
             let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
-                return Ok(());
+                return ctx.comm.agree(Ok(()));
             };
             let dv = &ctx.dats[d.0 as usize];
             crate::core::output::bin(n, dv.dim, &rows)
@@ -92,10 +99,9 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
             ctx.sync_to_host(d)?;
             ctx.dat_binary(d)?
         };
-        if let Err(e) = std::fs::write(file, bytes) {
-            op2_bail!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name);
-        }
-        Ok(())
+        let r = std::fs::write(file, bytes)
+            .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));
+        ctx.comm.agree(r)
     })
 }
 
@@ -167,8 +173,8 @@ pub extern "C" fn op_num_ranks() -> c_int {
 pub extern "C" fn op_mpi_barrier() {
     boundary("op_mpi_barrier", (), |st| {
         let ctx = st.ctx("op_mpi_barrier")?;
-        ctx.comm.check_call("op_mpi_barrier")?;
-        ctx.comm.barrier()
+        // The entry's all-gather already waits for every process.
+        ctx.comm.enter("op_mpi_barrier", Ok(()))
     })
 }
 

@@ -39,26 +39,30 @@ pub extern "C" fn op_write_vtk(
 ) {
     const CALL: &str = "op_write_vtk";
     boundary(CALL, (), |st| {
-        let file = c_str(file, CALL, "file")?;
-        let label = format!("{CALL} '{file}'");
-        let m = st.map(cells, &label, &"cells map")?;
-        let c = st.dat(coords, &label, &"coords")?;
-        if ndats < 0 {
-            op2_bail!(BadSize, "{label}: ndats {ndats} is negative");
-        }
-        let handles: &[op_dat] = if ndats == 0 {
-            &[]
-        } else if dats.is_null() {
-            op2_bail!(NullArgument, "{label}: dats is NULL with ndats {ndats}");
-        } else {
-            // SAFETY: the caller provides ndats handles.
-            unsafe { std::slice::from_raw_parts(dats, ndats as usize) }
-        };
-        let mut ids = Vec::with_capacity(handles.len());
-        for (i, &h) in handles.iter().enumerate() {
-            ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
-        }
+        let ready = (|| {
+            let file = c_str(file, CALL, "file")?;
+            let label = format!("{CALL} '{file}'");
+            let m = st.map(cells, &label, &"cells map")?;
+            let c = st.dat(coords, &label, &"coords")?;
+            if ndats < 0 {
+                op2_bail!(BadSize, "{label}: ndats {ndats} is negative");
+            }
+            let handles: &[op_dat] = if ndats == 0 {
+                &[]
+            } else if dats.is_null() {
+                op2_bail!(NullArgument, "{label}: dats is NULL with ndats {ndats}");
+            } else {
+                // SAFETY: the caller provides ndats handles.
+                unsafe { std::slice::from_raw_parts(dats, ndats as usize) }
+            };
+            let mut ids = Vec::with_capacity(handles.len());
+            for (i, &h) in handles.iter().enumerate() {
+                ids.push(st.dat(h, &label, &format!("dats[{i}]"))?);
+            }
+            Ok((file, m, c, ids))
+        })();
         let ctx = st.ctx(CALL)?;
+        let (file, m, c, ids) = ctx.comm.enter(CALL, ready)?;
         for &d in std::iter::once(&c).chain(&ids) {
             ctx.sync_to_host(d)?;
         }
@@ -79,9 +83,10 @@ pub extern "C" fn op_write_vtk(
 pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
     const CALL: &str = "op_decl_set_hdf5";
     boundary(CALL, null_mut(), |st| {
-        let file = c_str(file, CALL, "file")?;
-        let name = c_str(name, CALL, "name")?;
-        let id = crate::io::hdf5::decl_set(st.ctx(CALL)?, file, name, CALL)?;
+        let ready = c_str(file, CALL, "file").and_then(|f| Ok((f, c_str(name, CALL, "name")?)));
+        let ctx = st.ctx(CALL)?;
+        let (file, name) = ctx.comm.enter(CALL, ready)?;
+        let id = crate::io::hdf5::decl_set(ctx, file, name, CALL)?;
         Ok(encode(Kind::Set, st.serial, id.0))
     })
 }
@@ -105,12 +110,17 @@ pub extern "C" fn op_decl_map_hdf5(
 ) -> op_map {
     const CALL: &str = "op_decl_map_hdf5";
     boundary(CALL, null_mut(), |st| {
-        let file = c_str(file, CALL, "file")?;
-        let name = c_str(name, CALL, "name")?;
-        let label = format!("{CALL} '{name}'");
-        let from = st.set(from, &label, &"from set")?;
-        let to = st.set(to, &label, &"to set")?;
-        let id = crate::io::hdf5::decl_map(st.ctx(CALL)?, from, to, dim, file, name, CALL)?;
+        let ready = (|| {
+            let file = c_str(file, CALL, "file")?;
+            let name = c_str(name, CALL, "name")?;
+            let label = format!("{CALL} '{name}'");
+            let from = st.set(from, &label, &"from set")?;
+            let to = st.set(to, &label, &"to set")?;
+            Ok((file, name, from, to))
+        })();
+        let ctx = st.ctx(CALL)?;
+        let (file, name, from, to) = ctx.comm.enter(CALL, ready)?;
+        let id = crate::io::hdf5::decl_map(ctx, from, to, dim, file, name, CALL)?;
         Ok(encode(Kind::Map, st.serial, id.0))
     })
 }
@@ -132,11 +142,16 @@ pub extern "C" fn op_decl_dat_hdf5(
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_hdf5";
     boundary(CALL, null_mut(), |st| {
-        let file = c_str(file, CALL, "file")?;
-        let name = c_str(name, CALL, "name")?;
-        let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
-        let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
-        let id = crate::io::hdf5::decl_dat(st.ctx(CALL)?, set, dim, ty, file, name, CALL)?;
+        let ready = (|| {
+            let file = c_str(file, CALL, "file")?;
+            let name = c_str(name, CALL, "name")?;
+            let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
+            let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
+            Ok((file, name, set, ty))
+        })();
+        let ctx = st.ctx(CALL)?;
+        let (file, name, set, ty) = ctx.comm.enter(CALL, ready)?;
+        let id = crate::io::hdf5::decl_dat(ctx, set, dim, ty, file, name, CALL)?;
         Ok(encode(Kind::Dat, st.serial, id.0))
     })
 }
@@ -178,10 +193,11 @@ pub extern "C" fn op_get_const_hdf5(
 ) {
     const CALL: &str = "op_get_const_hdf5";
     boundary(CALL, (), |st| {
-        let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
-        let mut buf = vec![0u8; dim * ty.size()];
+        let ready = const_args(CALL, name, dim, r#type, const_data, file);
         let one = crate::mpi::Comm::default();
         let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        let (name, dim, ty, file) = comm.enter(CALL, ready)?;
+        let mut buf = vec![0u8; dim * ty.size()];
         crate::io::hdf5::get_const(comm, name, dim, ty, &mut buf, file, CALL)?;
         // SAFETY: the caller provides room for dim values of `type`.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), const_data as *mut u8, buf.len()) };
@@ -206,11 +222,12 @@ pub extern "C" fn op_write_const_hdf5(
 ) {
     const CALL: &str = "op_write_const_hdf5";
     boundary(CALL, (), |st| {
-        let (name, dim, ty, file) = const_args(CALL, name, dim, r#type, const_data, file)?;
-        // SAFETY: the caller provides dim values of `type`.
-        let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };
+        let ready = const_args(CALL, name, dim, r#type, const_data, file);
         let one = crate::mpi::Comm::default();
         let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        let (name, dim, ty, file) = comm.enter(CALL, ready)?;
+        // SAFETY: the caller provides dim values of `type`.
+        let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };
         crate::io::hdf5::write_const(comm, name, dim, ty, data, file, CALL)
     })
 }
@@ -230,10 +247,11 @@ pub extern "C" fn op_write_const_hdf5(
 pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_fetch_data_hdf5_file";
     boundary(CALL, (), |st| {
-        let d = st.dat(dat, &CALL, &"dat")?;
-        let file = c_str(file, CALL, "file")?;
-        st.ctx(CALL)?.sync_to_host(d)?;
-        crate::io::hdf5::fetch_dat_to_file(st.ctx(CALL)?, d, file, CALL)
+        let ready = st.dat(dat, &CALL, &"dat").and_then(|d| Ok((d, c_str(file, CALL, "file")?)));
+        let ctx = st.ctx(CALL)?;
+        let (d, file) = ctx.comm.enter(CALL, ready)?;
+        ctx.sync_to_host(d)?;
+        crate::io::hdf5::fetch_dat_to_file(ctx, d, file, CALL)
     })
 }
 
@@ -251,8 +269,10 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";
     boundary(CALL, (), |st| {
-        let file = c_str(file, CALL, "file")?;
-        st.ctx(CALL)?.sync_all_to_host()?;
-        crate::io::hdf5::dump(st.ctx(CALL)?, file, CALL)
+        let ready = c_str(file, CALL, "file");
+        let ctx = st.ctx(CALL)?;
+        let file = ctx.comm.enter(CALL, ready)?;
+        ctx.sync_all_to_host()?;
+        crate::io::hdf5::dump(ctx, file, CALL)
     })
 }

@@ -19,17 +19,22 @@ use std::ffi::{c_char, c_int, CStr};
 /// used), OP2_ERR_BACKEND_UNAVAILABLE, OP2_ERR_CACHE_DIR (the JIT cache directory is not owned
 /// by this user, is writable by others, or cannot be created), OP2_ERR_MPI (MPI could not be
 /// initialised, or the launcher started more processes than the MPI this program is linked
-/// against sees). Collective under MPI: when started by an MPI launcher (`mpiexec`), or when the
-/// program initialised MPI itself, op2 runs on `MPI_COMM_WORLD` (initialising MPI if needed);
-/// otherwise it runs as one process without touching MPI.
+/// against sees). Collective under MPI: op2 runs on `MPI_COMM_WORLD`, initialising MPI if the
+/// program has not, when started by an MPI launcher (`mpiexec`), when the program initialised
+/// MPI itself, or when the program links MPI itself (an MPI library among its own `DT_NEEDED`:
+/// it may call MPI after `op_init`, also without a launcher, as one process); `OP2_MPI=1`
+/// forces it, `OP2_MPI=0` forbids it. Otherwise op2 runs as one process without touching MPI.
+/// Under MPI every process's setup is agreed: an error on one process (or `OP2_MPI_CHECK` set
+/// differently) is an error on all, and MPI that op2 initialised stays initialised for the next
+/// `op_init`.
 #[no_mangle]
 pub extern "C" fn op_init(argc: c_int, argv: *mut *mut c_char, diags: c_int) {
     boundary("op_init", (), |st| init(st, argc, argv, diags, None, "op_init"))
 }
 
 /// `op_init` and `op_mpi_init`: `fortran_comm` is the Fortran handle of the communicator to
-/// run on (`op_mpi_init`), or None for `MPI_COMM_WORLD` when the program was started by an MPI
-/// launcher or has initialised MPI itself (otherwise op2 runs as one process, MPI untouched).
+/// run on (`op_mpi_init`), or None for `MPI_COMM_WORLD` when MPI is used (see `op_init`;
+/// otherwise op2 runs as one process, MPI untouched).
 pub(crate) fn init(
     st: &mut super::ApiState,
     argc: c_int,
@@ -58,35 +63,92 @@ pub(crate) fn init(
     if let Some(r) = crate::config::error_handler(&env, &tokens)? {
         st.set_errors_return(r);
     }
-    let config = Config::from_env(&tokens, diags)?;
-    let mut ctx = Context::new(config)?;
-    let mpi_check = tokens
-        .iter()
-        .rev()
-        .find_map(|t| t.strip_prefix("OP2_MPI_CHECK="))
-        .map(str::to_string)
-        .or_else(|| env("OP2_MPI_CHECK"));
-    ctx.comm.check = match mpi_check.as_deref().map(str::trim) {
-        None | Some("") | Some("0") => false,
-        Some("1") => true,
-        Some(v) => op2_bail!(BadConfig, "{call}: OP2_MPI_CHECK='{v}': use 0 or 1"),
+    let token = |key: &str| {
+        let prefix = format!("{key}=");
+        tokens.iter().rev().find_map(|t| t.strip_prefix(prefix.as_str()).map(str::to_string)).or_else(|| env(key))
+    };
+    // This process's own setup; under MPI its outcome is agreed before op2 runs (below).
+    let local = (|| {
+        let config = Config::from_env(&tokens, diags)?;
+        let mut ctx = Context::new(config)?;
+        ctx.comm.check = match token("OP2_MPI_CHECK").as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "{call}: OP2_MPI_CHECK='{v}': use 0 or 1"),
+        };
+        Ok(ctx)
+    })();
+    let mpi = match token("OP2_MPI").as_deref().map(str::trim) {
+        None | Some("") | Some("auto") => None,
+        Some("1") => Some(true),
+        Some("0") => Some(false),
+        Some(v) => op2_bail!(BadConfig, "{call}: OP2_MPI='{v}': use 0 (never initialise MPI), 1 (always) or auto"),
     };
     #[cfg(feature = "mpi")]
-    {
+    let ctx = {
         use crate::mpi::transport;
-        if fortran_comm.is_some() || transport::launcher_size().is_some() || transport::is_initialized() {
-            ctx.comm.world = Some(transport::World::open(fortran_comm)?);
+        // MPI when a communicator is given, when OP2_MPI=1, and (unless OP2_MPI=0) when a
+        // launcher started the program, when the program initialised MPI itself, or when it
+        // links MPI itself (its own DT_NEEDED): such a program calls MPI after op_init.
+        let use_mpi = fortran_comm.is_some()
+            || match mpi {
+                Some(on) => on,
+                None => {
+                    transport::launcher_size().is_some()
+                        || transport::is_initialized()
+                        || transport::program_links_mpi()
+                }
+            };
+        if fortran_comm.is_some() && mpi == Some(false) && !transport::is_initialized() {
+            op2_bail!(BadConfig, "{call}: OP2_MPI=0 forbids initialising MPI, and MPI is not initialised");
         }
-    }
+        if use_mpi {
+            let mut comm =
+                crate::mpi::Comm { world: Some(transport::World::open(fortran_comm)?), ..Default::default() };
+            // Every process's setup, and the same OP2_MPI_CHECK everywhere (the check is
+            // itself collective), agreed in op_init's entry.
+            let agreed = comm
+                .enter_with(call, local.map(|ctx| {
+                    let check = ctx.comm.check as u8;
+                    (ctx, vec![check])
+                }))
+                .and_then(|(ctx, all)| {
+                    if all.iter().any(|b| b.as_slice() != [ctx.comm.check as u8]) {
+                        let on: Vec<String> =
+                            all.iter().enumerate().filter(|(_, b)| b.as_slice() == [1]).map(|(q, _)| q.to_string()).collect();
+                        op2_bail!(
+                            BadConfig,
+                            "{call}: OP2_MPI_CHECK differs between processes (1 on process(es) {} only): set it alike on every process",
+                            on.join(", ")
+                        );
+                    }
+                    Ok(ctx)
+                });
+            match agreed {
+                Ok(mut ctx) => {
+                    ctx.comm.world = comm.world.take();
+                    ctx
+                }
+                Err(e) => {
+                    if let Some(w) = comm.world.take() {
+                        w.close_keep_mpi();
+                    }
+                    return Err(e);
+                }
+            }
+        } else {
+            local?
+        }
+    };
     #[cfg(not(feature = "mpi"))]
-    if fortran_comm.is_some() {
-        op2_bail!(BackendUnavailable, "{call}: this op2 was built without MPI (cargo feature mpi)");
-    }
-    if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-        let mut line = ctx.diags_init_line();
-        if ctx.comm.distributed() {
-            line = format!("{}, {} MPI processes\n", line.trim_end(), ctx.comm.size());
+    let ctx = {
+        if fortran_comm.is_some() || mpi == Some(true) {
+            op2_bail!(BackendUnavailable, "{call}: this op2 was built without MPI (cargo feature mpi)");
         }
+        local?
+    };
+    if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+        let line = format!("{}, {}\n", ctx.diags_init_line().trim_end(), ctx.comm.describe());
         crate::timing::print_after_c_stdio(&line);
     }
     st.serial = st.serial.wrapping_add(1);
@@ -97,11 +159,14 @@ pub(crate) fn init(
 /// Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
 /// session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
 /// finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
-/// so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED.
+/// so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED;
+/// OP2_ERR_MPI when another process is at another collective call (the session stays open).
 #[no_mangle]
 pub extern "C" fn op_exit() {
     boundary("op_exit", (), |st| {
-        st.ctx("op_exit")?;
+        // Collective under MPI: entered together (processes at other calls: OP2_ERR_MPI, and the
+        // session stays open on every process).
+        st.ctx("op_exit")?.comm.enter("op_exit", Ok(()))?;
         st.ctx = None;
         Ok(())
     })
@@ -167,7 +232,7 @@ pub extern "C" fn op_timing_output() {
     boundary("op_timing_output", (), |st| {
         let ctx = st.ctx("op_timing_output")?;
         if ctx.comm.distributed() {
-            ctx.comm.check_call("op_timing_output")?;
+            ctx.comm.enter("op_timing_output", Ok(()))?;
             if let Some(t) = crate::mpi::dist::timing_table(ctx)? {
                 print_after_c_stdio(&t);
             }

@@ -48,15 +48,22 @@ impl ApiState {
     }
 }
 
-fn decl_sparsity(st: &mut ApiState, call: &str, rows: &[op_map], cols: &[op_map], name: &str) -> Result<op_sparsity> {
-    let label = format!("{call} '{name}'");
-    let mut pairs = Vec::with_capacity(rows.len());
-    for (i, (&r, &c)) in rows.iter().zip(cols).enumerate() {
-        let r = st.map(r, &label, &format!("row map {i}"))?;
-        let c = st.map(c, &label, &format!("column map {i}"))?;
-        pairs.push((r, c));
-    }
-    let id = st.ctx(call)?.decl_sparsity(&pairs, name, call)?;
+/// `ready`: the call's own checks so far (name, counts); under MPI the call is entered with
+/// them and the maps' (collective).
+fn decl_sparsity(st: &mut ApiState, call: &str, ready: Result<(&[op_map], &[op_map], &str)>) -> Result<op_sparsity> {
+    let ready = ready.and_then(|(rows, cols, name)| {
+        let label = format!("{call} '{name}'");
+        let mut pairs = Vec::with_capacity(rows.len());
+        for (i, (&r, &c)) in rows.iter().zip(cols).enumerate() {
+            let r = st.map(r, &label, &format!("row map {i}"))?;
+            let c = st.map(c, &label, &format!("column map {i}"))?;
+            pairs.push((r, c));
+        }
+        Ok((pairs, name))
+    });
+    let ctx = st.ctx(call)?;
+    let (pairs, name) = ctx.comm.enter(call, ready)?;
+    let id = ctx.decl_sparsity(&pairs, name, call)?;
     Ok(encode(Kind::Sparsity, st.serial, id.0))
 }
 
@@ -71,8 +78,9 @@ pub extern "C" fn op_decl_sparsity(rowmap: op_map, colmap: op_map, name: *const 
     const CALL: &str = "op_decl_sparsity";
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        decl_sparsity(st, CALL, &[rowmap], &[colmap], name)
+        let (rows, cols) = ([rowmap], [colmap]);
+        let ready = c_str(name, CALL, "name").map(|name| (&rows[..], &cols[..], name));
+        decl_sparsity(st, CALL, ready)
     })
 }
 
@@ -90,18 +98,24 @@ pub extern "C" fn op_decl_sparsity_pairs(
     const CALL: &str = "op_decl_sparsity_pairs";
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        if npairs < 1 {
-            op2_bail!(BadSize, "{CALL} '{name}': npairs {npairs} is less than 1");
-        }
-        if rowmaps.is_null() || colmaps.is_null() {
-            op2_bail!(NullArgument, "{CALL} '{name}': rowmaps or colmaps is NULL");
-        }
-        // SAFETY: the caller passes npairs maps in each array (the function's contract).
-        let (r, c) = unsafe {
-            (std::slice::from_raw_parts(rowmaps, npairs as usize), std::slice::from_raw_parts(colmaps, npairs as usize))
-        };
-        decl_sparsity(st, CALL, r, c, name)
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            if npairs < 1 {
+                op2_bail!(BadSize, "{CALL} '{name}': npairs {npairs} is less than 1");
+            }
+            if rowmaps.is_null() || colmaps.is_null() {
+                op2_bail!(NullArgument, "{CALL} '{name}': rowmaps or colmaps is NULL");
+            }
+            // SAFETY: the caller passes npairs maps in each array (the function's contract).
+            let (r, c) = unsafe {
+                (
+                    std::slice::from_raw_parts(rowmaps, npairs as usize),
+                    std::slice::from_raw_parts(colmaps, npairs as usize),
+                )
+            };
+            Ok((r, c, name))
+        })();
+        decl_sparsity(st, CALL, ready)
     })
 }
 
@@ -122,11 +136,16 @@ pub extern "C" fn op_decl_mat(
     const CALL: &str = "op_decl_mat";
     boundary(CALL, null_mut(), |st| {
         st.ctx(CALL)?;
-        let name = c_str(name, CALL, "name")?;
-        let label = format!("{CALL} '{name}'");
-        let sp = st.sparsity(sparsity, &label, &"sparsity")?;
-        let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
-        let id = st.ctx(CALL)?.decl_mat(sp, rdim, cdim, ty, name)?;
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            let label = format!("{CALL} '{name}'");
+            let sp = st.sparsity(sparsity, &label, &"sparsity")?;
+            let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
+            Ok((name, sp, ty))
+        })();
+        let ctx = st.ctx(CALL)?;
+        let (name, sp, ty) = ctx.comm.enter(CALL, ready)?;
+        let id = ctx.decl_mat(sp, rdim, cdim, ty, name)?;
         Ok(encode(Kind::Mat, st.serial, id.0))
     })
 }

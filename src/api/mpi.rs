@@ -8,7 +8,8 @@ use std::ffi::{c_char, c_int};
 /// op2 runs on (`MPI_Comm_c2f(comm)` in C, the integer handle in Fortran); `local_comm` (the
 /// node-local communicator in OP2) is accepted and unused. MPI is initialised first if the
 /// program has not (then `op_exit` finalises it). Collective over `global_comm`.
-/// Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI.
+/// Errors: those of `op_init`; OP2_ERR_BACKEND_UNAVAILABLE when op2 was built without MPI;
+/// OP2_ERR_BAD_CONFIG with `OP2_MPI=0` when MPI is not initialised.
 #[no_mangle]
 pub extern "C" fn op_mpi_init(
     argc: c_int,
@@ -46,13 +47,16 @@ pub extern "C" fn op_partition(
 ) {
     const CALL: &str = "op_partition";
     boundary(CALL, (), |st| {
-        let lib = c_str(lib, CALL, "lib")?;
-        let routine = if routine.is_null() { None } else { Some(c_str(routine, CALL, "routine")?) };
-        let set = if prime_set.is_null() { None } else { Some(st.set(prime_set, &CALL, &"prime_set")?) };
-        let map = if prime_map.is_null() { None } else { Some(st.map(prime_map, &CALL, &"prime_map")?) };
-        let dat = if coords.is_null() { None } else { Some(st.dat(coords, &CALL, &"coords")?) };
+        let ready = (|| {
+            let lib = c_str(lib, CALL, "lib")?;
+            let routine = if routine.is_null() { None } else { Some(c_str(routine, CALL, "routine")?) };
+            let set = if prime_set.is_null() { None } else { Some(st.set(prime_set, &CALL, &"prime_set")?) };
+            let map = if prime_map.is_null() { None } else { Some(st.map(prime_map, &CALL, &"prime_map")?) };
+            let dat = if coords.is_null() { None } else { Some(st.dat(coords, &CALL, &"coords")?) };
+            Ok((lib, routine, set, map, dat))
+        })();
         let ctx = st.ctx(CALL)?;
-        ctx.comm.check_call(CALL)?;
+        let (lib, routine, set, map, dat) = ctx.comm.enter(CALL, ready)?;
         crate::mpi::dist::partition(ctx, lib, routine, set, map, dat)
     })
 }

@@ -569,10 +569,9 @@ mod imp {
         drop(ds);
         drop(f);
         let values = ctx.comm.agree(values)?;
-        let m = ctx
-            .decl_map(from, to, dim as i32, &values, name)
-            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)));
-        ctx.comm.agree(m)
+        // decl_map agrees before it commits (an entry refused on any process declares nothing)
+        ctx.decl_map(from, to, dim as i32, &values, name)
+            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
     }
 
     /// `op_decl_dat_hdf5`: a `[set.size][dim]` dataset whose type converts to `ty` without loss.
@@ -624,11 +623,8 @@ mod imp {
         drop(ds);
         drop(f);
         let data = ctx.comm.agree(data)?;
-        let d = ctx.decl_dat(set, dim as i32, ty, Some(&data), name, call);
-        if ctx.comm.partitioned {
-            return d; // decl_dat_after_partition is collective and agrees itself
-        }
-        ctx.comm.agree(d)
+        // decl_dat agrees before it commits
+        ctx.decl_dat(set, dim as i32, ty, Some(&data), name, call)
     }
 
     fn read_int_attr(loc: &Location, attr: &str) -> Option<i64> {

@@ -16,75 +16,79 @@ impl Context {
     /// `op_decl_sparsity_pairs`: the union of the pairs' patterns (and the diagonal when rows
     /// and columns are one set).
     pub fn decl_sparsity(&mut self, pairs: &[(MapId, MapId)], name: &str, call: &str) -> Result<SparsityId> {
-        if pairs.is_empty() {
-            op2_bail!(BadSize, "{call} '{name}': no map pairs given (npairs must be at least 1)");
-        }
-        let m = |id: MapId| &self.maps[id.0 as usize];
-        let set = |id: crate::core::SetId| self.sets[id.0 as usize].name.as_str();
-        let (row_set, col_set) = (m(pairs[0].0).to, m(pairs[0].1).to);
-        for (i, &(r, c)) in pairs.iter().enumerate() {
-            let (rm, cm) = (m(r), m(c));
-            if rm.from != cm.from {
-                op2_bail!(
-                    ArgSet,
-                    "{call} '{name}', pair {i}: row map '{}' goes from set '{}' but column map '{}' from set '{}' (both must start from the same elements)",
-                    rm.name,
-                    set(rm.from),
-                    cm.name,
-                    set(cm.from)
-                );
+        // Under MPI (collective): committed only once every process has built it.
+        let s = (|| {
+            if pairs.is_empty() {
+                op2_bail!(BadSize, "{call} '{name}': no map pairs given (npairs must be at least 1)");
             }
-            if rm.to != row_set {
-                op2_bail!(
-                    ArgSet,
-                    "{call} '{name}', pair {i}: row map '{}' reaches set '{}' but pair 0's reaches set '{}' (all row maps must reach one set)",
-                    rm.name,
-                    set(rm.to),
-                    set(row_set)
-                );
-            }
-            if cm.to != col_set {
-                op2_bail!(
-                    ArgSet,
-                    "{call} '{name}', pair {i}: column map '{}' reaches set '{}' but pair 0's reaches set '{}' (all column maps must reach one set)",
-                    cm.name,
-                    set(cm.to),
-                    set(col_set)
-                );
-            }
-        }
-        // Under MPI before op_partition: an empty pattern, built when the sets are partitioned
-        // (`mats_after_renumber`). After it: owned rows, from the owned and exec-halo elements
-        // (every element touching an owned row is one of them), columns in local numbering.
-        let pending = self.comm.distributed() && !self.comm.partitioned;
-        let views: Vec<PairMaps> = pairs
-            .iter()
-            .map(|&(r, c)| {
+            let m = |id: MapId| &self.maps[id.0 as usize];
+            let set = |id: crate::core::SetId| self.sets[id.0 as usize].name.as_str();
+            let (row_set, col_set) = (m(pairs[0].0).to, m(pairs[0].1).to);
+            for (i, &(r, c)) in pairs.iter().enumerate() {
                 let (rm, cm) = (m(r), m(c));
-                PairMaps {
-                    rows: &rm.values,
-                    row_dim: rm.dim,
-                    cols: &cm.values,
-                    col_dim: cm.dim,
-                    n: if pending { 0 } else { self.sets[rm.from.0 as usize].exec_end },
+                if rm.from != cm.from {
+                    op2_bail!(
+                        ArgSet,
+                        "{call} '{name}', pair {i}: row map '{}' goes from set '{}' but column map '{}' from set '{}' (both must start from the same elements)",
+                        rm.name,
+                        set(rm.from),
+                        cm.name,
+                        set(cm.from)
+                    );
                 }
+                if rm.to != row_set {
+                    op2_bail!(
+                        ArgSet,
+                        "{call} '{name}', pair {i}: row map '{}' reaches set '{}' but pair 0's reaches set '{}' (all row maps must reach one set)",
+                        rm.name,
+                        set(rm.to),
+                        set(row_set)
+                    );
+                }
+                if cm.to != col_set {
+                    op2_bail!(
+                        ArgSet,
+                        "{call} '{name}', pair {i}: column map '{}' reaches set '{}' but pair 0's reaches set '{}' (all column maps must reach one set)",
+                        cm.name,
+                        set(cm.to),
+                        set(col_set)
+                    );
+                }
+            }
+            // Under MPI before op_partition: an empty pattern, built when the sets are partitioned
+            // (`mats_after_renumber`). After it: owned rows, from the owned and exec-halo elements
+            // (every element touching an owned row is one of them), columns in local numbering.
+            let pending = self.comm.distributed() && !self.comm.partitioned;
+            let views: Vec<PairMaps> = pairs
+                .iter()
+                .map(|&(r, c)| {
+                    let (rm, cm) = (m(r), m(c));
+                    PairMaps {
+                        rows: &rm.values,
+                        row_dim: rm.dim,
+                        cols: &cm.values,
+                        col_dim: cm.dim,
+                        n: if pending { 0 } else { self.sets[rm.from.0 as usize].exec_end },
+                    }
+                })
+                .collect();
+            let (rs, cs) = (&self.sets[row_set.0 as usize], &self.sets[col_set.0 as usize]);
+            let (nr, nc) = if pending { (0, 0) } else { (rs.size, cs.total) };
+            let halo_rows = if pending { 0 } else { rs.total - rs.size };
+            let pattern = Pattern::build(nr, nc, &views, row_set == col_set);
+            if pattern.nnz() > i32::MAX as usize {
+                op2_bail!(BadSize, "{call} '{name}': {} entries, more than a C int can count", pattern.nnz());
+            }
+            Ok(Sparsity {
+                name: name.to_string(),
+                pairs: pairs.to_vec(),
+                row_set,
+                col_set,
+                pattern: Arc::new(pattern),
+                halo_rows,
             })
-            .collect();
-        let (rs, cs) = (&self.sets[row_set.0 as usize], &self.sets[col_set.0 as usize]);
-        let (nr, nc) = if pending { (0, 0) } else { (rs.size, cs.total) };
-        let halo_rows = if pending { 0 } else { rs.total - rs.size };
-        let pattern = Pattern::build(nr, nc, &views, row_set == col_set);
-        if pattern.nnz() > i32::MAX as usize {
-            op2_bail!(BadSize, "{call} '{name}': {} entries, more than a C int can count", pattern.nnz());
-        }
-        let s = Sparsity {
-            name: name.to_string(),
-            pairs: pairs.to_vec(),
-            row_set,
-            col_set,
-            pattern: Arc::new(pattern),
-            halo_rows,
-        };
+        })();
+        let s = self.comm.agree(s)?;
         self.mats.sparsities.push(s);
         Ok(SparsityId(self.mats.sparsities.len() as u32 - 1))
     }
@@ -125,15 +129,17 @@ impl Context {
 
     /// `op_decl_mat`.
     pub fn decl_mat(&mut self, sp: SparsityId, rdim: i32, cdim: i32, ty: ElemType, name: &str) -> Result<MatId> {
-        if rdim < 1 || cdim < 1 {
-            op2_bail!(BadSize, "op_decl_mat '{name}': block size {rdim} x {cdim}: both must be at least 1");
-        }
         let s = self.mats.sparsity(sp);
-        let scalar = s.pattern.nnz() as u128 * rdim as u128 * cdim as u128;
-        if scalar > i32::MAX as u128 {
-            op2_bail!(BadSize, "op_decl_mat '{name}': {scalar} entries, more than a C int can count");
-        }
-        let m = Mat::new(name, sp, s, rdim as usize, cdim as usize, ty)?;
+        let scalar = s.pattern.nnz() as u128 * rdim.max(0) as u128 * cdim.max(0) as u128;
+        let m = if rdim < 1 || cdim < 1 {
+            Err(crate::op2_err!(BadSize, "op_decl_mat '{name}': block size {rdim} x {cdim}: both must be at least 1"))
+        } else if scalar > i32::MAX as u128 {
+            Err(crate::op2_err!(BadSize, "op_decl_mat '{name}': {scalar} entries, more than a C int can count"))
+        } else {
+            Mat::new(name, sp, s, rdim as usize, cdim as usize, ty)
+        };
+        // Under MPI (collective): committed only once every process has it.
+        let m = self.comm.agree(m)?;
         self.mats.mats.push(m);
         Ok(MatId(self.mats.mats.len() as u32 - 1))
     }
@@ -184,7 +190,7 @@ impl Context {
             return Ok(());
         }
         if self.comm.check {
-            self.comm.check_call(call)?;
+            self.comm.enter(call, Ok(()))?;
         }
         if !self.comm.partitioned {
             crate::mpi::dist::partition(self, "BLOCK", None, None, None, None)?;

@@ -24,29 +24,30 @@ fn from_bytes(b: &[u8]) -> Vec<i32> {
     b.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-/// After `op_decl_set` under MPI (collective): every process's block size, so each set knows
-/// its global size and this process's offset.
-pub fn after_decl_set(ctx: &mut Context, set: SetId) -> Result<()> {
-    let n = ctx.sets[set.0 as usize].size;
-    let all = ctx.comm.all_gather(&(n as u64).to_ne_bytes())?;
+/// After `op_decl_set` under MPI: `sizes` holds every process's block size (u64, rank order,
+/// gathered by the agreement before the set was committed), so the set knows its global size
+/// and this process's offset.
+pub fn after_decl_set(ctx: &mut Context, set: SetId, sizes: &[Vec<u8>]) {
     let mut offsets = vec![0usize];
-    for b in &all {
+    for b in sizes {
         let mut w = [0u8; 8];
-        w.copy_from_slice(&b[..8]);
+        if let Some(x) = b.get(..8) {
+            w.copy_from_slice(x);
+        }
         offsets.push(offsets.last().copied().unwrap_or(0) + u64::from_ne_bytes(w) as usize);
     }
     let me = ctx.comm.rank() as usize;
     while ctx.comm.sets.len() <= set.0 as usize {
         ctx.comm.sets.push(SetDist::default());
     }
+    let n = ctx.sets[set.0 as usize].size;
     ctx.comm.sets[set.0 as usize] = SetDist {
         global_size: *offsets.last().unwrap_or(&0),
-        decl_offset: offsets[me],
+        decl_offset: offsets.get(me).copied().unwrap_or(0),
         decl_size: n,
         offsets,
         layout: None,
     };
-    Ok(())
 }
 
 /// Global size of a set (its local size on one process).
@@ -319,31 +320,18 @@ fn local_rows(global: &[u8], eb: usize, l: &SetLayout, name: &str) -> Result<Ali
     Ok(buf)
 }
 
-/// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block; the
-/// dat gets its local rows (collective).
-pub fn decl_dat_after_partition(
-    ctx: &mut Context,
-    set: SetId,
-    dim: i32,
-    ty: ElemType,
-    data: Option<&[u8]>,
-    name: &str,
-    call: &str,
-) -> Result<DatId> {
-    let id = {
-        let partitioned = std::mem::replace(&mut ctx.comm.partitioned, false);
-        let r = ctx.decl_dat(set, dim, ty, None, name, call);
-        ctx.comm.partitioned = partitioned;
-        r?
-    };
-    let Some(data) = data else { return Ok(id) };
-    let eb = ctx.dats[id.0 as usize].elem_bytes();
+/// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block
+/// (rows of `eb` bytes); returns the dat's local rows (collective: the blocks are gathered).
+pub fn local_rows_of_block(ctx: &Context, set: SetId, eb: usize, data: &[u8], name: &str) -> Result<AlignedBuf> {
     let n = declared_size(ctx, set);
     let all = ctx.comm.all_gather(&data[..n * eb])?.concat();
-    let Some(l) = ctx.comm.layout(set) else { return Ok(id) };
-    let buf = local_rows(&all, eb, l, name)?;
-    ctx.dats[id.0 as usize].data = buf;
-    Ok(id)
+    match ctx.comm.layout(set) {
+        Some(l) => local_rows(&all, eb, l, name),
+        None => match AlignedBuf::from_slice(&data[..n * eb]) {
+            Some(b) => Ok(b),
+            None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
+        },
+    }
 }
 
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).

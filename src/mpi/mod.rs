@@ -82,10 +82,11 @@ pub struct Comm {
     pub sets: Vec<SetDist>,
     /// `op_partition` has built the layouts.
     pub partitioned: bool,
-    /// `OP2_MPI_CHECK=1`: every collective call is checked against the other processes'.
+    /// `OP2_MPI_CHECK=1`: loops (and matrix operations) enter like every other collective
+    /// call (`enter`), so processes at different loops are an error instead of a hang.
     pub check: bool,
-    /// Collective calls so far (the check's sequence number).
-    pub seq: u64,
+    /// Collective calls entered so far (the sequence number `enter` compares).
+    pub seq: std::sync::atomic::AtomicU64,
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
     /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
     pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
@@ -148,6 +149,18 @@ impl Comm {
         1
     }
 
+    /// For op2's diagnostics: how many processes, and who initialised MPI (`op_init` at
+    /// `diags` >= 1 prints it, so a program can tell whether op2 started MPI).
+    pub fn describe(&self) -> String {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            let n = w.size();
+            let by = if w.owns_init() { "op2" } else { "the program" };
+            return format!("{n} MPI process{} (MPI initialised by {by})", if n == 1 { "" } else { "es" });
+        }
+        "MPI not initialised".to_string()
+    }
+
     /// More than one process: declarations are blocks and `op_partition` matters.
     pub fn distributed(&self) -> bool {
         self.size() > 1
@@ -186,56 +199,116 @@ impl Comm {
     }
 
     /// Makes a local outcome collective (before a collective that must not start unless every
-    /// process is ready, e.g. a parallel HDF5 read): when any process failed, every process
-    /// returns an error, its own or the first failing process's (with "(on process r)"), so no
-    /// process waits in a collective for one that left. One process: `r` as it is.
+    /// process is ready, e.g. a parallel HDF5 read, and before a declaration is committed):
+    /// when any process failed, every process returns an error, its own or the first failing
+    /// process's (with "(on process r)"), so no process waits in a collective for one that left
+    /// and no process keeps what the others refused. One process: `r` as it is.
     pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        self.exchange(None, r.map(|v| (v, Vec::new()))).map(|(v, _)| v)
+    }
+
+    /// The entry of a collective op2 call (`what`, e.g. `op_decl_set` or `op_par_loop 'res'`):
+    /// `ready` is the call's own checks on this process (handles, arguments). Every process
+    /// must be at the same call (with the same sequence number): a divergence is `OP2_ERR_MPI`
+    /// naming both calls on every process, and an error on any process is an error on all
+    /// (see `agree`), before the call does anything collective. One process: `ready`.
+    pub fn enter<T>(&self, what: &str, ready: Result<T>) -> Result<T> {
+        self.exchange(Some(what), ready.map(|v| (v, Vec::new()))).map(|(v, _)| v)
+    }
+
+    /// `enter` that also gathers a payload from every process (rank order), in the same
+    /// collective: what a declaration needs from the others (e.g. each process's block size).
+    pub fn enter_with<T>(&self, what: &str, ready: Result<(T, Vec<u8>)>) -> Result<(T, Vec<Vec<u8>>)> {
+        self.exchange(Some(what), ready)
+    }
+
+    /// `agree` that also gathers a payload from every process (rank order).
+    pub fn agree_with<T>(&self, r: Result<(T, Vec<u8>)>) -> Result<(T, Vec<Vec<u8>>)> {
+        self.exchange(None, r)
+    }
+
+    /// The one agreement behind `enter` and `agree` (one all-gather): each process sends
+    /// `[call length][call][status][error code][payload or error message]`, where the call is
+    /// `#sequence name` at an entry and empty inside a call. Every process then sees the same
+    /// bytes, so every process reaches the same verdict: different calls (OP2_ERR_MPI naming
+    /// both), else the first error (its own first), else every payload.
+    fn exchange<T>(&self, what: Option<&str>, local: Result<(T, Vec<u8>)>) -> Result<(T, Vec<Vec<u8>>)> {
         if !self.distributed() {
-            return r;
+            return local.map(|(v, p)| (v, vec![p]));
         }
-        let mine = match &r {
-            Ok(_) => Vec::new(),
+        // A program that finalised MPI itself and then ends op2 (op_exit from an atexit
+        // handler): nothing to agree with any more.
+        #[cfg(feature = "mpi")]
+        if !transport::is_initialized() {
+            return local.map(|(v, p)| (v, vec![p]));
+        }
+        let call = match what {
+            Some(w) => format!("#{} {w}", self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1),
+            None => String::new(),
+        };
+        let mut mine = Vec::new();
+        mine.extend_from_slice(&(call.len() as u64).to_ne_bytes());
+        mine.extend_from_slice(call.as_bytes());
+        match &local {
+            Ok((_, payload)) => {
+                mine.push(0);
+                mine.extend_from_slice(&0i32.to_ne_bytes());
+                mine.extend_from_slice(payload);
+            }
             Err(e) => {
-                let mut b = e.code.as_i32().to_ne_bytes().to_vec();
-                b.extend_from_slice(e.message.as_bytes());
-                b
+                mine.push(1);
+                mine.extend_from_slice(&e.code.as_i32().to_ne_bytes());
+                mine.extend_from_slice(e.message.as_bytes());
+            }
+        }
+        let all = self.all_gather(&mine)?;
+        // Each entry decoded: (call, failed, code, rest). A short entry (not op2's) reads as
+        // a call nobody else is at.
+        let decode = |b: &[u8]| -> Option<(String, bool, i32, Vec<u8>)> {
+            let n = u64::from_ne_bytes(b.get(..8)?.try_into().ok()?) as usize;
+            let call = String::from_utf8_lossy(b.get(8..8usize.checked_add(n)?)?).into_owned();
+            let at = 8 + n;
+            let failed = *b.get(at)? != 0;
+            let code = i32::from_ne_bytes(b.get(at + 1..at + 5)?.try_into().ok()?);
+            Some((call, failed, code, b[at + 5..].to_vec()))
+        };
+        let me = self.rank() as usize;
+        let here = |c: &str| {
+            if c.is_empty() {
+                "a step inside its previous collective call".to_string()
+            } else {
+                format!("call {c}")
             }
         };
-        let all = self.all_gather(&mine)?;
-        let v = r?;
-        if let Some((q, b)) = all.iter().enumerate().find(|(_, b)| b.len() >= 4) {
-            let code = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        let mut decoded = Vec::with_capacity(all.len());
+        for (q, b) in all.iter().enumerate() {
+            match decode(b) {
+                Some(d) if d.0 == call => decoded.push(d),
+                other => {
+                    let theirs = other.map_or_else(|| "an unknown call".to_string(), |d| here(&d.0));
+                    let name = what.unwrap_or("op2");
+                    let check = if self.check { " OP2_MPI_CHECK:" } else { "" };
+                    op2_bail!(
+                        Mpi,
+                        "{name}:{check} processes called op2 collectively in different orders: process {me} is at {}, process {q} at {theirs}",
+                        here(&call)
+                    );
+                }
+            }
+        }
+        let v = local?;
+        if let Some((q, (_, _, code, msg))) = decoded.iter().enumerate().find(|(_, d)| d.1) {
             let code = crate::error::ErrorCode::ALL
                 .iter()
                 .copied()
-                .find(|c| c.as_i32() == code)
+                .find(|c| c.as_i32() == *code)
                 .unwrap_or(crate::error::ErrorCode::Internal);
             return Err(crate::error::Op2Error::new(
                 code,
-                format!("{} (on process {q})", String::from_utf8_lossy(&b[4..])),
+                format!("{} (on process {q})", String::from_utf8_lossy(msg)),
             ));
         }
-        Ok(v)
-    }
-
-    /// `OP2_MPI_CHECK=1`: all processes must be at the same collective call (`what`, with the
-    /// sequence number); a difference is `OP2_ERR_MPI` naming both calls.
-    pub fn check_call(&mut self, what: &str) -> Result<()> {
-        if !self.check || !self.distributed() {
-            return Ok(());
-        }
-        self.seq += 1;
-        let mine = format!("#{} {what}", self.seq);
-        let all = self.all_gather(mine.as_bytes())?;
-        let me = self.rank() as usize;
-        if let Some((r, other)) = all.iter().enumerate().find(|(_, b)| b.as_slice() != mine.as_bytes()) {
-            let other = String::from_utf8_lossy(other);
-            op2_bail!(
-                Mpi,
-                "{what}: OP2_MPI_CHECK: processes called op2 in different orders: process {me} is at call {mine}, process {r} at call {other}"
-            );
-        }
-        Ok(())
+        Ok((v.0, decoded.into_iter().map(|d| d.3).collect()))
     }
 
     /// Starts exchanging the halos of `dats` (those the loop reads through its halo and whose

@@ -43,6 +43,89 @@ pub fn launcher_size() -> Option<(String, i32)> {
         .find_map(|k| std::env::var(k).ok().and_then(|v| v.trim().parse::<i32>().ok()).map(|n| (k.to_string(), n)))
 }
 
+/// Whether the program itself (the executable, not a library it loads) names an MPI library
+/// among its `DT_NEEDED` entries (`libmpi*`: OpenMPI's `libmpi.so`, its Fortran and C++
+/// bindings, MPICH's `libmpich.so`, `libmpifort.so`): such a program calls MPI itself, so
+/// `op_init` initialises MPI for it even without a launcher. libop2's own dependency on MPI
+/// does not count (it is not the executable's).
+pub fn program_links_mpi() -> bool {
+    program_needed().iter().any(|n| {
+        let base = n.rsplit('/').next().unwrap_or(n);
+        base.starts_with("libmpi")
+    })
+}
+
+/// The executable's `DT_NEEDED` names, read from its dynamic section in memory (the first
+/// object `dl_iterate_phdr` reports is the main program).
+fn program_needed() -> Vec<String> {
+    /// `ElfN_Dyn` (the tag is signed, the value an address or an offset, both word-sized).
+    #[repr(C)]
+    struct Dyn {
+        tag: isize,
+        val: usize,
+    }
+    const DT_NULL: isize = 0;
+    const DT_NEEDED: isize = 1;
+    const DT_STRTAB: isize = 5;
+    unsafe extern "C" fn first(info: *mut libc::dl_phdr_info, _size: libc::size_t, out: *mut libc::c_void) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info for a loaded object and our Vec.
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<String>)) };
+        if info.dlpi_phdr.is_null() {
+            return 1;
+        }
+        // SAFETY: dlpi_phdr points at dlpi_phnum program headers of the loaded object.
+        let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        let base = info.dlpi_addr as usize;
+        let Some(dynamic) = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) else {
+            return 1; // a static executable: it needs nothing
+        };
+        let dyns = base.wrapping_add(dynamic.p_vaddr as usize) as *const Dyn;
+        let count = dynamic.p_memsz as usize / std::mem::size_of::<Dyn>();
+        let (mut strtab, mut needed) = (0usize, Vec::new());
+        for i in 0..count {
+            // SAFETY: the dynamic section is mapped (PT_DYNAMIC lies in a loaded segment) and
+            // holds `count` entries, ended by DT_NULL.
+            let d = unsafe { &*dyns.add(i) };
+            match d.tag {
+                DT_NULL => break,
+                DT_NEEDED => needed.push(d.val),
+                DT_STRTAB => strtab = d.val,
+                _ => {}
+            }
+        }
+        if strtab == 0 {
+            return 1;
+        }
+        // glibc relocates DT_STRTAB in place on most targets; where it does not (read-only
+        // dynamic sections) the value is still relative to the load address.
+        if strtab < base {
+            strtab = strtab.wrapping_add(base);
+        }
+        for off in needed {
+            // SAFETY: DT_NEEDED values are offsets of NUL-terminated names in the mapped
+            // string table.
+            let name = unsafe { std::ffi::CStr::from_ptr(strtab.wrapping_add(off) as *const std::ffi::c_char) };
+            out.push(name.to_string_lossy().into_owned());
+        }
+        1 // the main program is the first object: stop here
+    }
+    let mut out: Vec<String> = Vec::new();
+    // SAFETY: the callback only reads the loader's structures and writes our Vec.
+    unsafe { libc::dl_iterate_phdr(Some(first), &mut out as *mut Vec<String> as *mut libc::c_void) };
+    out
+}
+
+extern "C" fn finalize_at_exit() {
+    if OP2_INITIALISED_MPI.swap(false, std::sync::atomic::Ordering::AcqRel) && is_initialized() {
+        // SAFETY: op2 initialised MPI and no op2 session finalised it; the program is exiting.
+        unsafe { ffi::MPI_Finalize() };
+    }
+}
+
+/// op2 initialised MPI in this process and has not finalised it (kept across an `op_init`
+/// that failed after initialising MPI, so the next `op_init` owns it and `op_exit` ends it).
+static OP2_INITIALISED_MPI: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 impl World {
     /// op2 on `MPI_COMM_WORLD` (`fortran_comm` None) or on the communicator with that Fortran
     /// handle; initialises MPI first if the program has not.
@@ -67,6 +150,9 @@ impl World {
             };
             check(rc, "MPI_Init_thread")?;
             owns_init = true;
+            OP2_INITIALISED_MPI.store(true, std::sync::atomic::Ordering::Release);
+        } else if OP2_INITIALISED_MPI.load(std::sync::atomic::Ordering::Acquire) {
+            owns_init = true; // an earlier op_init initialised it and failed
         }
         // SAFETY: MPI is initialised; the handles are valid.
         let base = match fortran_comm {
@@ -78,6 +164,7 @@ impl World {
         let rc = unsafe { ffi::MPI_Comm_dup(base, &mut comm) };
         if rc != 0 {
             if owns_init {
+                OP2_INITIALISED_MPI.store(false, std::sync::atomic::Ordering::Release);
                 // SAFETY: we initialised it.
                 unsafe { ffi::MPI_Finalize() };
             }
@@ -131,6 +218,22 @@ impl World {
     /// op2 initialised MPI (and finalises it at op_exit).
     pub fn owns_init(&self) -> bool {
         self.owns_init
+    }
+
+    /// Closes op2's communicator but leaves MPI running (an `op_init` that failed after
+    /// initialising MPI: MPI cannot be initialised twice in a process, so the next `op_init`
+    /// takes it over and its `op_exit` finalises it).
+    pub fn close_keep_mpi(mut self) {
+        if self.owns_init {
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // Should no later op_init take MPI over, it is finalised when the program exits
+            // (a launcher reports a process that exits with MPI running as a failure).
+            // SAFETY: registering a plain extern "C" function.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(finalize_at_exit);
+            });
+        }
+        self.owns_init = false;
     }
 
     pub fn barrier(&self) -> Result<()> {
@@ -384,6 +487,7 @@ impl Drop for World {
         // SAFETY: comm is our duplicate; MPI is still running.
         unsafe { ffi::MPI_Comm_free(&mut self.comm) };
         if self.owns_init {
+            OP2_INITIALISED_MPI.store(false, std::sync::atomic::Ordering::Release);
             // SAFETY: op2 initialised MPI; every op2 request has completed.
             unsafe { ffi::MPI_Finalize() };
         }
