@@ -16,7 +16,7 @@ use crate::jit::{Compiler, Jit};
 use crate::mpi::Comm;
 use crate::op2_bail;
 use crate::timing::Timings;
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
@@ -57,6 +57,13 @@ impl PartialEq for dyn KernelKey + '_ {
 
 impl Eq for dyn KernelKey + '_ {}
 
+/// What an output reads through `Context::declared_rows`: a dat's rows or a map's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    Dat(DatId),
+    Map(MapId),
+}
+
 pub struct Context {
     pub config: Config,
     pub sets: Vec<Set>,
@@ -82,6 +89,9 @@ pub struct Context {
     pub mats: crate::mat::Mats,
     /// Checkpoint and restart, once `op_checkpointing_init` turned it on.
     pub checkpoint: Option<Box<crate::checkpoint::Checkpointer>>,
+    /// Which dat `op_fetch_data_hdf5_file` wrote into which (file, dataset) this session: a
+    /// second dat of the same name into the same file is a name collision.
+    pub hdf5_fetched: HashMap<(std::path::PathBuf, String), DatId>,
 }
 
 impl Context {
@@ -112,6 +122,7 @@ impl Context {
             index_base: 0,
             mats: crate::mat::Mats::default(),
             checkpoint: None,
+            hdf5_fetched: HashMap::new(),
         })
     }
 
@@ -384,52 +395,84 @@ impl Context {
     /// range), in the declared order whatever the storage order, downloading first if needed.
     pub fn fetch(&mut self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) -> Result<()> {
         self.sync_to_host(d)?;
-        self.copy_rows(d, low, high_inclusive, out);
+        out.copy_from_slice(&self.declared_rows(Rows::Dat(d), low..high_inclusive + 1, "op_fetch_data")?);
         Ok(())
     }
 
-    /// As `fetch`, from the host bytes as they are (callers make them current first).
-    fn copy_rows(&self, d: DatId, low: usize, high_inclusive: usize, out: &mut [u8]) {
-        let dat = &self.dats[d.0 as usize];
-        let eb = dat.elem_bytes();
-        let data = dat.data.as_slice();
-        match &self.sets[dat.set.0 as usize].order {
-            None => out.copy_from_slice(&data[low * eb..(high_inclusive + 1) * eb]),
-            Some(o) => {
-                for (dst, old) in out.chunks_exact_mut(eb).zip(low..=high_inclusive) {
-                    let at = o.new_of_old[old] as usize * eb;
-                    dst.copy_from_slice(&data[at..at + eb]);
-                }
+    /// The declared-order view: the ONE way every output (`op_fetch_data*`, the txt/bin prints,
+    /// HDF5 fetch and dump, VTK) reads dat rows and map values. Rows `range` (declared indices
+    /// of the dat's set, or of the map's from-set) in the declared order, whatever storage order
+    /// `op_renumber` chose; a map's values are translated to the declared numbering of its
+    /// target set. Native-order bytes (map values as `i32`), borrowed when storage already is
+    /// the declared order. Reads the host bytes as they are: callers make them current first
+    /// (`sync_to_host`). `range` must lie inside the set (callers check user ranges). Under MPI
+    /// (local numbering is op_partition's; `op_renumber` changes nothing there) sets carry no
+    /// storage order, and the distributed writers route rows by original index instead
+    /// (`mpi::dist`).
+    pub fn declared_rows(&self, what: Rows, range: std::ops::Range<usize>, call: &str) -> Result<Cow<'_, [u8]>> {
+        let (set, row_bytes, bytes, name, target) = match what {
+            Rows::Dat(d) => {
+                let dat = &self.dats[d.0 as usize];
+                (dat.set, dat.elem_bytes(), dat.data.as_slice(), &dat.name, None)
+            }
+            Rows::Map(m) => {
+                let map = &self.maps[m.0 as usize];
+                // SAFETY: i32 values viewed as their native-order bytes (no padding, align 1).
+                let b = unsafe { std::slice::from_raw_parts(map.values.as_ptr() as *const u8, map.values.len() * 4) };
+                (map.from, map.dim * 4, b, &map.name, Some(map.to))
+            }
+        };
+        let set_order = |s: SetId| self.sets[s.0 as usize].order.as_ref();
+        let (rows_order, target_order) = (set_order(set), target.and_then(set_order));
+        if self.comm.distributed() && (rows_order.is_some() || target_order.is_some()) {
+            op2_bail!(Internal, "{call} '{name}': a storage order under MPI (op_renumber is a no-op there)");
+        }
+        let len = crate::core::alloc::bytes(range.len(), row_bytes, call)?;
+        if rows_order.is_none() && target_order.is_none() {
+            return Ok(Cow::Borrowed(&bytes[range.start * row_bytes..range.start * row_bytes + len]));
+        }
+        let mut out: Vec<u8> = crate::core::alloc::zeroed(len, &format!("{call} '{name}' in declared order"))?;
+        for (dst, old) in out.chunks_exact_mut(row_bytes.max(1)).zip(range) {
+            let at = rows_order.map_or(old, |o| o.new_of_old[old] as usize) * row_bytes;
+            dst.copy_from_slice(&bytes[at..at + row_bytes]);
+        }
+        if let Some(o) = target_order {
+            for v in out.chunks_exact_mut(4) {
+                let storage = i32::from_ne_bytes([v[0], v[1], v[2], v[3]]);
+                v.copy_from_slice(&o.old_of_new[storage as usize].to_ne_bytes());
             }
         }
+        Ok(Cow::Owned(out))
     }
 
-    /// All of a dat's rows in the declared order (what every output must write: HDF5, VTK, ...),
-    /// from the host bytes as they are: callers make them current first (`sync_to_host`).
-    pub fn rows_in_declared_order(&self, d: DatId) -> Vec<u8> {
-        let dat = &self.dats[d.0 as usize];
-        let n = self.sets[dat.set.0 as usize].size;
-        let mut out = vec![0u8; n * dat.elem_bytes()];
-        if n > 0 {
-            self.copy_rows(d, 0, n - 1, &mut out);
-        }
-        out
+    /// All of a dat's (or map's) rows in the declared order: `declared_rows` over the whole set.
+    pub fn all_declared_rows(&self, what: Rows, call: &str) -> Result<Cow<'_, [u8]>> {
+        let set = match what {
+            Rows::Dat(d) => self.dats[d.0 as usize].set,
+            Rows::Map(m) => self.maps[m.0 as usize].from,
+        };
+        self.declared_rows(what, 0..self.sets[set.0 as usize].size, call)
     }
 
     /// The text `op_print_dat_to_txtfile` writes: OP2's format (see `core::output`), declared
     /// order.
-    pub fn dat_text(&self, d: DatId) -> String {
+    pub fn dat_text(&self, d: DatId) -> Result<String> {
         let dat = &self.dats[d.0 as usize];
         let n = self.sets[dat.set.0 as usize].size;
-        crate::core::output::txt(n, dat.dim, dat.ty, &self.rows_in_declared_order(d))
+        Ok(crate::core::output::txt(
+            n,
+            dat.dim,
+            dat.ty,
+            &self.all_declared_rows(Rows::Dat(d), "op_print_dat_to_txtfile")?,
+        ))
     }
 
     /// The bytes `op_print_dat_to_binfile` writes: int count, int dim, raw rows in declared
     /// order.
-    pub fn dat_binary(&self, d: DatId) -> Vec<u8> {
+    pub fn dat_binary(&self, d: DatId) -> Result<Vec<u8>> {
         let dat = &self.dats[d.0 as usize];
         let n = self.sets[dat.set.0 as usize].size;
-        crate::core::output::bin(n, dat.dim, &self.rows_in_declared_order(d))
+        Ok(crate::core::output::bin(n, dat.dim, &self.all_declared_rows(Rows::Dat(d), "op_print_dat_to_binfile")?))
     }
 
     /// The text `op_diagnostic_output` prints.

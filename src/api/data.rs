@@ -130,7 +130,7 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
             crate::core::output::txt(n, dv.dim, dv.ty, &rows)
         } else {
             ctx.sync_to_host(d)?;
-            ctx.dat_text(d)
+            ctx.dat_text(d)?
         };
         let r = std::fs::write(file, text)
             .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));

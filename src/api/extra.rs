@@ -100,7 +100,7 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
             crate::core::output::bin(n, dv.dim, &rows)
         } else {
             ctx.sync_to_host(d)?;
-            ctx.dat_binary(d)
+            ctx.dat_binary(d)?
         };
         let r = std::fs::write(file, bytes)
             .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));

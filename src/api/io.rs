@@ -18,8 +18,11 @@ use std::ptr::null_mut;
 /// 9 for float), OP_VTK_BASE64 (`.vtu` appended base64). Every mode round-trips exactly.
 /// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_NAME (extension),
 /// OP2_ERR_BAD_SIZE (flags, ndats < 0, coordinate or map dim), OP2_ERR_BAD_TYPE (coordinates
-/// not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set), OP2_ERR_IO.
-/// Under MPI (collective, after op_partition): each process writes `<stem>_<rank>.vtu` with
+/// not double/float), OP2_ERR_ARG_SET (coordinates or a dat on another set),
+/// OP2_ERR_FILE_FORMAT (two dats that would be arrays of one name in the point or the cell
+/// data, names as written: legacy `.vtk` turns white space into `_`; nothing is written),
+/// OP2_ERR_IO (an incomplete one-process file is removed). Points, cells, values and node
+/// numbers are in the declared order, also after op_renumber. Under MPI (collective, after op_partition): each process writes `<stem>_<rank>.vtu` with
 /// its owned cells and the nodes they use (`file` ends in `.vtu` or `.pvtu`; halo copies of
 /// point data are refreshed first) and process 0 writes `<stem>.pvtu` naming the pieces, which
 /// ParaView opens as one mesh. Legacy `.vtk` holds one piece only: under MPI it is
@@ -217,9 +220,10 @@ pub extern "C" fn op_get_const_hdf5(
 
 /// Writes constant `name` (`dim` values of `type` from `const_data`) to HDF5 file `file` in
 /// OP2's layout (a `[dim]` dataset with attributes `dim` and `type`); the file is created if
-/// missing, an existing dataset of that name is replaced. Under MPI (collective) process 0
+/// missing, an existing constant of that name is replaced. Under MPI (collective) process 0
 /// writes the value it was given. Errors: OP2_ERR_IO,
-/// OP2_ERR_FILE_FORMAT (an existing file that is not HDF5), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// OP2_ERR_FILE_FORMAT (an existing file that is not HDF5; a set, map or dat of that name in the
+/// file, which is left as it was), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
 /// OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_write_const_hdf5(
@@ -241,15 +245,17 @@ pub extern "C" fn op_write_const_hdf5(
     })
 }
 
-/// Writes a dat (all elements, original order) to HDF5 file `file` as dataset `<dat name>` in
-/// OP2's layout (attributes size = bytes per element, dim, type). The file is created if
-/// missing; an existing dataset of that name must have the dat's shape and type and is
-/// overwritten. Under MPI (collective) the file is the same as one process's: each process
+/// Writes a dat (all elements, declared order, also after op_renumber) to HDF5 file `file` as
+/// dataset `<dat name>` in OP2's layout (attributes size = bytes per element, dim, type). The
+/// file is created if missing; an existing dataset of that name must have the dat's shape and
+/// type and is overwritten, unless it is a map or constant (OP2's attributes) or another live
+/// dat of this session fetched into this file before (OP2_ERR_FILE_FORMAT naming both; the file
+/// is left as it was). Under MPI (collective) the file is the same as one process's: each process
 /// writes its declared block of rows in the original numbering (the owners send the rows there;
 /// nothing is gathered on one process), collectively through parallel HDF5 (with a serial
 /// HDF5 build: OP2_ERR_BACKEND_UNAVAILABLE); any process's error is reported on every process.
-/// Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing dataset of another shape or type),
-/// OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
+/// Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (an existing dataset of another shape or type, or of
+/// another object), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
     const CALL: &str = "op_fetch_data_hdf5_file";
@@ -270,8 +276,11 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
 /// the file is the same as one process's (global set sizes; maps and dats whole, in the
 /// original numbering, map values as global indices), each process writing its declared block
 /// as `op_fetch_data_hdf5_file` does (unlike OP2, whose MPI dump holds the partitioned
-/// state). Errors: OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED,
-/// OP2_ERR_BACKEND_UNAVAILABLE.
+/// state). Rows are in the declared order and map values in the declared numbering of their
+/// target set, also after op_renumber. Errors: OP2_ERR_FILE_FORMAT (two sets, maps or live dats
+/// of one name, or a name inside another's groups: `a` and `a/b`; found before the file is
+/// touched), OP2_ERR_IO (the incomplete file is removed), OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_NOT_INITIALISED, OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
 pub extern "C" fn op_dump_to_hdf5(file: *const c_char) {
     const CALL: &str = "op_dump_to_hdf5";

@@ -412,9 +412,15 @@ pub extern "C" fn op_fetch_mat_csr(mat: op_mat, rowptr: *mut c_int, colidx: *mut
 /// collective; the native solvers run on the distributed matrix (dot products summed over the
 /// processes), PETSc on an MPIAIJ matrix on op2's communicator (a PETSc that op2 initialises
 /// runs on it, and op_exit finalises it before MPI); the result equals one process's within the
-/// tolerance. Errors:
-/// OP2_ERR_SOLVE (did not converge: names the solver, iterations and residual; `x` holds the
-/// last iterate), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
+/// tolerance. Success only when the true residual passes: `|b - Ax| <= max(rtol |b - A x0|,
+/// atol)` (x0 the initial guess; with the default zero guess `|b - Ax|/|b| <= rtol`; b = 0
+/// gives x = 0 after 0 iterations); when a solver's own (preconditioned or estimated) test
+/// passes and the true residual does not, the solve continues from its iterate (at most 3 more
+/// rounds within -ksp_max_it, each halving the true residual). `-ksp_gmres_restart` is bounded
+/// by the system size. Errors:
+/// OP2_ERR_SOLVE (did not converge, or converged by the solver's test but not by the true
+/// residual: names the solver, iterations and true residual |b - Ax|/|b|; `x` holds the last
+/// iterate), OP2_ERR_BAD_SIZE / OP2_ERR_OUT_OF_MEMORY (the native GMRES's basis), OP2_ERR_PETSC (PETSc's code and message), OP2_ERR_BAD_CONFIG (a malformed
 /// option), OP2_ERR_ARG_SET / OP2_ERR_ARG_MISMATCH (dats that do not fit, a non-square matrix),
 /// OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE.
 #[no_mangle]

@@ -456,12 +456,7 @@ fn dat_rows(ctx: &Context, d: DatId) -> Result<(std::borrow::Cow<'_, [u8]>, u64,
         let rows = dist::dat_block(ctx, d)?;
         return Ok((Cow::Owned(rows), dist::global_offset(ctx, dat.set) as u64 * eb, total));
     }
-    let rows = if ctx.sets[dat.set.0 as usize].order.is_some() {
-        Cow::Owned(ctx.rows_in_declared_order(d))
-    } else {
-        Cow::Borrowed(&dat.data.as_slice()[..total as usize])
-    };
-    Ok((rows, 0, total))
+    Ok((ctx.all_declared_rows(crate::context::Rows::Dat(d), "op2 checkpoint")?, 0, total))
 }
 
 /// Writes a checkpoint of the state at this loop boundary: under MPI collectively, here; on one

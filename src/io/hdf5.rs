@@ -59,7 +59,7 @@ mod none {
     pub fn write_const(_: &Comm, _: &str, _: usize, _: ElemType, _: &[u8], _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
-    pub fn fetch_dat_to_file(_: &Context, _: DatId, _: &str, call: &str) -> Result<()> {
+    pub fn fetch_dat_to_file(_: &mut Context, _: DatId, _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
     pub fn dump(_: &Context, _: &str, call: &str) -> Result<()> {
@@ -77,8 +77,8 @@ mod none {
 
 #[cfg(feature = "hdf5")]
 mod imp {
-    use super::super::host_dat;
     use crate::context::Context;
+    use crate::context::Rows;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::{Op2Error, Result};
     use crate::mpi::Comm;
@@ -329,6 +329,31 @@ mod imp {
             }
         }
         true
+    }
+
+    /// The HDF5 link path a name becomes (`/a//b/` and `a/b` are one link).
+    fn link_key(name: &str) -> String {
+        name.split('/').filter(|p| !p.is_empty() && *p != ".").collect::<Vec<_>>().join("/")
+    }
+
+    /// Whether two names land on the same link of one file, or one inside the other (a name
+    /// with a `/` creates groups: `a/b` and a dataset `a` cannot both exist).
+    fn links_collide(a: &str, b: &str) -> bool {
+        let (a, b) = (link_key(a), link_key(b));
+        a == b || b.starts_with(&format!("{a}/")) || a.starts_with(&format!("{b}/"))
+    }
+
+    /// What an existing dataset of an op2-layout file holds, from its attributes (OP2's layout:
+    /// a dat has `size` = bytes per element, a map `size` = rows, a constant `dim` without
+    /// `size`, a set neither), for messages.
+    fn existing_kind(ds: &Dataset) -> &'static str {
+        let names = ds.attr_names().unwrap_or_default();
+        let has = |a: &str| names.iter().any(|n| n == a);
+        match (has("size"), has("dim")) {
+            (true, _) => "a dat or map",
+            (false, true) => "a constant",
+            (false, false) => "a set (or a dataset without op2 attributes)",
+        }
     }
 
     /// (rows, cols) of a rank-1 (cols = 1) or rank-2 dataset.
@@ -999,6 +1024,25 @@ mod imp {
         }
         let one = Comm::default();
         let r = open_write(path, false, call, &one).and_then(|f| {
+            // A constant replaces a constant of its name, never a set, map or dat.
+            if link_exists(&f, name) {
+                if let Ok(ds) = f.dataset(name) {
+                    let names = ds.attr_names().unwrap_or_default();
+                    let constant = names.iter().any(|a| a == "dim") && !names.iter().any(|a| a == "size");
+                    if !constant {
+                        op2_bail!(
+                            FileFormat,
+                            "{call}: constant '{name}' and the dataset '{name}' already in '{path}' ({}) share a name; the file was left as it was",
+                            existing_kind(&ds)
+                        );
+                    }
+                } else {
+                    op2_bail!(
+                        FileFormat,
+                        "{call}: constant '{name}' and the group '{name}' already in '{path}' share a name; the file was left as it was"
+                    );
+                }
+            }
             let w = || -> hdf5::Result<()> {
                 let ds = create_dataset(&f, name, ty, &[dim])?;
                 write_rows(&ds, 0, dim, data, false)?;
@@ -1038,25 +1082,41 @@ mod imp {
 
     /// A dat's rows of this process's declared block, original order (collective under MPI;
     /// the whole dat in storage order on one process, as ever).
-    fn dat_rows<'a>(ctx: &'a Context, d: DatId) -> Result<std::borrow::Cow<'a, [u8]>> {
+    fn dat_rows<'a>(ctx: &'a Context, d: DatId, call: &str) -> Result<std::borrow::Cow<'a, [u8]>> {
         if ctx.comm.distributed() {
             return crate::mpi::dist::dat_block(ctx, d).map(std::borrow::Cow::Owned);
         }
-        Ok(host_dat(ctx, d))
+        ctx.all_declared_rows(Rows::Dat(d), call)
     }
 
     /// `op_fetch_data_hdf5_file`: writes one dat into `path` (created if missing). An existing
     /// dataset of that name must have the dat's shape and type; it is overwritten in place.
     /// Under MPI every process writes its declared block in original order (rows moved there by
     /// one all-to-all from their owners), collectively.
-    pub fn fetch_dat_to_file(ctx: &Context, d: DatId, path: &str, call: &str) -> Result<()> {
+    pub fn fetch_dat_to_file(ctx: &mut Context, d: DatId, path: &str, call: &str) -> Result<()> {
+        let r = fetch_dat_to_file_inner(ctx, d, path, call)?;
+        // Remembered per (file, dataset): another dat of the same name fetched into this file
+        // later in the session is a collision, not an overwrite.
+        if let Some(key) = r {
+            ctx.hdf5_fetched.insert(key, d);
+        }
+        Ok(())
+    }
+
+    fn fetch_dat_to_file_inner(
+        ctx: &Context,
+        d: DatId,
+        path: &str,
+        call: &str,
+    ) -> Result<Option<(std::path::PathBuf, String)>> {
         let comm = &ctx.comm;
         need_mpio(comm, path, call)?;
-        let rows = dat_rows(ctx, d)?;
+        let rows = dat_rows(ctx, d, call)?;
         let dat = &ctx.dats[d.0 as usize];
         let (n, start, count) = block(ctx, dat.set);
         let f = open_write(path, false, call, comm)?;
         let name = dat.name.as_str();
+        let key = std::fs::canonicalize(path).ok().map(|p| (p, link_key(name)));
         let existing = (|| -> Result<Option<Dataset>> {
             if !link_exists(&f, name) {
                 return Ok(None);
@@ -1075,6 +1135,35 @@ mod imp {
                     dat.ty.api_name()
                 );
             }
+            // Same shape: another dat of this name fetched here this session is a collision.
+            if let Some(other) =
+                key.as_ref().and_then(|k| ctx.hdf5_fetched.get(k)).filter(|&&o| o != d && !ctx.dats[o.0 as usize].freed)
+            {
+                let ov = &ctx.dats[other.0 as usize];
+                op2_bail!(
+                    FileFormat,
+                    "{call}: dat '{name}' (on set '{}') and dat '{}' (on set '{}', fetched into '{path}' before) would both be the dataset '{name}'; the file was left as it was",
+                    ctx.sets[dat.set.0 as usize].name,
+                    ov.name,
+                    ctx.sets[ov.set.0 as usize].name
+                );
+            }
+            // Same shape, but another kind of object (OP2's attributes say which): a map or
+            // constant of the dat's name is not overwritten.
+            let size = read_int_attr(&ds, "size");
+            let names = ds.attr_names().unwrap_or_default();
+            let constant = size.is_none() && names.iter().any(|a| a == "dim");
+            if constant || size.is_some_and(|s| s != dat.elem_bytes() as i64) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: dat '{name}' and the dataset '{name}' in '{path}' ({}{}) share a name; the file was left as it was",
+                    existing_kind(&ds),
+                    match size {
+                        Some(s) => format!(", attribute size {s}, not the dat's {} bytes per element", dat.elem_bytes()),
+                        None => String::new(),
+                    }
+                );
+            }
             Ok(Some(ds))
         })();
         let existing = comm.agree(existing)?;
@@ -1083,7 +1172,8 @@ mod imp {
             None => write_dat(&f, ctx, d, &rows).and_then(|_| f.flush()),
         };
         drop(f);
-        comm.agree(r.map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}")))
+        comm.agree(r.map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}")))?;
+        Ok(key)
     }
 
     fn elem_descriptor(ty: ElemType) -> TypeDescriptor {
@@ -1104,6 +1194,21 @@ mod imp {
     pub fn dump(ctx: &Context, path: &str, call: &str) -> Result<()> {
         let comm = &ctx.comm;
         need_mpio(comm, path, call)?;
+        // Every object is one dataset named as the object: two of one name (or one inside the
+        // other's groups) would leave one of them. Found before the file is touched.
+        let mut objects: Vec<(&str, &str)> = Vec::new();
+        objects.extend(ctx.sets.iter().map(|s| ("set", s.name.as_str())));
+        objects.extend(ctx.maps.iter().map(|m| ("map", m.name.as_str())));
+        objects.extend(ctx.dats.iter().filter(|d| !d.freed).map(|d| ("dat", d.name.as_str())));
+        for (j, &(kind, name)) in objects.iter().enumerate() {
+            if let Some(&(k0, n0)) = objects[..j].iter().find(|&&(_, n0)| links_collide(n0, name)) {
+                op2_bail!(
+                    FileFormat,
+                    "{call} '{path}': {k0} '{n0}' and {kind} '{name}' would both be the dataset '{}' (names in one HDF5 file must differ); nothing was written",
+                    link_key(n0)
+                );
+            }
+        }
         let coll = mpio(comm);
         let f = open_write(path, true, call, comm)?;
         let w = || -> Result<()> {
@@ -1117,15 +1222,18 @@ mod imp {
             }
             for (m, map) in ctx.maps.iter().enumerate() {
                 let (n, start, count) = block(ctx, map.from);
-                let values = if comm.distributed() {
-                    std::borrow::Cow::Owned(crate::mpi::dist::map_block(ctx, MapId(m as u32))?)
+                let block;
+                let bytes = if comm.distributed() {
+                    block = crate::mpi::dist::map_block(ctx, MapId(m as u32))?;
+                    // SAFETY: i32 values viewed as their bytes.
+                    std::borrow::Cow::Borrowed(unsafe {
+                        std::slice::from_raw_parts(block.as_ptr() as *const u8, block.len() * 4)
+                    })
                 } else {
-                    std::borrow::Cow::Borrowed(&map.values[..])
+                    ctx.all_declared_rows(Rows::Map(MapId(m as u32)), call)?
                 };
-                // SAFETY: i32 values viewed as their bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 4) };
                 let ds = create_dataset(&f, &map.name, ElemType::Int, &[n, map.dim]).map_err(io)?;
-                write_rows(&ds, start, count, bytes, coll).map_err(io)?;
+                write_rows(&ds, start, count, &bytes, coll).map_err(io)?;
                 write_int_attr(&ds, "size", n as i32).map_err(io)?;
                 write_int_attr(&ds, "dim", map.dim as i32).map_err(io)?;
                 write_str_attr(&ds, "type", "int").map_err(io)?;
@@ -1134,14 +1242,22 @@ mod imp {
                 if ctx.dats[d].freed {
                     continue;
                 }
-                let rows = dat_rows(ctx, DatId(d as u32))?;
+                let rows = dat_rows(ctx, DatId(d as u32), call)?;
                 write_dat(&f, ctx, DatId(d as u32), &rows).map_err(io)?;
             }
             f.flush().map_err(io)
         };
         let r = w();
         drop(f);
-        comm.agree(r)
+        comm.agree(r).map_err(|mut e| {
+            // The file was truncated and is incomplete: it goes, so no half-dump is taken for
+            // a whole one.
+            let gone = comm.rank() != 0 || std::fs::remove_file(path).is_ok();
+            if gone {
+                e.message.push_str(&format!(" (the incomplete '{path}' was removed)"));
+            }
+            e
+        })
     }
 }
 

@@ -2,24 +2,16 @@
 //!
 //! Plain Rust over a `Context`; the C functions are in `api::io`, which first make the host
 //! bytes of the dats involved current (`Context::sync_to_host`, the residency choke point).
-//! Dat values are then read through `host_dat` (one process) or, under MPI, through
-//! `mpi::dist::dat_block` (HDF5: the declared block in original order) and the local rows
-//! (VTK pieces).
+//! Dat rows and map values are then read through `Context::declared_rows` (one process: the
+//! declared order whatever `op_renumber` did to the storage) or, under MPI, through
+//! `mpi::dist::dat_block` / `map_block` (HDF5: the declared block in original order) and the
+//! local rows (VTK pieces).
+//!
+//! Names: every object an output file holds has a name of its own in that file; a collision
+//! is `OP2_ERR_FILE_FORMAT` naming both objects, found before anything is written.
 
 pub mod hdf5;
 pub mod vtk;
-
-use crate::context::Context;
-use crate::core::DatId;
-use std::borrow::Cow;
-
-/// The host values of a dat's elements (`set.size * dim` values, element-major, native byte
-/// order). The one place I/O reads dat data: a device-resident dat will be downloaded here.
-pub(crate) fn host_dat(ctx: &Context, d: DatId) -> Cow<'_, [u8]> {
-    let dat = &ctx.dats[d.0 as usize];
-    let n = ctx.sets[dat.set.0 as usize].size;
-    Cow::Borrowed(&dat.data.as_slice()[..n * dat.elem_bytes()])
-}
 
 /// What kind of thing a file type is, for messages.
 fn kind_of(ft: std::fs::FileType) -> &'static str {

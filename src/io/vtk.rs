@@ -14,8 +14,8 @@
 //! exactly. Connectivity is Int32 (op2's map values); offsets are Int32 unless the connectivity
 //! has more than 2^31-1 entries (then Int64).
 
-use super::host_dat;
 use crate::context::Context;
+use crate::context::Rows;
 use crate::core::{DatId, ElemType, MapId};
 use crate::error::Result;
 use crate::{op2_bail, op2_err};
@@ -129,26 +129,32 @@ pub fn write_vtk(
     if format == Format::Legacy && encoding == Encoding::Base64 {
         op2_bail!(BadSize, "{call} '{path}': OP_VTK_BASE64 is for .vtu files only (legacy .vtk is binary or ASCII)");
     }
-    let ctype = check_grid(ctx, path, cells, coords, dats, call)?;
+    let ctype = check_grid(ctx, path, cells, coords, dats, call, format)?;
     let map = &ctx.maps[cells.0 as usize];
     let cx = &ctx.dats[coords.0 as usize];
+    // Everything in the declared order (points, cells, their values, node numbers), whatever
+    // storage order op_renumber chose: the file is the same with or without it.
     let mut point_data = Vec::new();
     let mut cell_data = Vec::new();
     for &d in dats {
         let dv = &ctx.dats[d.0 as usize];
-        let arr = Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data: host_dat(ctx, d) };
+        let data = ctx.all_declared_rows(Rows::Dat(d), call)?;
+        let arr = Array { name: dv.name.clone(), ty: dv.ty, ncomp: dv.dim, data };
         if dv.set == map.to {
             point_data.push(arr);
         } else {
             cell_data.push(arr);
         }
     }
-    let points = pad_points(&host_dat(ctx, coords), cx.ty, cx.dim);
+    let points = pad_points(&ctx.all_declared_rows(Rows::Dat(coords), call)?, cx.ty, cx.dim);
+    let conn_bytes = ctx.all_declared_rows(Rows::Map(cells), call)?;
+    let mut connectivity: Vec<i32> = crate::core::alloc::with_capacity(conn_bytes.len() / 4, call)?;
+    connectivity.extend(conn_bytes.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])));
     let grid = Grid {
         points: Array { name: "Points".into(), ty: cx.ty, ncomp: 3, data: Cow::Owned(points) },
         nodes_per_cell: map.dim,
         cell_type: ctype,
-        connectivity: &map.values,
+        connectivity: &connectivity,
         point_data,
         cell_data,
     };
@@ -158,11 +164,29 @@ pub fn write_vtk(
         Format::Xml => write_vtu(&mut out, &grid, encoding),
         Format::Legacy => write_legacy(&mut out, &grid, encoding),
     };
-    written.and_then(|_| out.flush()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+    let written = written.and_then(|_| out.flush());
+    drop(out);
+    written.map_err(|e| {
+        // Nothing half-written stays behind under the name asked for.
+        let removed = std::fs::remove_file(path).is_ok();
+        op2_err!(
+            Io,
+            "{call}: cannot write '{path}': {e}{}",
+            if removed { " (the incomplete file was removed)" } else { "" }
+        )
+    })
 }
 
 /// Checks the arguments of `op_write_vtk` (sets, dims, types) and returns the VTK cell type.
-fn check_grid(ctx: &Context, path: &str, cells: MapId, coords: DatId, dats: &[DatId], call: &str) -> Result<u8> {
+fn check_grid(
+    ctx: &Context,
+    path: &str,
+    cells: MapId,
+    coords: DatId,
+    dats: &[DatId],
+    call: &str,
+    format: Format,
+) -> Result<u8> {
     let map = &ctx.maps[cells.0 as usize];
     let cx = &ctx.dats[coords.0 as usize];
     let set_name = |s: crate::core::SetId| ctx.sets[s.0 as usize].name.as_str();
@@ -209,6 +233,26 @@ fn check_grid(ctx: &Context, path: &str, cells: MapId, coords: DatId, dats: &[Da
                 map.name
             );
         }
+        // Two arrays of one name in one section of the file: a reader keeps one of them.
+        let written = |dv: &crate::core::Dat| match format {
+            Format::Legacy => legacy_name(&dv.name),
+            Format::Xml => dv.name.clone(),
+        };
+        let section = |dv: &crate::core::Dat| if dv.set == map.to { "point" } else { "cell" };
+        if let Some((j, &e)) = dats[..i].iter().enumerate().find(|&(_, &e)| {
+            let ev = &ctx.dats[e.0 as usize];
+            section(ev) == section(dv) && written(ev) == written(dv)
+        }) {
+            let ev = &ctx.dats[e.0 as usize];
+            op2_bail!(
+                FileFormat,
+                "{call} '{path}': dats[{j}] '{}' and dats[{i}] '{}' would both be the {} data array '{}' (array names in one section of a VTK file must differ); nothing was written",
+                ev.name,
+                dv.name,
+                section(dv),
+                written(dv)
+            );
+        }
     }
     Ok(ctype)
 }
@@ -249,7 +293,7 @@ fn write_pieces(
             "{call} '{path}': under MPI call op_partition first (\"BLOCK\" keeps the declared distribution): a piece needs the halo nodes of its cells"
         );
     }
-    let ctype = check_grid(ctx, path, cells, coords, dats, call)?;
+    let ctype = check_grid(ctx, path, cells, coords, dats, call, Format::Xml)?;
     let node_set = ctx.maps[cells.0 as usize].to;
     // Point values of halo nodes must be current: refresh those a loop has changed.
     let mut stale: Vec<DatId> = Vec::new();

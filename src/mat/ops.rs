@@ -484,74 +484,168 @@ impl Context {
         let mut xv = to_f64(self.host_data(x, false)?, ty);
         bv.truncate(nrows);
         xv.truncate(nrows);
-        let name = self.mats.mat(m).name.clone();
-        let outcome = match o.native.clone() {
-            Ok((ksp, pc)) => {
-                let pool = self.spmv_pool();
-                let mat = self.mats.mat(m);
-                let p = &mat.pattern;
-                let vals = mat.values.to_f64();
-                let diag: Vec<f64> = (0..p.nrows).map(|r| p.slot(r, r as i32).map_or(0.0, |s| vals[s])).collect();
-                let pool = if pool { self.mats.pool.as_ref() } else { None };
-                // Under MPI the product needs the halo of its vector (one exchange per product)
-                // and dot products are summed over the processes.
-                let comm = &self.comm;
-                let col_layout = comm.layout(self.mats.sparsity(mat.sparsity).col_set).filter(|_| comm.partitioned);
-                let cdim = mat.cdim;
-                let mut xfull = vec![0.0f64; p.ncols];
-                let (mut mult_err, mut sum_err) = (None, None);
-                let mut mult = |a: &[f64], y: &mut [f64]| match col_layout {
-                    None => super::spmv(p, &vals, a, y, pool),
-                    Some(l) => {
-                        xfull[..a.len()].copy_from_slice(a);
-                        // SAFETY: f64 values viewed as bytes.
-                        let bytes =
-                            unsafe { std::slice::from_raw_parts_mut(xfull.as_mut_ptr() as *mut u8, xfull.len() * 8) };
-                        if let Err(e) = super::dist::exchange(comm, l, bytes, 8 * cdim) {
-                            mult_err.get_or_insert(e);
-                        }
-                        super::spmv(p, &vals, &xfull, y, pool)
-                    }
-                };
-                let distributed = comm.distributed();
-                let mut gsum = |v: &mut [f64]| {
-                    if distributed {
-                        if let Err(e) = super::dist::sum_f64s(comm, v) {
-                            sum_err.get_or_insert(e);
-                            v.iter_mut().for_each(|x| *x = f64::NAN);
-                        }
-                    }
-                };
-                let r = solve::solve(ksp, pc, &o, &mut mult, &mut gsum, &diag, &bv, &mut xv);
-                if let Some(e) = mult_err.or(sum_err) {
-                    return Err(e);
-                }
-                match r {
-                    Ok(n) => Ok(n),
-                    Err(e) => Err(crate::op2_err!(
-                        Solve,
-                        "{CALL} on mat '{name}': {} with {} did not converge in {} iterations (preconditioned residual norm {:e}; rtol {:e}, atol {:e})",
-                        match ksp {
-                            solve::Ksp::Cg => "cg",
-                            solve::Ksp::Gmres => "gmres",
-                        },
-                        match pc {
-                            solve::Pc::Jacobi => "jacobi",
-                            solve::Pc::None => "none",
-                        },
-                        e.iterations,
-                        e.residual,
-                        o.rtol,
-                        o.atol
-                    )),
-                }
-            }
-            Err(needs) => self.petsc_solve(m, &o, &needs, &bv, &mut xv),
-        };
+        let outcome = self.solve_checked(m, o, &bv, &mut xv);
         // x holds the solution, or the last iterate of a solve that did not converge.
         from_f64(&xv, self.host_data(x, true)?, ty);
         self.dats[x.0 as usize].halo_dirty = true;
         outcome
+    }
+
+    /// Runs `A x = b` and reports success only when the true residual passes: `|b - A x| <=
+    /// max(rtol |b - A x0|, atol)` (x0 the initial guess: 0 unless -ksp_initial_guess_nonzero,
+    /// so with the default guess the test is `|b - Ax| / |b| <= rtol`; b = 0 then has the answer
+    /// x = 0 at once). The solvers test their own (preconditioned, recurrence or Arnoldi)
+    /// estimates, which a singular or badly scaled system can fool: when a solver claims
+    /// convergence and the true residual disagrees, the solve goes on from its iterate (at most
+    /// 3 more rounds within -ksp_max_it, each must halve the true residual); otherwise
+    /// OP2_ERR_SOLVE with the solver, the iterations and the true residual.
+    fn solve_checked(&mut self, m: MatId, mut o: Options, b: &[f64], x: &mut [f64]) -> Result<usize> {
+        const CALL: &str = "op_solve";
+        let name = self.mats.mat(m).name.clone();
+        // GMRES ends in at most n steps: a restart beyond the system's size buys nothing (and
+        // must not size memory).
+        let mut n = [b.len() as f64];
+        if self.comm.distributed() {
+            super::dist::sum_f64s(&self.comm, &mut n)?;
+        }
+        o.restart = o.restart.min((n[0] as usize).max(1));
+        if !o.nonzero_guess {
+            x.iter_mut().for_each(|v| *v = 0.0);
+        }
+        let (r0, bnorm) = self.mat_operator(m, |mult, gsum, _| solve::true_residual(mult, gsum, b, x))??;
+        let target = (o.rtol * r0).max(o.atol);
+        let solver = match &o.native {
+            Ok((ksp, pc)) => format!("{} with {}", ksp_name(*ksp), pc_name(*pc)),
+            Err(_) => "PETSc".to_string(),
+        };
+        let relative = |r: f64| {
+            if bnorm > 0.0 {
+                format!("true residual |b - Ax|/|b| = {:e}", r / bnorm)
+            } else {
+                format!("true residual |b - Ax| = {r:e} (b = 0)")
+            }
+        };
+        let (mut its, mut last) = (0usize, r0);
+        for round in 0..4 {
+            let mut step = o.clone();
+            if round > 0 {
+                // From the last iterate, asking the solver's own test for the reduction the
+                // true residual still needs (its tolerance is relative to the round's start).
+                step.nonzero_guess = true;
+                step.max_it = o.max_it - its;
+                step.rtol = 0.5 * target / last;
+                // (PETSc's rtol is relative to |B b| unless told to use the initial residual.)
+                step.text = format!(
+                    "{} -ksp_initial_guess_nonzero -ksp_converged_use_initial_residual_norm -ksp_max_it {} -ksp_rtol {:e}",
+                    o.text, step.max_it, step.rtol
+                );
+            }
+            let r = match step.native.clone() {
+                Ok((ksp, pc)) => self.native_solve(m, ksp, pc, &step, b, x),
+                Err(needs) => self.petsc_solve(m, &step, &needs, b, x),
+            };
+            let done = r.as_ref().map_or(0, |&k| k);
+            let (rt, _) = self.mat_operator(m, |mult, gsum, _| solve::true_residual(mult, gsum, b, x))??;
+            let mut e = match r {
+                Ok(_) => {
+                    its += done;
+                    if rt <= target {
+                        return Ok(its);
+                    }
+                    if rt.is_finite() && rt <= 0.5 * last && its < o.max_it && round < 3 {
+                        last = rt;
+                        continue;
+                    }
+                    return Err(crate::op2_err!(
+                        Solve,
+                        "{CALL} on mat '{name}': {solver} reported convergence after {its} iterations, but the {} is above the tolerance (|b - Ax| = {rt:e} > max(rtol |b - A x0|, atol) = {target:e}; rtol {:e}, atol {:e}): the system may be singular or inconsistent",
+                        relative(rt),
+                        o.rtol,
+                        o.atol
+                    ));
+                }
+                Err(e) => e,
+            };
+            if e.code == crate::error::ErrorCode::Solve {
+                e.message.push_str(&format!("; {}", relative(rt)));
+            }
+            return Err(e);
+        }
+        crate::op2_bail!(Internal, "{CALL} on mat '{name}': the refinement rounds ended without a verdict")
+    }
+
+    /// Runs `f` with the operator of `m`: `mult(x, y)` computes `y = A x` on this process's
+    /// rows (under MPI with the halo of `x` exchanged first), `gsum` sums values over the
+    /// processes (nothing on one process), and A's diagonal. A failed exchange or sum (MPI) is
+    /// the error returned.
+    fn mat_operator<R>(
+        &mut self,
+        m: MatId,
+        f: impl FnOnce(&mut dyn FnMut(&[f64], &mut [f64]), solve::GlobalSum, &[f64]) -> R,
+    ) -> Result<R> {
+        let pool = self.spmv_pool();
+        let mat = self.mats.mat(m);
+        let p = &mat.pattern;
+        let vals = mat.values.to_f64();
+        let diag: Vec<f64> = (0..p.nrows).map(|r| p.slot(r, r as i32).map_or(0.0, |s| vals[s])).collect();
+        let pool = if pool { self.mats.pool.as_ref() } else { None };
+        let comm = &self.comm;
+        let col_layout = comm.layout(self.mats.sparsity(mat.sparsity).col_set).filter(|_| comm.partitioned);
+        let cdim = mat.cdim;
+        let mut xfull: Vec<f64> = crate::core::alloc::zeroed(p.ncols, "op_solve: the matrix's column vector")?;
+        let (mut mult_err, mut sum_err) = (None, None);
+        let mut mult = |a: &[f64], y: &mut [f64]| match col_layout {
+            None => super::spmv(p, &vals, a, y, pool),
+            Some(l) => {
+                xfull[..a.len()].copy_from_slice(a);
+                // SAFETY: f64 values viewed as bytes.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(xfull.as_mut_ptr() as *mut u8, xfull.len() * 8) };
+                if let Err(e) = super::dist::exchange(comm, l, bytes, 8 * cdim) {
+                    mult_err.get_or_insert(e);
+                }
+                super::spmv(p, &vals, &xfull, y, pool)
+            }
+        };
+        let distributed = comm.distributed();
+        let mut gsum = |v: &mut [f64]| {
+            if distributed {
+                if let Err(e) = super::dist::sum_f64s(comm, v) {
+                    sum_err.get_or_insert(e);
+                    v.iter_mut().for_each(|x| *x = f64::NAN);
+                }
+            }
+        };
+        let r = f(&mut mult, &mut gsum, &diag);
+        if let Some(e) = mult_err.or(sum_err) {
+            return Err(e);
+        }
+        Ok(r)
+    }
+
+    /// One run of the native solver; OP2_ERR_SOLVE when its own test is not met.
+    fn native_solve(
+        &mut self,
+        m: MatId,
+        ksp: solve::Ksp,
+        pc: solve::Pc,
+        o: &Options,
+        b: &[f64],
+        x: &mut [f64],
+    ) -> Result<usize> {
+        let name = self.mats.mat(m).name.clone();
+        let r = self.mat_operator(m, |mult, gsum, diag| solve::solve(ksp, pc, o, mult, gsum, diag, b, x))??;
+        r.map_err(|e| {
+            crate::op2_err!(
+                Solve,
+                "op_solve on mat '{name}': {} with {} did not converge in {} iterations (preconditioned residual norm {:e}; rtol {:e}, atol {:e})",
+                ksp_name(ksp),
+                pc_name(pc),
+                e.iterations,
+                e.residual,
+                o.rtol,
+                o.atol
+            )
+        })
     }
 
     #[cfg(feature = "petsc")]
@@ -598,6 +692,20 @@ impl Context {
             "op_solve on mat '{}': {needs} needs PETSc, and this op2 was built without it (cargo feature 'petsc'); the native solver offers -ksp_type cg|gmres with -pc_type jacobi|none",
             self.mats.mat(m).name
         )
+    }
+}
+
+fn ksp_name(k: solve::Ksp) -> &'static str {
+    match k {
+        solve::Ksp::Cg => "cg",
+        solve::Ksp::Gmres => "gmres",
+    }
+}
+
+fn pc_name(p: solve::Pc) -> &'static str {
+    match p {
+        solve::Pc::Jacobi => "jacobi",
+        solve::Pc::None => "none",
     }
 }
 

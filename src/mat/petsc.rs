@@ -132,7 +132,9 @@ pub fn solve(
     if code != 0 {
         op2_bail!(Petsc, "op_solve on mat '{name}': PETSc error {code}: {}", text(&msg));
     }
-    if reason < 0 {
+    // KSP's converged reasons: > 0 converged (by its own test; op_solve then checks the true
+    // residual), < 0 diverged, 0 still iterating (never a success).
+    if reason <= 0 {
         op2_bail!(
             Solve,
             "op_solve on mat '{name}': PETSc {} with {} did not converge in {its} iterations ({}; residual norm {rnorm:e})",

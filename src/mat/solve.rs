@@ -4,6 +4,7 @@
 //! preconditioned residual norm is at most `max(rtol * |B r0|, atol)`, rtol 1e-5, atol 1e-50,
 //! at most 10000 iterations, GMRES restart 30.
 
+use crate::core::alloc;
 use crate::error::Result;
 use crate::op2_bail;
 
@@ -139,8 +140,10 @@ fn local_dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Solves `A x = b` natively; `mult(x, y)` computes `y = A x`, `diag` is A's diagonal (for
 /// Jacobi). `x` holds the initial guess (used only with `nonzero_guess`) and, on return, the
-/// solution or the last iterate. Returns the iteration count. Under MPI the vectors are this
-/// process's owned rows and `gsum` sums dot products over the processes.
+/// solution or the last iterate. Returns the iteration count (the inner result: whether the
+/// solver's own test was met; `op_solve` then checks the true residual). The outer error:
+/// working memory refused (`core::alloc`). Under MPI the vectors are this process's owned rows
+/// and `gsum` sums dot products over the processes.
 #[allow(clippy::too_many_arguments)]
 pub fn solve(
     ksp: Ksp,
@@ -151,12 +154,13 @@ pub fn solve(
     diag: &[f64],
     b: &[f64],
     x: &mut [f64],
-) -> std::result::Result<usize, NotConverged> {
-    let inv: Vec<f64> = match pc {
+) -> Result<std::result::Result<usize, NotConverged>> {
+    let mut inv: Vec<f64> = alloc::with_capacity(b.len(), WHAT)?;
+    match pc {
         // PETSc's Jacobi uses 1 where the diagonal is zero.
-        Pc::Jacobi => diag.iter().map(|&d| if d == 0.0 { 1.0 } else { 1.0 / d }).collect(),
-        Pc::None => vec![1.0; b.len()],
-    };
+        Pc::Jacobi => inv.extend(diag.iter().map(|&d| if d == 0.0 { 1.0 } else { 1.0 / d })),
+        Pc::None => inv.resize(b.len(), 1.0),
+    }
     if !o.nonzero_guess {
         x.iter_mut().for_each(|v| *v = 0.0);
     }
@@ -171,6 +175,9 @@ pub fn solve(
     }
 }
 
+/// What working memory is for, in allocation errors.
+const WHAT: &str = "op_solve: the native solver's work vectors";
+
 fn cg(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
@@ -178,16 +185,17 @@ fn cg(
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
-) -> std::result::Result<usize, NotConverged> {
+) -> Result<std::result::Result<usize, NotConverged>> {
     let n = b.len();
-    let mut r = vec![0.0; n];
-    let mut q = vec![0.0; n];
+    let mut r: Vec<f64> = alloc::zeroed(n, WHAT)?;
+    let mut q: Vec<f64> = alloc::zeroed(n, WHAT)?;
+    let mut z: Vec<f64> = alloc::zeroed(n, WHAT)?;
     mult(x, &mut q);
     for i in 0..n {
         r[i] = b[i] - q[i];
+        z[i] = r[i] * inv[i];
     }
-    let mut z: Vec<f64> = r.iter().zip(inv).map(|(a, d)| a * d).collect();
-    let mut p = z.clone();
+    let mut p = alloc::copy_of(&z, WHAT)?;
     // Dot products needed together are summed over the processes together.
     let d = dots(&[(&r, &z), (&z, &z)]);
     let mut rz = d[0];
@@ -195,13 +203,13 @@ fn cg(
     let target = (o.rtol * norm0).max(o.atol);
     let mut norm = norm0;
     if norm <= target {
-        return Ok(0);
+        return Ok(Ok(0));
     }
     for it in 1..=o.max_it {
         mult(&p, &mut q);
         let pq = dots(&[(&p, &q)])[0];
         if pq == 0.0 || !pq.is_finite() {
-            return Err(NotConverged { iterations: it, residual: norm });
+            return Ok(Err(NotConverged { iterations: it, residual: norm }));
         }
         let alpha = rz / pq;
         for i in 0..n {
@@ -212,7 +220,7 @@ fn cg(
         let d = dots(&[(&z, &z), (&r, &z)]);
         norm = d[0].sqrt();
         if norm <= target {
-            return Ok(it);
+            return Ok(Ok(it));
         }
         let rz_new = d[1];
         let beta = rz_new / rz;
@@ -221,9 +229,12 @@ fn cg(
             p[i] = z[i] + beta * p[i];
         }
     }
-    Err(NotConverged { iterations: o.max_it, residual: norm })
+    Ok(Err(NotConverged { iterations: o.max_it, residual: norm }))
 }
 
+/// Restarted GMRES, left-preconditioned. Memory grows with the iterations actually made: the
+/// Krylov basis (at most `restart + 1` vectors, reserved once through `core::alloc`, so an
+/// impossible restart is a named error) and the Hessenberg matrix column by column.
 fn gmres(
     o: &Options,
     mult: &mut dyn FnMut(&[f64], &mut [f64]),
@@ -231,10 +242,11 @@ fn gmres(
     inv: &[f64],
     b: &[f64],
     x: &mut [f64],
-) -> std::result::Result<usize, NotConverged> {
+) -> Result<std::result::Result<usize, NotConverged>> {
     let n = b.len();
-    let m = o.restart;
-    let mut w = vec![0.0; n];
+    let m = o.restart.max(1);
+    let mut w: Vec<f64> = alloc::zeroed(n, WHAT)?;
+    let mut u: Vec<f64> = alloc::zeroed(n, WHAT)?;
     // The preconditioned residual B (b - A x).
     let residual = |mult: &mut dyn FnMut(&[f64], &mut [f64]), x: &[f64], out: &mut [f64], w: &mut [f64]| {
         mult(x, w);
@@ -242,89 +254,116 @@ fn gmres(
             out[i] = (b[i] - w[i]) * inv[i];
         }
     };
-    let mut r = vec![0.0; n];
+    let mut r: Vec<f64> = alloc::zeroed(n, WHAT)?;
     residual(mult, x, &mut r, &mut w);
     let norm0 = dot(&r, &r).sqrt();
     let target = (o.rtol * norm0).max(o.atol);
     let mut norm = norm0;
     if norm <= target {
-        return Ok(0);
+        return Ok(Ok(0));
     }
     let mut its = 0;
-    let mut v: Vec<Vec<f64>> = Vec::with_capacity(m + 1);
-    let mut h = vec![vec![0.0; m]; m + 1];
-    let (mut cs, mut sn, mut g) = (vec![0.0; m], vec![0.0; m], vec![0.0; m + 1]);
+    // Basis vector j is basis[j * n..(j + 1) * n]; h[k] is column k of H (k + 2 entries).
+    let words = m.checked_add(1).and_then(|v| v.checked_mul(n)).unwrap_or(usize::MAX);
+    let mut basis: Vec<f64> = alloc::with_capacity(words, "op_solve: the GMRES Krylov basis (-ksp_gmres_restart)")?;
+    let mut h: Vec<Vec<f64>> = alloc::with_capacity(m, WHAT)?;
+    let (mut cs, mut sn): (Vec<f64>, Vec<f64>) = (alloc::zeroed(m, WHAT)?, alloc::zeroed(m, WHAT)?);
+    let mut g: Vec<f64> = alloc::zeroed(m + 1, WHAT)?;
     while its < o.max_it {
-        v.clear();
-        v.push(r.iter().map(|a| a / norm).collect());
+        basis.clear();
+        h.clear();
+        basis.extend(r.iter().map(|a| a / norm));
         g.iter_mut().for_each(|a| *a = 0.0);
         g[0] = norm;
         let mut k = 0;
+        let mut breakdown = false;
         while k < m && its < o.max_it {
             its += 1;
-            let mut u = vec![0.0; n];
-            mult(&v[k], &mut w);
+            mult(&basis[k * n..(k + 1) * n], &mut w);
             for i in 0..n {
                 u[i] = w[i] * inv[i];
             }
-            for j in 0..=k {
-                h[j][k] = dot(&u, &v[j]);
+            let mut col: Vec<f64> = alloc::zeroed(k + 2, WHAT)?;
+            for (j, c) in col.iter_mut().enumerate().take(k + 1) {
+                let vj = &basis[j * n..(j + 1) * n];
+                *c = dot(&u, vj);
                 for i in 0..n {
-                    u[i] -= h[j][k] * v[j][i];
+                    u[i] -= *c * vj[i];
                 }
             }
-            h[k + 1][k] = dot(&u, &u).sqrt();
+            let hk1 = dot(&u, &u).sqrt();
+            col[k + 1] = hk1;
             for j in 0..k {
-                let t = cs[j] * h[j][k] + sn[j] * h[j + 1][k];
-                h[j + 1][k] = -sn[j] * h[j][k] + cs[j] * h[j + 1][k];
-                h[j][k] = t;
+                let t = cs[j] * col[j] + sn[j] * col[j + 1];
+                col[j + 1] = -sn[j] * col[j] + cs[j] * col[j + 1];
+                col[j] = t;
             }
-            let d = (h[k][k] * h[k][k] + h[k + 1][k] * h[k + 1][k]).sqrt();
-            if d == 0.0 {
-                return Err(NotConverged { iterations: its, residual: norm });
+            let d = (col[k] * col[k] + col[k + 1] * col[k + 1]).sqrt();
+            if d == 0.0 || !d.is_finite() {
+                return Ok(Err(NotConverged { iterations: its, residual: norm }));
             }
-            cs[k] = h[k][k] / d;
-            sn[k] = h[k + 1][k] / d;
-            h[k][k] = d;
-            h[k + 1][k] = 0.0;
+            cs[k] = col[k] / d;
+            sn[k] = col[k + 1] / d;
+            col[k] = d;
+            col[k + 1] = 0.0;
             g[k + 1] = -sn[k] * g[k];
             g[k] *= cs[k];
             norm = g[k + 1].abs();
-            let hk1 = dot(&u, &u).sqrt();
-            if hk1 > 0.0 {
-                v.push(u.iter().map(|a| a / hk1).collect());
-            } else {
-                v.push(u);
-            }
+            h.push(col);
             k += 1;
             if norm <= target {
                 break;
             }
+            if hk1 == 0.0 {
+                // The Krylov space is invariant: nothing more to find in it.
+                breakdown = true;
+                break;
+            }
+            basis.extend(u.iter().map(|a| a / hk1));
         }
-        // x += V y, with H y = g (upper triangular, k x k).
-        let mut y = vec![0.0; k];
+        // x += V y, with H y = g (upper triangular, k x k; H[i][j] is h[j][i]).
+        let mut y: Vec<f64> = alloc::zeroed(k, WHAT)?;
         for i in (0..k).rev() {
             let mut s = g[i];
             for j in i + 1..k {
-                s -= h[i][j] * y[j];
+                s -= h[j][i] * y[j];
             }
             y[i] = s / h[i][i];
         }
         for (j, yj) in y.iter().enumerate() {
             for i in 0..n {
-                x[i] += yj * v[j][i];
+                x[i] += yj * basis[j * n + i];
             }
         }
         if norm <= target {
-            return Ok(its);
+            return Ok(Ok(its));
+        }
+        if breakdown {
+            return Ok(Err(NotConverged { iterations: its, residual: norm }));
         }
         residual(mult, x, &mut r, &mut w);
         norm = dot(&r, &r).sqrt();
         if norm <= target {
-            return Ok(its);
+            return Ok(Ok(its));
         }
     }
-    Err(NotConverged { iterations: its, residual: norm })
+    Ok(Err(NotConverged { iterations: its, residual: norm }))
+}
+
+/// The true residual norm `|b - A x|` (summed over the processes with `gsum`) and `|b|`: what
+/// `op_solve` checks before it reports success, whatever the solver's own test said.
+pub fn true_residual(
+    mult: &mut dyn FnMut(&[f64], &mut [f64]),
+    gsum: GlobalSum,
+    b: &[f64],
+    x: &[f64],
+) -> Result<(f64, f64)> {
+    let mut ax: Vec<f64> = alloc::zeroed(b.len(), WHAT)?;
+    mult(x, &mut ax);
+    let mut s = [0.0, local_dot(b, b)];
+    s[0] = b.iter().zip(&ax).map(|(bi, ai)| (bi - ai) * (bi - ai)).sum();
+    gsum(&mut s);
+    Ok((s[0].sqrt(), s[1].sqrt()))
 }
 
 #[cfg(test)]
@@ -369,16 +408,52 @@ mod tests {
             for pc in [Pc::Jacobi, Pc::None] {
                 let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_gmres_restart 10")).unwrap();
                 let mut x = vec![1.0; n];
-                let its = solve(ksp, pc, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap();
+                let its = solve(ksp, pc, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap().unwrap();
                 assert!(its > 1 && its < 400, "{ksp:?} {pc:?} {its}");
                 let err = x.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                 assert!(err < 1e-9, "{ksp:?} {pc:?}: {err}");
             }
             let o = Options::parse(Some("-ksp_rtol 1e-12 -ksp_max_it 3")).unwrap();
             let mut x = vec![0.0; n];
-            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap_err();
+            let e = solve(ksp, Pc::Jacobi, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap().unwrap_err();
             assert_eq!(e.iterations, 3);
             assert!(e.residual > 0.0);
         }
+    }
+
+    /// The path graph Laplacian (singular) with b = e_0 (no solution): GMRES's own estimate
+    /// can claim convergence; the true residual cannot be below 1/sqrt(n).
+    #[test]
+    fn true_residual_sees_what_the_estimate_misses() {
+        let n = 40;
+        let mut a = move |x: &[f64], y: &mut [f64]| {
+            for i in 0..n {
+                let d = if i == 0 || i == n - 1 { 1.0 } else { 2.0 };
+                let l = if i > 0 { x[i - 1] } else { 0.0 };
+                let r = if i + 1 < n { x[i + 1] } else { 0.0 };
+                y[i] = d * x[i] - l - r;
+            }
+        };
+        let diag: Vec<f64> = (0..n).map(|i| if i == 0 || i == n - 1 { 1.0 } else { 2.0 }).collect();
+        let mut b = vec![0.0; n];
+        b[0] = 1.0;
+        let o = Options::parse(Some("-ksp_type gmres -ksp_gmres_restart 40")).unwrap();
+        let mut x = vec![0.0; n];
+        let _ = solve(Ksp::Gmres, Pc::Jacobi, &o, &mut a, &mut |_| {}, &diag, &b, &mut x).unwrap();
+        let (r, bn) = true_residual(&mut a, &mut |_| {}, &b, &x).unwrap();
+        assert_eq!(bn, 1.0);
+        assert!(r.is_nan() || r >= 0.999 / (n as f64).sqrt(), "{r}");
+    }
+
+    /// A restart no memory can hold is a named error, not an abort.
+    #[test]
+    fn impossible_restart_is_an_error() {
+        let n = 8;
+        let mut a = |x: &[f64], y: &mut [f64]| y.copy_from_slice(x);
+        let mut o = Options::parse(Some("-ksp_type gmres")).unwrap();
+        o.restart = usize::MAX / 4;
+        let (b, mut x) = (vec![1.0; n], vec![0.0; n]);
+        let e = solve(Ksp::Gmres, Pc::None, &o, &mut a, &mut |_| {}, &[1.0; 8], &b, &mut x).unwrap_err();
+        assert!(matches!(e.code, crate::error::ErrorCode::BadSize | crate::error::ErrorCode::OutOfMemory), "{e:?}");
     }
 }

@@ -78,6 +78,7 @@ int main(int argc, char **argv)
     int *flag = malloc(sizeof(int) * (size_t)(nc + 1));
     for (i = 0; i < nc; i++) flag[i] = 3 * (c0 + i) - 7;
     op_decl_dat(cells, 1, "int", flag, "p_flag");
+    op_decl_dat(cells, 1, "int", flag, "p_flag2"); /* read back after op_partition (one name, one dat) */
     free(flag);
     /* a set of one element: every process but the last has nothing to read or write */
     double big = 42.5;
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
     op_partition("METIS", "KWAY", cells, pecell, x);
     CHECK_OK();
     /* after op_partition a dat read from the file still takes the process's declared block */
-    op_dat flag2 = op_decl_dat_hdf5(cells, 1, "int", "t850-in.h5", "p_flag");
+    op_dat flag2 = op_decl_dat_hdf5(cells, 1, "int", "t850-in.h5", "p_flag2");
     CHECK_OK();
     op_fetch_data(flag2, fb);
     for (i = 0; i < nc; i++) CHECK_INT(fb[i], 3 * (c0 + i) - 7);

@@ -171,9 +171,17 @@ static void run(const char *backend, const char *lib, const char *routine, int n
     op_fetch_data(du, got);
     for (i = 0; i < nn; i++) CHECK_NEAR(got[i], xs[n0 + i], 1e-8);
   }
-  /* Not converging is an error on every process. */
+  /* Not converging is an error on every process, with the (global) true residual. */
   its = op_solve(A, dy, du, "-ksp_type cg -pc_type none -ksp_rtol 1e-14 -ksp_max_it 2");
-  CHECK_ERR(OP2_ERR_SOLVE, "op_solve", "did not converge in 2 iterations");
+  CHECK_ERR(OP2_ERR_SOLVE, "op_solve", "did not converge in 2 iterations", "true residual |b - Ax|/|b| = ");
+  {
+    /* the same value on every process */
+    const char *at = strstr(op_last_error_message(), "|b - Ax|/|b| = ");
+    double mine = at ? strtod(at + 15, NULL) : -1, lo = 0, hi = 0;
+    MPI_Allreduce(&mine, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(mine > 0 && lo == hi);
+  }
   op_set_error_handler(OP_ERRORS_ABORT);
 
   /* Dirichlet rows on the boundary, each given by one process (rows it may not own). */
