@@ -68,6 +68,7 @@ pub(crate) fn open_regular(path: &str, call: &str) -> crate::error::Result<(std:
 }
 
 /// The length of a regular input file (see `open_regular`), which is then closed.
+#[cfg(feature = "hdf5")]
 pub(crate) fn regular_file_len(path: &str, call: &str) -> crate::error::Result<u64> {
     open_regular(path, call).map(|(_, len)| len)
 }
