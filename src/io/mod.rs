@@ -13,6 +13,25 @@
 pub mod hdf5;
 pub mod vtk;
 
+/// Writes `bytes` as the whole of the file `path` (created or truncated). When the write fails
+/// after the file was opened (a full disk, a quota), the incomplete file is removed, so nothing
+/// half-written is left under the name asked for; a file that could not be opened is left as it
+/// was. The error says which happened.
+pub(crate) fn write_whole(path: &str, bytes: &[u8]) -> std::result::Result<(), String> {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    match f.write_all(bytes).and_then(|_| f.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            drop(f);
+            match std::fs::remove_file(path) {
+                Ok(()) => Err(format!("{e} (the incomplete file was removed)")),
+                Err(r) => Err(format!("{e} (the incomplete file could not be removed: {r})")),
+            }
+        }
+    }
+}
+
 /// What kind of thing a file type is, for messages.
 fn kind_of(ft: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
@@ -49,6 +68,7 @@ pub(crate) fn open_regular(path: &str, call: &str) -> crate::error::Result<(std:
 }
 
 /// The length of a regular input file (see `open_regular`), which is then closed.
+#[cfg(feature = "hdf5")]
 pub(crate) fn regular_file_len(path: &str, call: &str) -> crate::error::Result<u64> {
     open_regular(path, call).map(|(_, len)| len)
 }
@@ -93,6 +113,20 @@ mod tests {
         let file = dir.join("g");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(read_regular(file.to_str().unwrap(), "t").unwrap(), b"abc");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn write_whole_writes_and_reports() {
+        let dir = std::env::temp_dir().join(format!("op2-write-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.txt");
+        write_whole(p.to_str().unwrap(), b"abc").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"abc");
+        // A file that cannot be opened is left alone (here: a directory in its place).
+        let e = write_whole(dir.to_str().unwrap(), b"abc").unwrap_err();
+        assert!(e.contains("directory"), "{e}");
+        assert!(dir.is_dir());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

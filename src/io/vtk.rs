@@ -414,7 +414,7 @@ fn write_pvtu(ctx: &Context, stem: &str, cells: MapId, coords: DatId, dats: &[Da
     }
     h.push_str("  </PUnstructuredGrid>\n</VTKFile>\n");
     let path = format!("{stem}.pvtu");
-    std::fs::write(&path, h).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+    super::write_whole(&path, h.as_bytes()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
 }
 
 /// Coordinates of `dim` (2 or 3) components padded to 3, in the same element type.
