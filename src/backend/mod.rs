@@ -7,7 +7,6 @@ pub mod device;
 pub mod opencl;
 pub mod reduce;
 pub mod seq;
-pub mod simd_choice;
 pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
@@ -140,7 +139,7 @@ impl<'a> LoopCall<'a> {
                 *last = scratch.as_mut_ptr() as *mut c_void;
             }
         }
-        simd_choice::run(self.lib, start, end, slots.as_ptr());
+        crate::jit::simd_choice::run(self.lib, start, end, slots.as_ptr());
         Ok(())
     }
 }
