@@ -7,7 +7,9 @@ Each file under src/ (bin/ excluded) is a node named by its path without `.rs` o
 resolves to B (the longest prefix of the path that names a file). Prints every strongly connected
 component of more than one node (an import circle), with each two-way pair in it.
 
-Usage: python3 tools/module_graph.py [SRC_DIR] [--edges] [--max N]
+Usage: python3 tools/module_graph.py [SRC_DIR] [--top] [--edges] [--max N]
+  --top    one node per top-level module (`plan/desc` counts as `plan`): finds circles that go
+           through a module's children, e.g. arg -> plan (mod.rs) and plan/desc -> arg
   --edges  print every edge too
   --max N  exit 1 if there are more than N circles' worth of nodes (the number of nodes in
            components of size > 1); for a check that circles do not come back
@@ -127,12 +129,15 @@ def sccs(edges):
 def main(argv):
     src = "src"
     show_edges = False
+    top = False
     limit = None
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "--edges":
             show_edges = True
+        elif a == "--top":
+            top = True
         elif a == "--max":
             i += 1
             limit = int(argv[i])
@@ -140,6 +145,12 @@ def main(argv):
             src = a
         i += 1
     edges = graph(src)
+    if top:
+        merged = {}
+        for n, ts in edges.items():
+            a = n.split("/")[0]
+            merged.setdefault(a, set()).update(t.split("/")[0] for t in ts if t.split("/")[0] != a)
+        edges = merged
     if show_edges:
         for n in sorted(edges):
             for t in sorted(edges[n]):
