@@ -15,10 +15,39 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// Parses a backend name or alias from the registry (`openmp` is OP2's name for the
-    /// host-threaded backend).
+    /// Every kind, in the order messages list them (the backend registry's order).
+    pub const ALL: [BackendKind; 5] =
+        [BackendKind::Seq, BackendKind::Threads, BackendKind::OpenCl, BackendKind::Cuda, BackendKind::Check];
+
+    /// Parses a backend name or alias (`openmp` is OP2's name for the host-threaded backend),
+    /// case and surrounding blanks ignored.
     pub fn parse(s: &str) -> Option<BackendKind> {
-        crate::backend::lookup(s).map(|b| b.kind)
+        let n = s.trim().to_ascii_lowercase();
+        BackendKind::ALL.into_iter().find(|k| k.name() == n || k.aliases().contains(&n.as_str()))
+    }
+
+    /// Other names accepted for it (OP2's own, e.g. `openmp`).
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            BackendKind::Seq => &["sequential"],
+            BackendKind::Threads => &["openmp", "omp"],
+            BackendKind::OpenCl | BackendKind::Cuda | BackendKind::Check => &[],
+        }
+    }
+
+    /// Every accepted name, for messages: "seq (sequential), threads (openmp, omp), ...".
+    pub fn names() -> String {
+        BackendKind::ALL
+            .iter()
+            .map(|k| {
+                if k.aliases().is_empty() {
+                    k.name().to_string()
+                } else {
+                    format!("{} ({})", k.name(), k.aliases().join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn name(self) -> &'static str {
@@ -30,6 +59,87 @@ impl BackendKind {
             BackendKind::Check => "check",
         }
     }
+}
+
+/// How indirect increments avoid races (`OP2_INC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncChoice {
+    /// The measured rule (README, "Devices"): on CPU devices (PoCL) the plan's blocks
+    /// (`Blocks`: a block's elements run in order on one core, as `threads` runs them, which
+    /// keeps the indirect data in cache; an element colouring scatters each launch over the
+    /// whole mesh); on other devices element colouring (OpenCL 1.2 has no floating-point
+    /// atomics, so atomics are compare-and-swap loops).
+    Auto,
+    /// Element colouring: one launch per colour of a colouring of single elements.
+    Colour,
+    Atomics,
+    /// The plan's blocks (mini-partitions of `OP_PART_SIZE` elements), block-coloured: each
+    /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
+    /// accepted for it).
+    Blocks,
+}
+
+impl IncChoice {
+    pub fn parse(s: &str) -> Option<IncChoice> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => IncChoice::Auto,
+            "colour" | "color" => IncChoice::Colour,
+            "atomics" | "atomic" => IncChoice::Atomics,
+            "blocks" | "block" | "stage" => IncChoice::Blocks,
+            _ => return None,
+        })
+    }
+}
+
+/// A code target of static generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Host,
+    OpenCl,
+    Cuda,
+}
+
+impl Target {
+    pub fn parse(s: &str) -> Option<Target> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "host" | "seq" | "threads" | "check" => Some(Target::Host),
+            "opencl" => Some(Target::OpenCl),
+            "cuda" => Some(Target::Cuda),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Host => "host",
+            Target::OpenCl => "opencl",
+            Target::Cuda => "cuda",
+        }
+    }
+
+    pub(crate) fn ext(self) -> &'static str {
+        match self {
+            Target::Host => "c",
+            Target::OpenCl => "cl",
+            Target::Cuda => "cu",
+        }
+    }
+}
+
+/// Parses `OP2_GENERATE_TARGETS` (comma or space separated).
+pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
+    let mut out = Vec::new();
+    for t in s.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
+        match Target::parse(t) {
+            Some(x) if !out.contains(&x) => out.push(x),
+            Some(_) => {}
+            None => op2_bail!(
+                BadConfig,
+                "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host, opencl or cuda)"
+            ),
+        }
+    }
+    Ok(out)
 }
 
 /// `OP2_SIMD`: whether loops whose kernel the rewriter accepts run through the vectorised
@@ -77,7 +187,7 @@ pub struct Config {
     /// `OP2_CUDA_DEVICE`: the index of the CUDA device (default 0).
     pub cuda_device: Option<usize>,
     /// `OP2_INC`: how device backends keep indirect increments race-free.
-    pub inc: crate::backend::opencl::IncChoice,
+    pub inc: IncChoice,
     /// `OP_AUTO_SOA=1`: structure-of-arrays device layout for dats of dim > 1.
     pub auto_soa: bool,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
@@ -85,7 +195,7 @@ pub struct Config {
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,
     /// `OP2_GENERATE_TARGETS` (default: the running backend's target).
-    pub generate_targets: Vec<crate::generate::Target>,
+    pub generate_targets: Vec<Target>,
     /// `OP2_VALIDATE_RTOL`: relative tolerance for increments and reductions (None: 1e-12
     /// for double, 1e-5 for float).
     pub validate_rtol: Option<f64>,
@@ -156,7 +266,7 @@ impl Config {
                 None => op2_bail!(
                     BadConfig,
                     "op_init: unknown backend '{b}' in OP2_BACKEND (expected one of {})",
-                    crate::backend::names()
+                    BackendKind::names()
                 ),
             },
         };
@@ -190,8 +300,8 @@ impl Config {
         };
         let errors_return = error_handler(env, tokens)?;
         let inc = match get("OP2_INC") {
-            None => crate::backend::opencl::IncChoice::Auto,
-            Some(v) => match crate::backend::opencl::IncChoice::parse(&v) {
+            None => IncChoice::Auto,
+            Some(v) => match IncChoice::parse(&v) {
                 Some(c) => c,
                 None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, colour, atomics or stage)"),
             },
@@ -221,11 +331,11 @@ impl Config {
             },
         };
         let generate_targets = match get("OP2_GENERATE_TARGETS") {
-            Some(t) => crate::generate::parse_targets(&t)?,
+            Some(t) => parse_targets(&t)?,
             None => vec![match backend {
-                BackendKind::OpenCl => crate::generate::Target::OpenCl,
-                BackendKind::Cuda => crate::generate::Target::Cuda,
-                _ => crate::generate::Target::Host,
+                BackendKind::OpenCl => Target::OpenCl,
+                BackendKind::Cuda => Target::Cuda,
+                _ => Target::Host,
             }],
         };
         let simd = match get("OP2_SIMD").as_deref().map(str::trim) {

@@ -16,58 +16,11 @@ use crate::core::{Dat, DatId, KernelId, MapId, SetId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::jit::HostLibrary;
 use crate::op2_bail;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A loop's shape: what the loop is without any data. The one key of generated code, of the
-/// compiled-code cache and of plans: the kernel, the argument descriptors and the shape of the
-/// constant table (which constants exist, their types and sizes; never their values, sizes of
-/// sets, handles or addresses).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct LoopShape {
-    pub kernel: KernelId,
-    pub args: Vec<ArgDesc>,
-    /// `Context::const_shape_epoch` when the shape was taken.
-    pub const_shape: u64,
-}
-
-/// A compiled loop, the constants it loads, and what the driver needs to know about its shape.
-pub struct CompiledLoop {
-    /// The host library. Host backends run it; on device backends (which compile their own
-    /// code from the signature) it is validation's reference, and compiling it first gives
-    /// every backend the host compiler's diagnostics and kernel-type warnings, mapped to the
-    /// kernel's lines, before any device compiler sees the kernel.
-    pub lib: Arc<HostLibrary>,
-    /// The constants the kernel uses, in the order the library loads them.
-    pub consts: Vec<ConstDecl>,
-    /// The kernel's `#line` origin (device backends generate their own code with it).
-    pub origin: String,
-    /// Whether some indirect dat is written, so the exec halo must be computed (MPI).
-    pub needs_exec_halo: bool,
-}
-
-/// Compiled loops by shape, looked up per kernel by comparing shapes, so a call allocates
-/// nothing to find its code.
-#[derive(Default)]
-pub struct LoopCache {
-    map: HashMap<KernelId, Vec<(LoopShape, Arc<CompiledLoop>)>>,
-}
-
-impl LoopCache {
-    pub fn len(&self) -> usize {
-        self.map.values().map(Vec::len).sum()
-    }
-
-    pub fn get(&self, shape: &LoopShape) -> Option<&Arc<CompiledLoop>> {
-        self.map.get(&shape.kernel)?.iter().find(|(s, _)| s == shape).map(|(_, c)| c)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-}
+pub use crate::loop_cache::{CompiledLoop, LoopCache, LoopShape};
 
 /// A shape's signature as code generation takes it, with each used constant's current value
 /// (device code compiles them in) and whether the loop is coloured.
@@ -183,7 +136,7 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
         (d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes())) || matches!(d, ArgDesc::Mat { .. })
     });
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
-    ctx.loops.map.entry(kernel).or_default().push((shape.clone(), c.clone()));
+    ctx.loops.insert(shape.clone(), c.clone());
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
 }
@@ -341,7 +294,10 @@ fn check_kernel_params(ctx: &Context, shape: &LoopShape, name: &str, bound: &[Bo
     Ok(())
 }
 
-/// The loop's run, once bound and compiled.
+/// The loop's run, once bound and compiled: the driver's phases in order (each a function below,
+/// so that an executor of several loops can run them per tile): check, exchange (halos the loop
+/// reads), bind pointers, compute sections (with the halo exchange overlapping the core), reduce
+/// (across processes), hand back (dat states and the caller's globals), record (timings).
 #[allow(clippy::too_many_arguments)]
 fn run(
     ctx: &mut Context,
@@ -357,6 +313,108 @@ fn run(
     halo_before: (Duration, u64, u64),
 ) -> Result<()> {
     let lib: &HostLibrary = &compiled.lib;
+    let validate = check(ctx, kernel, name, descs, bound, compiled)?;
+    let rtol = ctx.config.validate_rtol;
+    let bytes = bytes_moved(ctx, descs, bound, set);
+    let device = ctx.backend.is_device();
+    let const_epoch = ctx.const_epoch;
+    let (halo_reads, refreshed) = exchange(ctx, descs, bound, compiled, validate)?;
+
+    let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
+    let s = &sets[set.0 as usize];
+    if device {
+        move_to_device(name, backend.as_mut(), dats, descs, bound)?;
+    }
+    let sections = Sections { core_end: s.core_end, owned_end: s.size, exec_end: s.exec_end };
+    let overlapped = comm.halo_exchange_begin(dats, halo_reads)?;
+    let Pointers { slots, reductions, indirect } =
+        bind_pointers(name, set, descs, bound, synth, mat_slots, sets, maps, dats, mats, comm)?;
+    let dat_names: Vec<&str> = bound
+        .iter()
+        .map(|b| match b {
+            BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
+            _ => "",
+        })
+        .collect();
+    let scratch_entries = host::scratch_entries(descs);
+    let k = &kernels[kernel.0 as usize];
+    // Device backends generate their own code from the signature, with the constants' values
+    // (all worked out once per loop shape, in `compiled`).
+    let sig = device.then(|| LoopSignature {
+        loop_name: name,
+        kernel_name: &k.name,
+        kernel_source: &k.source,
+        kernel_origin: &compiled.origin,
+        args: descs,
+        consts: &compiled.consts,
+    });
+    let const_values: Vec<&[u8]> =
+        if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
+    let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match (*b, synth.get(i).and_then(Option::as_ref)) {
+            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
+            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
+                Some((m, maps[m.0 as usize].values.as_slice()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut call = LoopCall {
+        sig,
+        const_values,
+        shape_key: Arc::as_ptr(compiled) as usize,
+        const_epoch,
+        bound,
+        maps: arg_maps,
+        name,
+        set,
+        set_size: s.exec_end,
+        lib,
+        descs,
+        slots,
+        scratch_entries,
+        reductions,
+        indirect,
+        dat_names,
+    };
+
+    let computed = compute_sections(
+        &mut call,
+        backend.as_mut(),
+        comm,
+        dats,
+        overlapped,
+        sections,
+        compiled.needs_exec_halo,
+        validate,
+        rtol,
+    )?;
+    let mut refreshed = refreshed;
+    refreshed.extend(computed.refreshed);
+    reduce(comm, bound, &mut call, computed.partial)?;
+    let elapsed = computed.started.elapsed();
+    let reductions = std::mem::take(&mut call.reductions);
+    drop(call);
+    hand_back(dats, descs, bound, device, computed.downloaded, refreshed, &reductions);
+    record(timings, comm, name, lib, elapsed, jit_time, bytes, halo_before);
+    Ok(())
+}
+
+/// Phase "check": the loop's checks that need the session as it is now (indirect OP_INC reads
+/// under validation or the check backend), host copies made current for the validation
+/// reference, and the library's constants loaded if they changed. Returns whether the loop is
+/// validated.
+fn check(
+    ctx: &mut Context,
+    kernel: KernelId,
+    name: &str,
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+    compiled: &CompiledLoop,
+) -> Result<bool> {
+    let lib: &HostLibrary = &compiled.lib;
     check_inc_reads(ctx, kernel, name, descs, bound)?;
     let validate = validates(ctx);
     if validate {
@@ -367,18 +425,27 @@ fn run(
             }
         }
     }
-    let rtol = ctx.config.validate_rtol;
     if lib.consts_fn.is_some() && lib.consts_epoch.load(std::sync::atomic::Ordering::Acquire) != ctx.const_epoch {
         let ptrs: Vec<*const c_void> =
             compiled.consts.iter().map(|c| ctx.consts[&c.name].data.as_ptr() as *const c_void).collect();
         lib.ensure_constants(ctx.const_epoch, &ptrs);
     }
-    let bytes = bytes_moved(ctx, descs, bound, set);
+    Ok(validate)
+}
+
+/// Phase "exchange": the halos the loop reads and that are out of date (dats read through a map,
+/// or read directly when the exec halo runs). One exchange per loop, one message per neighbour.
+/// On a device, or when validating, the exchange is done here, through host memory and without
+/// overlap (returned as the second list: the dats refreshed); otherwise the first list is what
+/// `compute_sections` exchanges while the core runs.
+fn exchange(
+    ctx: &mut Context,
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+    compiled: &CompiledLoop,
+    validate: bool,
+) -> Result<(Vec<DatId>, Vec<DatId>)> {
     let device = ctx.backend.is_device();
-    let const_epoch = ctx.const_epoch;
-    let distributed = ctx.comm.distributed();
-    // Halos to refresh: dats read through a map (or read directly when the exec halo runs)
-    // whose halo copies are out of date. One exchange per loop, one message per neighbour.
     let mut halo_reads: Vec<DatId> = Vec::new();
     for (d, b) in descs.iter().zip(bound) {
         if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
@@ -401,17 +468,36 @@ fn run(
         let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, std::mem::take(&mut halo_reads))?;
         refreshed = ctx.comm.halo_exchange_end(ex)?;
     }
+    Ok((halo_reads, refreshed))
+}
 
-    let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
-    let s = &sets[set.0 as usize];
-    if device {
-        move_to_device(name, backend.as_mut(), dats, descs, bound)?;
-    }
-    let (core_end, owned_end, exec_end) = (s.core_end, s.size, s.exec_end);
-    let exchange = comm.halo_exchange_begin(dats, halo_reads)?;
+/// The pointers a loop call runs with (`codegen::host`'s ABI): two slots per argument, then the
+/// scratch slot the backend fills; the reductions' scratch buffers; the indirect arguments as
+/// plans see them.
+struct Pointers<'d> {
+    slots: Vec<*mut c_void>,
+    reductions: Vec<Reduction>,
+    indirect: Vec<IndirectArg<'d>>,
+}
 
-    // Bind pointers. Reductions get scratch buffers seeded with the caller's values.
-    // Two slots per argument, then the scratch slot the backend fills (codegen::host's ABI).
+/// Phase "bind pointers": every argument's data and map pointers. Reductions get scratch buffers
+/// seeded with the caller's values (zero for a distributed OP_INC: the caller's value is added
+/// once, after the processes' sums are combined).
+#[allow(clippy::too_many_arguments)]
+fn bind_pointers<'d>(
+    name: &str,
+    set: SetId,
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+    synth: &[IdxMap],
+    mat_slots: &[Option<Arc<Vec<i32>>>],
+    sets: &'d [crate::core::Set],
+    maps: &'d [crate::core::Map],
+    dats: &mut [Dat],
+    mats: &mut crate::mat::Mats,
+    comm: &crate::mpi::Comm,
+) -> Result<Pointers<'d>> {
+    let distributed = comm.distributed();
     let mut slots: Vec<*mut c_void> = vec![std::ptr::null_mut(); 2 * descs.len() + 1];
     let mut reductions: Vec<Reduction> = Vec::new();
     let mut reduction_of_arg: Vec<Option<usize>> = vec![None; descs.len()];
@@ -508,73 +594,73 @@ fn run(
     for r in reductions.iter_mut() {
         slots[2 * r.arg] = r.buf.as_mut_ptr() as *mut c_void;
     }
-    let dat_names: Vec<&str> = bound
-        .iter()
-        .map(|b| match b {
-            BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
-            _ => "",
-        })
-        .collect();
-    let scratch_entries = host::scratch_entries(descs);
-    let k = &kernels[kernel.0 as usize];
-    // Device backends generate their own code from the signature, with the constants' values
-    // (all worked out once per loop shape, in `compiled`).
-    let sig = device.then(|| LoopSignature {
-        loop_name: name,
-        kernel_name: &k.name,
-        kernel_source: &k.source,
-        kernel_origin: &compiled.origin,
-        args: descs,
-        consts: &compiled.consts,
-    });
-    let const_values: Vec<&[u8]> =
-        if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
-    let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
-        .iter()
-        .enumerate()
-        .map(|(i, b)| match (*b, synth.get(i).and_then(Option::as_ref)) {
-            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
-            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
-                Some((m, maps[m.0 as usize].values.as_slice()))
-            }
-            _ => None,
-        })
-        .collect();
-    let mut call = LoopCall {
-        sig,
-        const_values,
-        shape_key: Arc::as_ptr(compiled) as usize,
-        const_epoch,
-        bound,
-        maps: arg_maps,
-        name,
-        set,
-        set_size: s.exec_end,
-        lib,
-        descs,
-        slots,
-        scratch_entries,
-        reductions,
-        indirect,
-        dat_names,
-    };
+    Ok(Pointers { slots, reductions, indirect })
+}
 
+/// A set's sections, as element ranges: core `0..core_end`, owned `core_end..owned_end`, exec
+/// halo `owned_end..exec_end`.
+#[derive(Clone, Copy)]
+struct Sections {
+    core_end: usize,
+    owned_end: usize,
+    exec_end: usize,
+}
+
+/// What `compute_sections` leaves for the phases after it.
+struct Computed {
+    /// When the backend started (the loop's time runs to the end of `reduce`).
+    started: Instant,
+    /// Dats whose halos the overlapped exchange refreshed.
+    refreshed: Vec<DatId>,
+    /// The reductions' partials over core and owned (distributed loops with reductions only).
+    partial: Option<Vec<Reduction>>,
+    /// Bytes validation downloaded per dat (to count in `to_host`).
+    downloaded: Vec<(DatId, u64)>,
+}
+
+/// Phase "compute sections": the validation reference (if any), then core, halo exchange end,
+/// owned, (reductions' partials taken), exec halo (only when some indirect dat is written), then
+/// the comparison with the reference.
+#[allow(clippy::too_many_arguments)]
+fn compute_sections(
+    call: &mut LoopCall,
+    backend: &mut dyn Backend,
+    comm: &mut crate::mpi::Comm,
+    dats: &[Dat],
+    overlapped: crate::mpi::Exchange,
+    sections: Sections,
+    exec_halo: bool,
+    validate: bool,
+    rtol: Option<f64>,
+) -> Result<Computed> {
+    let Sections { core_end, owned_end, exec_end } = sections;
     // The reference runs the sections the loop runs (the exec halo only when it is needed).
-    let run_end = if compiled.needs_exec_halo { exec_end } else { owned_end };
-    let reference = if validate { Some(crate::validate::reference(&call, dats, run_end)?) } else { None };
-    let t = Instant::now();
-    backend.compute(&mut call, 0, core_end)?;
-    refreshed.extend(comm.halo_exchange_end(exchange)?);
-    backend.compute(&mut call, core_end, owned_end)?;
+    let run_end = if exec_halo { exec_end } else { owned_end };
+    let reference = if validate { Some(crate::validate::reference(call, dats, run_end)?) } else { None };
+    let started = Instant::now();
+    backend.compute(call, 0, core_end)?;
+    let refreshed = comm.halo_exchange_end(overlapped)?;
+    backend.compute(call, core_end, owned_end)?;
     // Reductions cover core and owned only: their partials are taken before the exec halo runs.
-    let partial = if distributed && !call.reductions.is_empty() { Some(call.reductions.clone()) } else { None };
-    if compiled.needs_exec_halo {
-        backend.compute(&mut call, owned_end, exec_end)?;
+    let partial = if comm.distributed() && !call.reductions.is_empty() { Some(call.reductions.clone()) } else { None };
+    if exec_halo {
+        backend.compute(call, owned_end, exec_end)?;
     }
     let downloaded = match &reference {
-        Some(r) => crate::validate::compare(r, &call, backend.as_mut(), dats, rtol)?,
+        Some(r) => crate::validate::compare(r, call, backend, dats, rtol)?,
         None => Vec::new(),
     };
+    Ok(Computed { started, refreshed, partial, downloaded })
+}
+
+/// Phase "reduce": combines the processes' partials (each process's scratch is reseeded with
+/// the caller's value first, which the combination adds once).
+fn reduce(
+    comm: &crate::mpi::Comm,
+    bound: &[BoundArg],
+    call: &mut LoopCall,
+    partial: Option<Vec<Reduction>>,
+) -> Result<()> {
     if let Some(partial) = partial {
         for r in call.reductions.iter_mut() {
             if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
@@ -584,13 +670,25 @@ fn run(
         }
         comm.reduce(&partial, &mut call.reductions)?;
     }
-    let elapsed = t.elapsed();
-    let reductions = std::mem::take(&mut call.reductions);
-    drop(call);
+    Ok(())
+}
+
+/// Phase "hand back": the dats' states after the loop (bytes validation downloaded, halos the
+/// loop refreshed, device residency, written dats' halos out of date: the MPI layer exchanges
+/// them on next read) and the global results, copied to the caller's memory. Matrices were
+/// assembled element by element, in the loop.
+fn hand_back(
+    dats: &mut [Dat],
+    descs: &[ArgDesc],
+    bound: &[BoundArg],
+    device: bool,
+    downloaded: Vec<(DatId, u64)>,
+    refreshed: Vec<DatId>,
+    reductions: &[Reduction],
+) {
     for (d, n) in downloaded {
         dats[d.0 as usize].to_host += n;
     }
-
     for d in refreshed {
         dats[d.0 as usize].halo_dirty = false;
     }
@@ -602,7 +700,6 @@ fn run(
             }
         }
     }
-    // Halos of written dats are out of date now (the MPI layer exchanges them on next read).
     for (d, b) in descs.iter().zip(bound) {
         if let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
             if acc.writes() {
@@ -610,14 +707,28 @@ fn run(
             }
         }
     }
-    // Matrices were assembled element by element. Hand results to the caller.
-    for r in &reductions {
+    for r in reductions {
         if let BoundArg::Gbl { ptr, bytes } = bound[r.arg] {
             // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract) and
             // the scratch holds at least as many.
             unsafe { std::ptr::copy_nonoverlapping(r.buf.as_ptr() as *const u8, ptr, bytes) };
         }
     }
+}
+
+/// Phase "record": the loop's line in the timing table (calls, time, JIT time, bytes moved,
+/// and the halo time, bytes and messages since the loop began).
+#[allow(clippy::too_many_arguments)]
+fn record(
+    timings: &mut crate::timing::Timings,
+    comm: &crate::mpi::Comm,
+    name: &str,
+    lib: &HostLibrary,
+    elapsed: Duration,
+    jit_time: Duration,
+    bytes: u64,
+    halo_before: (Duration, u64, u64),
+) {
     let st = timings.entry(name);
     if st.simd.is_none() {
         st.simd = Some(lib.simd.clone());
@@ -629,7 +740,6 @@ fn run(
     st.halo_time += comm.halo_time.saturating_sub(halo_before.0);
     st.halo_bytes += comm.halo_bytes - halo_before.1;
     st.halo_messages += comm.messages - halo_before.2;
-    Ok(())
 }
 
 /// Before a loop on a device backend: every dat it uses gets a current device copy, uploaded

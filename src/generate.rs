@@ -11,46 +11,12 @@
 use crate::codegen::host::describe;
 use crate::codegen::{hex, LoopSignature};
 use crate::error::Result;
-use crate::op2_bail;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
-/// A code target of static generation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Host,
-    OpenCl,
-    Cuda,
-}
-
-impl Target {
-    pub fn parse(s: &str) -> Option<Target> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "host" | "seq" | "threads" | "check" => Some(Target::Host),
-            "opencl" => Some(Target::OpenCl),
-            "cuda" => Some(Target::Cuda),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Host => "host",
-            Target::OpenCl => "opencl",
-            Target::Cuda => "cuda",
-        }
-    }
-
-    fn ext(self) -> &'static str {
-        match self {
-            Target::Host => "c",
-            Target::OpenCl => "cl",
-            Target::Cuda => "cu",
-        }
-    }
-}
+pub use crate::config::{parse_targets, Target};
 
 /// JSON string literal.
 fn json(s: &str) -> String {
@@ -211,22 +177,6 @@ fn record(dir: &Path, lines: &[String]) -> std::io::Result<()> {
     std::fs::rename(&tmp, dir.join("manifest.json"))?;
     drop(lock);
     Ok(())
-}
-
-/// Parses `OP2_GENERATE_TARGETS` (comma or space separated).
-pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
-    let mut out = Vec::new();
-    for t in s.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
-        match Target::parse(t) {
-            Some(x) if !out.contains(&x) => out.push(x),
-            Some(_) => {}
-            None => op2_bail!(
-                BadConfig,
-                "op_init: OP2_GENERATE_TARGETS: unknown target '{t}' (expected host, opencl or cuda)"
-            ),
-        }
-    }
-    Ok(out)
 }
 
 /// One line of `manifest.jsonl`: the fields `op2-pack` needs.

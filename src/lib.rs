@@ -20,6 +20,7 @@ pub mod exec;
 pub mod generate;
 pub mod io;
 pub mod jit;
+pub mod loop_cache;
 pub mod mat;
 pub mod mpi;
 pub mod plan;

@@ -17,7 +17,7 @@ pub struct LoopStats {
     /// data both read and written counts twice.
     pub bytes: u64,
     /// Which wrapper the loop's compiled code runs (`OP2_SIMD`), when it has been compiled.
-    pub simd: Option<std::sync::Arc<crate::backend::simd_choice::SimdChooser>>,
+    pub simd: Option<std::sync::Arc<crate::jit::simd_choice::SimdChooser>>,
     /// Under MPI: time in halo exchanges (begin and end), bytes and messages sent.
     pub halo_time: Duration,
     pub halo_bytes: u64,

@@ -305,8 +305,9 @@ pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_ch
 /// Decodes an `op_arg` for `op_par_loop`, checking every field again: the handles (they may be
 /// stale if the session ended since the argument was built) and every rule of the `op_arg_*`
 /// call that built it, since the struct lives in the caller's memory and may have been changed.
-/// An argument whose `op_arg_*` call failed reports that call's error.
-pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -> Result<RawArg> {
+/// An argument whose `op_arg_*` call failed reports that call's error. A matrix argument is
+/// returned as `Decoded::Mat`, for `api::mat::decode_arg` to check its handles and rules.
+pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -> Result<Decoded> {
     let bad = |why: &str| {
         crate::op2_err!(
             ArgInvalid,
@@ -334,7 +335,7 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
     };
     let call = super::LoopName(loop_name);
     let what = super::ArgHandle(i);
-    Ok(match a.kind {
+    Ok(Decoded::Arg(match a.kind {
         KIND_DAT => {
             let dat = st.dat(a.dat, &call, &what)?;
             let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
@@ -363,7 +364,14 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
             rules::info(&ArgLabel(loop_name, i, "op_arg_info"), a.data.is_null(), a.dim as i64)?;
             RawArg::Info { ptr: a.data as *mut u8, dim: a.dim as usize, ty, reference: a.reference }
         }
-        KIND_MAT => super::mat::decode_arg(st, a, loop_name, i, ty, acc)?,
+        KIND_MAT => return Ok(Decoded::Mat { ty, acc }),
         k => return Err(bad(&format!("kind {k}"))),
-    })
+    }))
+}
+
+/// An `op_arg` decoded by `decode`: every kind but matrices is complete; a matrix argument's
+/// type and access are checked, its handles and rules are `api::mat`'s to check.
+pub(crate) enum Decoded {
+    Arg(RawArg),
+    Mat { ty: ElemType, acc: Access },
 }

@@ -39,7 +39,10 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         };
         let mut raw = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            raw.push(super::arg::decode(st, a, name, i)?);
+            raw.push(match super::arg::decode(st, a, name, i)? {
+                super::arg::Decoded::Arg(r) => r,
+                super::arg::Decoded::Mat { ty, acc } => super::mat::decode_arg(st, a, name, i, ty, acc)?,
+            });
         }
         let ctx = st.ctx(CALL)?;
         super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);

@@ -110,12 +110,22 @@ pub enum ArgDesc {
     },
 }
 
+/// OP2 colours exactly the indirect increments: `OP_INC` through a map is the only access the
+/// library promises to make race-free on every backend. Direct arguments touch only their own
+/// element; indirect `Read` never conflicts; indirect `Write` and `Rw` are, by the OP2 contract,
+/// the user's promise that no two elements touch the same target; `Min`/`Max` are refused on
+/// dats. (OP2-Common also colours blocks for indirect `Rw`; adding `Access::Rw` here is the one
+/// change that would take that stricter line.)
+pub fn needs_colouring(access: Access, indirect: bool) -> bool {
+    indirect && access == Access::Inc
+}
+
 impl ArgDesc {
-    /// Whether this argument needs the iteration to be coloured (the rule itself lives in
-    /// `plan::needs_colouring`).
+    /// Whether this argument needs the iteration to be coloured (the rule itself is
+    /// `needs_colouring`, above).
     pub fn needs_colouring(&self) -> bool {
         match *self {
-            ArgDesc::Dat { acc, how, .. } => crate::plan::needs_colouring(acc, how != DatAccess::Direct),
+            ArgDesc::Dat { acc, how, .. } => needs_colouring(acc, how != DatAccess::Direct),
             // Elements sharing a row would add to the same entries: coloured on the row map.
             ArgDesc::Mat { .. } => true,
             _ => false,

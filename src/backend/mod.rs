@@ -7,7 +7,6 @@ pub mod device;
 pub mod opencl;
 pub mod reduce;
 pub mod seq;
-pub mod simd_choice;
 pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
@@ -140,7 +139,7 @@ impl<'a> LoopCall<'a> {
                 *last = scratch.as_mut_ptr() as *mut c_void;
             }
         }
-        simd_choice::run(self.lib, start, end, slots.as_ptr());
+        crate::jit::simd_choice::run(self.lib, start, end, slots.as_ptr());
         Ok(())
     }
 }
@@ -203,8 +202,6 @@ pub struct BackendInfo {
     pub kind: BackendKind,
     /// The name `OP2_BACKEND` takes.
     pub name: &'static str,
-    /// Other names accepted for it (OP2's own, e.g. `openmp`).
-    pub aliases: &'static [&'static str],
     /// What it is, in a few words.
     pub summary: &'static str,
     /// Whether it can run in this build on this machine: where it runs, or what is missing.
@@ -228,38 +225,23 @@ fn cuda_probe() -> std::result::Result<String, String> {
 /// built (their runtimes are loaded when probed), so a probe's answer says what this machine
 /// lacks: no OpenCL ICD or device, no fp64, no CUDA driver, no NVRTC.
 pub const REGISTRY: &[BackendInfo] = &[
-    BackendInfo {
-        kind: BackendKind::Seq,
-        name: "seq",
-        aliases: &["sequential"],
-        summary: "one host thread, the reference",
-        probe: host_probe,
-    },
+    BackendInfo { kind: BackendKind::Seq, name: "seq", summary: "one host thread, the reference", probe: host_probe },
     BackendInfo {
         kind: BackendKind::Threads,
         name: "threads",
-        aliases: &["openmp", "omp"],
         summary: "host threads over coloured mini-partitions (OP2's openmp)",
         probe: host_probe,
     },
     BackendInfo {
         kind: BackendKind::OpenCl,
         name: "opencl",
-        aliases: &[],
         summary: "OpenCL devices (GPUs, or CPUs through PoCL)",
         probe: opencl_probe,
     },
-    BackendInfo {
-        kind: BackendKind::Cuda,
-        name: "cuda",
-        aliases: &[],
-        summary: "NVIDIA GPUs (NVRTC)",
-        probe: cuda_probe,
-    },
+    BackendInfo { kind: BackendKind::Cuda, name: "cuda", summary: "NVIDIA GPUs (NVRTC)", probe: cuda_probe },
     BackendInfo {
         kind: BackendKind::Check,
         name: "check",
-        aliases: &[],
         summary: "seq plus promise checks, every loop validated",
         probe: host_probe,
     },
@@ -267,8 +249,7 @@ pub const REGISTRY: &[BackendInfo] = &[
 
 /// The registry's entry for a name or alias (case and surrounding blanks ignored).
 pub fn lookup(name: &str) -> Option<&'static BackendInfo> {
-    let n = name.trim().to_ascii_lowercase();
-    REGISTRY.iter().find(|b| b.name == n || b.aliases.contains(&n.as_str()))
+    BackendKind::parse(name).map(info)
 }
 
 /// The registry's entry for a kind.
@@ -279,19 +260,7 @@ pub fn info(kind: BackendKind) -> &'static BackendInfo {
 
 /// Every accepted name, for messages: "seq (sequential), threads (openmp, omp), ...".
 pub fn names() -> String {
-    REGISTRY
-        .iter()
-        .map(
-            |b| {
-                if b.aliases.is_empty() {
-                    b.name.to_string()
-                } else {
-                    format!("{} ({})", b.name, b.aliases.join(", "))
-                }
-            },
-        )
-        .collect::<Vec<_>>()
-        .join(", ")
+    BackendKind::names()
 }
 
 /// Whether a backend can run in this build on this machine.
@@ -322,7 +291,7 @@ mod registry_tests {
             assert_eq!(info(k).name, k.name());
         }
         let all: Vec<&str> =
-            REGISTRY.iter().flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied())).collect();
+            REGISTRY.iter().flat_map(|b| std::iter::once(b.name).chain(b.kind.aliases().iter().copied())).collect();
         for n in &all {
             assert_eq!(all.iter().filter(|m| m == &n).count(), 1, "{n} listed twice");
             assert_eq!(lookup(&n.to_ascii_uppercase()).map(|b| b.name), lookup(n).map(|b| b.name));

@@ -17,6 +17,7 @@ use super::{Backend, DatShape, LoopCall};
 use crate::arg::ArgDesc;
 use crate::codegen::opencl::{self as emit, IncStrategy};
 use crate::config::BackendKind;
+pub use crate::config::IncChoice;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::jit::cache::{DiskCache, Lookup};
@@ -31,36 +32,6 @@ use opencl3::program::Program;
 use opencl3::types::{cl_int, CL_BLOCKING};
 use std::collections::HashMap;
 use std::ffi::c_void;
-
-/// How indirect increments avoid races (`OP2_INC`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IncChoice {
-    /// The measured rule (README, "Devices"): on CPU devices (PoCL) the plan's blocks
-    /// (`Blocks`: a block's elements run in order on one core, as `threads` runs them, which
-    /// keeps the indirect data in cache; an element colouring scatters each launch over the
-    /// whole mesh); on other devices element colouring (OpenCL 1.2 has no floating-point
-    /// atomics, so atomics are compare-and-swap loops).
-    Auto,
-    /// Element colouring: one launch per colour of a colouring of single elements.
-    Colour,
-    Atomics,
-    /// The plan's blocks (mini-partitions of `OP_PART_SIZE` elements), block-coloured: each
-    /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
-    /// accepted for it).
-    Blocks,
-}
-
-impl IncChoice {
-    pub fn parse(s: &str) -> Option<IncChoice> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => IncChoice::Auto,
-            "colour" | "color" => IncChoice::Colour,
-            "atomics" | "atomic" => IncChoice::Atomics,
-            "blocks" | "block" | "stage" => IncChoice::Blocks,
-            _ => return None,
-        })
-    }
-}
 
 /// An OpenCL failure as an op2 error naming the call.
 fn cl_err(what: &str, e: impl std::fmt::Display) -> Op2Error {

@@ -5,6 +5,7 @@ pub mod cache;
 pub(crate) mod child;
 pub mod nvrtc;
 pub mod pack;
+pub mod simd_choice;
 
 use crate::error::Result;
 use crate::op2_bail;
@@ -262,7 +263,7 @@ pub struct HostLibrary {
     /// `op2_loop_simd`, the vectorised wrapper (`codegen::simd`), when the library has one.
     pub simd_fn: Option<LoopFn>,
     /// Which wrapper runs (`OP2_SIMD`), shared by every call of this library.
-    pub simd: Arc<crate::backend::simd_choice::SimdChooser>,
+    pub simd: Arc<simd_choice::SimdChooser>,
     /// The constant epoch whose values were last loaded into this library (u64::MAX: none).
     pub consts_epoch: AtomicU64,
     /// The cache entry's path (for messages; the library was loaded through its descriptor).
@@ -313,7 +314,7 @@ impl HostLibrary {
         let refused = unsafe { loaded.lib.get::<*const std::ffi::c_char>(b"op2_simd_refused\0") }
             .ok()
             .map(|p| unsafe { std::ffi::CStr::from_ptr(*p) }.to_string_lossy().into_owned());
-        let simd = Arc::new(crate::backend::simd_choice::SimdChooser::new(simd_fn.is_some(), forced, refused));
+        let simd = Arc::new(simd_choice::SimdChooser::new(simd_fn.is_some(), forced, refused));
         Ok(HostLibrary {
             loop_fn,
             consts_fn,
@@ -549,7 +550,7 @@ impl Jit {
     /// beside the entry (`<key>.simd`) is taken; otherwise the one this run makes is written
     /// there. The key covers the CPU, so a verdict is never taken to another machine's CPU.
     fn keep_simd_verdict(&self, key: &str, lib: &HostLibrary) {
-        use crate::backend::simd_choice::Variant;
+        use crate::jit::simd_choice::Variant;
         if !lib.simd.is_auto() {
             return;
         }

@@ -14,15 +14,9 @@ pub use crate::arg::Access;
 
 /// Whether an argument must be coloured: the one place this rule is written.
 ///
-/// OP2 colours exactly the indirect increments: `OP_INC` through a map is the only access the
-/// library promises to make race-free on every backend. Direct arguments touch only their own
-/// element; indirect `Read` never conflicts; indirect `Write` and `Rw` are, by the OP2 contract,
-/// the user's promise that no two elements touch the same target; `Min`/`Max` are refused on
-/// dats. (OP2-Common also colours blocks for indirect `Rw`; adding `Access::Rw` here is the one
-/// change that would take that stricter line.)
-pub fn needs_colouring(access: Access, indirect: bool) -> bool {
-    indirect && access == Access::Inc
-}
+/// Whether an argument's conflicts are resolved by colouring (the rule lives with the argument
+/// descriptors, in `arg`).
+pub use crate::arg::needs_colouring;
 
 /// Which column(s) of the map an indirect argument goes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

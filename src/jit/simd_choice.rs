@@ -181,7 +181,7 @@ impl SimdChooser {
 /// # Safety
 /// As `LoopCall::run_range`: `slots` holds valid pointers for every argument of the loop and
 /// the range lies inside the iteration set.
-pub unsafe fn run(lib: &crate::jit::HostLibrary, start: usize, end: usize, slots: *const *mut std::ffi::c_void) {
+pub unsafe fn run(lib: &super::HostLibrary, start: usize, end: usize, slots: *const *mut std::ffi::c_void) {
     let f = |v: Variant| match (v, lib.simd_fn) {
         (Variant::Simd, Some(f)) => f,
         _ => lib.loop_fn,
