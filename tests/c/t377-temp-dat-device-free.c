@@ -56,8 +56,11 @@ int main(int argc, char **argv)
     /* AddressSanitizer keeps freed memory in quarantine (256 MB by default): no flat line. */
     base = -1;
 #endif
-    /* 37 more rounds of 8 MB each: a leak would be ~300 MB; allow 64 MB of noise. */
-    if (base > 0 && rss_mb() - base > 64) {
+    /* 37 more rounds of 8 MB each: a leak would be ~300 MB. glibc's arenas drift without any
+     * leak (freed blocks kept once its mmap threshold has risen past them), more so when every
+     * loop also makes host copies for OP2_VALIDATE=1's reference: measured 0-40 MB plain and
+     * 0-80 MB validated on opencl, 48-64 MB validated on threads. Allow 150 MB. */
+    if (base > 0 && rss_mb() - base > 150) {
       fprintf(stderr, "t377 [%s]: resident memory grew from %.0f MB to %.0f MB over %d rounds\n", argv[1], base,
               rss_mb(), ROUNDS - 3);
       return 1;
