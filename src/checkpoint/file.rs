@@ -203,21 +203,9 @@ mod h5 {
     use crate::op2_err;
     use hdf5_sys::h5i::hid_t;
 
-    /// Parallel HDF5's MPI-IO driver and collective transfers (as `io::hdf5` declares them).
-    #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
-    mod mpio {
-        use hdf5_sys::h5::herr_t;
-        use hdf5_sys::h5i::hid_t;
-        extern "C" {
-            pub fn H5Pset_fapl_mpio(fapl_id: hid_t, comm: mpi::ffi::MPI_Comm, info: mpi::ffi::MPI_Info) -> herr_t;
-            pub fn H5Pset_dxpl_mpio(dxpl_id: hid_t, xfer_mode: std::ffi::c_int) -> herr_t;
-        }
-        pub const COLLECTIVE: std::ffi::c_int = 1;
-    }
-
-    fn mpio(comm: &Comm) -> bool {
-        cfg!(all(feature = "mpi", op2_hdf5_mpio)) && comm.distributed()
-    }
+    // Parallel HDF5's MPI-IO driver (the declarations and whether a call uses it), as
+    // `io::hdf5` has them.
+    use crate::io::hdf5::imp::mpio;
 
     /// An open checkpoint file (closed on drop, or by `close` to see the outcome).
     pub struct H5File {

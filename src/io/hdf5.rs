@@ -76,7 +76,7 @@ mod none {
 }
 
 #[cfg(feature = "hdf5")]
-mod imp {
+pub(crate) mod imp {
     use crate::context::Context;
     use crate::context::Rows;
     use crate::core::{DatId, ElemType, MapId, SetId};
@@ -96,7 +96,7 @@ mod imp {
     /// Parallel HDF5's MPI-IO driver and collective transfers (declared here: hdf5-metno-sys
     /// declares the first only with its `mpio` feature, which would pull a second MPI binding).
     #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
-    mod mpio {
+    pub(crate) mod mpio {
         use hdf5_sys::h5::herr_t;
         use hdf5_sys::h5i::hid_t;
         extern "C" {
@@ -110,7 +110,7 @@ mod imp {
     /// Whether this call goes through the MPI-IO driver: more than one process and an HDF5
     /// built with MPI (Debian's libhdf5-openmpi-dev). Then opening, creating datasets and
     /// attributes, and the row transfers are collective: every process makes the same calls.
-    fn mpio(comm: &Comm) -> bool {
+    pub(crate) fn mpio(comm: &Comm) -> bool {
         cfg!(all(feature = "mpi", op2_hdf5_mpio)) && comm.distributed()
     }
 
