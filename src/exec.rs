@@ -16,6 +16,7 @@ use crate::core::{Dat, DatId, KernelId, MapId, SetId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::jit::HostLibrary;
 use crate::op2_bail;
+use crate::validate::IncRead;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,13 +75,20 @@ fn validates(ctx: &Context) -> bool {
 /// `OP2_VALIDATE=1` and the check backend: a kernel whose source reads an indirect OP_INC
 /// argument (`validate::inc_read`) is refused before it runs, naming the loop, kernel, argument
 /// and line (`OP2_ERR_VALIDATE`, or `OP2_ERR_CHECK` on check without `OP2_VALIDATE=1`).
-fn check_inc_reads(ctx: &Context, kernel: KernelId, name: &str, descs: &[ArgDesc], bound: &[BoundArg]) -> Result<()> {
+/// The source is read once per loop shape (`CompiledLoop::inc_read`), not per call.
+fn check_inc_reads(
+    ctx: &Context,
+    kernel: KernelId,
+    name: &str,
+    bound: &[BoundArg],
+    found: Option<&IncRead>,
+) -> Result<()> {
     let on_check = ctx.backend.kind() == crate::config::BackendKind::Check;
     if !ctx.config.validate && !on_check {
         return Ok(());
     }
     let k = &ctx.kernels[kernel.0 as usize];
-    let Some(r) = crate::validate::inc_read(&k.source, &k.name, descs) else {
+    let Some(r) = found else {
         return Ok(());
     };
     let dat = match bound.get(r.arg) {
@@ -135,7 +143,9 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
     let needs_exec_halo = descs.iter().any(|d| {
         (d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes())) || matches!(d, ArgDesc::Mat { .. })
     });
-    let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo });
+    let k = &ctx.kernels[kernel.0 as usize];
+    let inc_read = crate::validate::inc_read(&k.source, &k.name, descs);
+    let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo, inc_read });
     ctx.loops.insert(shape.clone(), c.clone());
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
@@ -313,7 +323,7 @@ fn run(
     halo_before: (Duration, u64, u64),
 ) -> Result<()> {
     let lib: &HostLibrary = &compiled.lib;
-    let validate = check(ctx, kernel, name, descs, bound, compiled)?;
+    let validate = check(ctx, kernel, name, bound, compiled)?;
     let rtol = ctx.config.validate_rtol;
     let bytes = bytes_moved(ctx, descs, bound, set);
     let device = ctx.backend.is_device();
@@ -406,16 +416,9 @@ fn run(
 /// under validation or the check backend), host copies made current for the validation
 /// reference, and the library's constants loaded if they changed. Returns whether the loop is
 /// validated.
-fn check(
-    ctx: &mut Context,
-    kernel: KernelId,
-    name: &str,
-    descs: &[ArgDesc],
-    bound: &[BoundArg],
-    compiled: &CompiledLoop,
-) -> Result<bool> {
+fn check(ctx: &mut Context, kernel: KernelId, name: &str, bound: &[BoundArg], compiled: &CompiledLoop) -> Result<bool> {
     let lib: &HostLibrary = &compiled.lib;
-    check_inc_reads(ctx, kernel, name, descs, bound)?;
+    check_inc_reads(ctx, kernel, name, bound, compiled.inc_read.as_ref())?;
     let validate = validates(ctx);
     if validate {
         // The reference reads host bytes: make them current before the loop moves anything.

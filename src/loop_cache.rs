@@ -34,6 +34,9 @@ pub struct CompiledLoop {
     pub origin: String,
     /// Whether some indirect dat is written, so the exec halo must be computed (MPI).
     pub needs_exec_halo: bool,
+    /// A read of an indirect OP_INC parameter in the kernel's source, found once per shape
+    /// (refused under `OP2_VALIDATE=1` and on the check backend).
+    pub inc_read: Option<crate::validate::IncRead>,
 }
 
 /// Compiled loops by shape, looked up per kernel by comparing shapes, so a call allocates
