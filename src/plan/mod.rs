@@ -57,6 +57,7 @@ mod desc;
 mod error;
 mod resolve;
 mod staging;
+pub mod tiling;
 
 #[cfg(test)]
 mod tests;
