@@ -273,18 +273,19 @@ fn check_arg(l: usize, a: usize, size: usize, arg: &ChainArg) -> Result<()> {
     Ok(())
 }
 
-/// Per-element state of the inspector, tiles stored as `tile + 1` (0: never).
-struct Track {
-    /// Largest tile that modified the element.
-    w: Vec<u32>,
-    /// Largest tile that touched it (read or modified); always >= `w`.
-    a: Vec<u32>,
-}
+/// Per-element state of the inspector, one array per data, tiles stored as `tile + 1` (0:
+/// never): `[W]`, the largest tile that modified the element; `[A]`, the largest tile that
+/// touched it (read or modified), always >= `[W]`. (The largest modifier is the last one and
+/// every access before it is in its tile or earlier, so these stand for "tile of the last write"
+/// and "tiles of the reads since".) Side by side: one cache line per element.
+type Track = Vec<[u32; 2]>;
+const W: usize = 0;
+const A: usize = 1;
 
 fn tracks(p: &Prepared, what: &str) -> Result<Vec<Track>> {
     let mut v = Vec::with_capacity(p.sizes.len());
     for &n in &p.sizes {
-        v.push(Track { w: alloc::zeroed(n, what)?, a: alloc::zeroed(n, what)? });
+        v.push(alloc::filled(n, [0u32; 2], what)?);
     }
     Ok(v)
 }
@@ -310,10 +311,11 @@ fn record(lp: &ChainLoop, slots: &[usize], st: &mut [Track], i: usize, t: u32) {
         let tr = &mut st[d];
         let m = arg.modifies();
         arg.for_each(i, |x| {
+            let e = &mut tr[x];
             if m {
-                tr.w[x] = tr.w[x].max(t1);
+                e[W] = e[W].max(t1);
             }
-            tr.a[x] = tr.a[x].max(t1);
+            e[A] = e[A].max(t1);
         });
     }
 }
@@ -331,10 +333,11 @@ fn place(lp: &ChainLoop, slots: &[usize], st: &[Track], i: usize, fallback: impl
             continue;
         }
         let tr = &st[d];
-        let dep = if arg.modifies() { &tr.a } else { &tr.w };
+        let dep = if arg.modifies() { A } else { W };
         arg.for_each(i, |x| {
-            floor = floor.max(dep[x]);
-            hint = hint.max(tr.a[x]);
+            let e = tr[x];
+            floor = floor.max(e[dep]);
+            hint = hint.max(e[A]);
         });
     }
     if floor > 0 {
@@ -472,7 +475,7 @@ fn for_each_access(
 }
 
 /// Parallel levels: tile by tile in execution order, `1 + max level of the earlier tiles it
-/// conflicts with`. Reuses the tracks (`a`: max level + 1 of the earlier toucher tiles, `w`: of
+/// conflicts with`. Reuses the tracks (`[A]`: max level + 1 of the earlier toucher tiles, `[W]`: of
 /// the earlier modifiers).
 fn levels(
     loops: &[ChainLoop],
@@ -482,24 +485,24 @@ fn levels(
     st: &mut [Track],
 ) -> Result<Vec<u32>> {
     for tr in st.iter_mut() {
-        tr.a.fill(0);
-        tr.w.fill(0);
+        tr.fill([0; 2]);
     }
     let mut level = alloc::zeroed::<u32>(tiles, "loop chain inspector: tile levels")?;
     for (t, lev) in level.iter_mut().enumerate() {
         let mut v = 0u32;
         for_each_access(loops, prep, runs, t, |arg, d, x| {
             let tr = &st[d];
-            v = v.max(if arg.modifies() { tr.a[x] } else { tr.w[x] });
+            v = v.max(tr[x][if arg.modifies() { A } else { W }]);
         });
         *lev = v;
         let v1 = v + 1;
         for_each_access(loops, prep, runs, t, |arg, d, x| {
             let tr = &mut st[d];
+            let e = &mut tr[x];
             if arg.modifies() {
-                tr.w[x] = tr.w[x].max(v1);
+                e[W] = e[W].max(v1);
             }
-            tr.a[x] = tr.a[x].max(v1);
+            e[A] = e[A].max(v1);
         });
     }
     Ok(level)
