@@ -536,6 +536,28 @@ fn untouched_data_spreads_over_tiles() {
     verify(&c, &t).unwrap();
 }
 
+/// An iteration with no dependency goes where its data was last touched (read after read is no
+/// dependency, but keeps the data in the tile's cache), not to tile 0.
+#[test]
+fn read_after_read_follows_locality() {
+    let reversed: Vec<i32> = (0..6).rev().collect();
+    let c = [
+        ChainLoop { size: 6, args: vec![arg(0, 6, None, Mode::Read)] },
+        ChainLoop {
+            size: 6,
+            args: vec![arg(0, 6, Some((&reversed, 1, Some(0))), Mode::Read), arg(1, 6, None, Mode::Write)],
+        },
+    ];
+    let t = inspect(&c, 2, Schedule::Sequential).unwrap();
+    assert_eq!(t.runs[1], vec![vec![(4, 6)], vec![(2, 4)], vec![(0, 2)]]);
+    verify(&c, &t).unwrap();
+    let t = inspect(&c, 2, Schedule::Parallel).unwrap();
+    // Seed tiles: 0 = cells 0-1, 1 = cells 4-5, 2 = cells 2-3.
+    assert_eq!(t.runs[1], vec![vec![(4, 6)], vec![(0, 2)], vec![(2, 4)]]);
+    assert_eq!(t.level, vec![0, 0, 0]);
+    verify(&c, &t).unwrap();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Random meshes and chains
 
@@ -716,8 +738,7 @@ fn random_chains() {
 // ---------------------------------------------------------------------------------------------
 // Airfoil-shaped grid
 
-fn airfoil_stats(g: &Grid, chain: &[ChainLoop], t: &Tiling) -> Vec<(usize, usize)> {
-    let _ = g;
+fn airfoil_stats(chain: &[ChainLoop], t: &Tiling) -> Vec<(usize, usize)> {
     (0..chain.len())
         .map(|l| {
             let lens: Vec<usize> = (0..t.tiles).map(|b| t.tile_len(l, b)).collect();
@@ -740,7 +761,7 @@ fn airfoil_grid() {
         // Even seed blocks first (level 0), then the odd ones (level 1).
         let half = t.tiles.div_ceil(2);
         assert!(t.level.iter().enumerate().all(|(b, &v)| v == (b >= half) as u32), "{:?}", t.level);
-        let st = airfoil_stats(&g, &chain, &t);
+        let st = airfoil_stats(&chain, &t);
         eprintln!(
             "airfoil 60x40 Parallel, tiles of {rows} rows ({} tiles): per loop (min, max) per tile {st:?}",
             t.tiles
@@ -754,7 +775,7 @@ fn airfoil_grid() {
         let t = inspect(&chain, ts, Schedule::Sequential).unwrap();
         verify(&chain, &t).unwrap();
         assert_eq!(bits(&tiled(&chain, &t)), bits(&expect));
-        let st = airfoil_stats(&g, &chain, &t);
+        let st = airfoil_stats(&chain, &t);
         eprintln!("airfoil 60x40 Sequential, tiles of {rows} rows: per loop (min, max) per tile {st:?}");
         for (l, &(lo, hi)) in st.iter().enumerate() {
             if chain[l].size == g.cells {
@@ -788,7 +809,7 @@ fn airfoil_720k_timing() {
             let t0 = std::time::Instant::now();
             verify(&chain, &t).unwrap();
             let dv = t0.elapsed();
-            let st = airfoil_stats(&g, &chain, &t);
+            let st = airfoil_stats(&chain, &t);
             eprintln!(
                 "720K {schedule:?} tile {ts}: {} tiles, {} levels, inspect {:.1} ms, verify {:.1} ms, \
                  (min, max) per loop {st:?}",
