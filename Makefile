@@ -62,14 +62,19 @@ test-c-validate: lib
 	TESTS="$$(for f in tests/c/t*.c; do n=$$(basename $$f .c); case " $(VALIDATE_SKIP) " in *" $${n%%-*} "*) ;; *) printf '%s ' $$n;; esac; done)" \
 	  TEST_OUT=$(BUILD)/tests/c-validate TEST_RUN_ENV="OP2_VALIDATE=1" bash tests/c/run.sh $(VALIDATE_BACKENDS)
 
+# The C suite again with lazy evaluation (OP2_LAZY=1): every result must be eager's.
+.PHONY: test-c-lazy
+test-c-lazy: lib
+	TEST_OUT=$(BUILD)/tests/c-lazy TEST_RUN_ENV="OP2_LAZY=1" bash tests/c/run.sh $(TEST_BACKENDS)
+
 # Everything: Rust tests (header check included), C tests (also sanitized and validated), then
 # the fragments' suites.
-test: test-rust test-c test-c-sanitize test-c-validate $(TESTS)
+test: test-rust test-c test-c-sanitize test-c-validate test-c-lazy $(TESTS)
 
 # The suites `make test` runs, in its order (scripts/test.sh runs them one by one for its verdict).
 .PHONY: list-suites
 list-suites:
-	@echo test-rust test-c test-c-sanitize test-c-validate $(TESTS)
+	@echo test-rust test-c test-c-sanitize test-c-validate test-c-lazy $(TESTS)
 
 clean:
 	rm -rf $(BUILD)

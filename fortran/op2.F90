@@ -59,6 +59,7 @@ module op2
   integer(c_int), parameter, public :: OP2_ERR_MPI = 810
   integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
                                        OP2_ERR_PETSC = 822
+  integer(c_int), parameter, public :: OP2_ERR_CHAIN = 830
   integer(c_int), parameter, public :: OP2_ERR_CHECKPOINT = 840
   ! op_write_vtk flags
   integer(c_int), parameter, public :: OP_VTK_BINARY = 0, OP_VTK_ASCII = 1, OP_VTK_BASE64 = 2
@@ -114,6 +115,7 @@ module op2
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
             op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
   public :: op_checkpointing_init, op_checkpoint_now
+  public :: op_flush, op_loop_chain_begin, op_loop_chain_end
 
   interface op_get_const_hdf5
     module procedure op_get_const_hdf5_r8, op_get_const_hdf5_r4, op_get_const_hdf5_i4, &
@@ -386,6 +388,17 @@ module op2
 
     subroutine c_op_checkpoint_now() bind(C, name="op_checkpoint_now")
     end subroutine c_op_checkpoint_now
+
+    subroutine c_op_flush() bind(C, name="op_flush")
+    end subroutine c_op_flush
+
+    subroutine c_op_loop_chain_begin(name) bind(C, name="op_loop_chain_begin")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_loop_chain_begin
+
+    subroutine c_op_loop_chain_end() bind(C, name="op_loop_chain_end")
+    end subroutine c_op_loop_chain_end
 
     subroutine c_op_timing_output() bind(C, name="op_timing_output")
     end subroutine c_op_timing_output
@@ -1348,6 +1361,23 @@ contains
   subroutine op_checkpoint_now()
     call c_op_checkpoint_now()
   end subroutine op_checkpoint_now
+
+  !> Runs every loop queued by lazy evaluation (OP2_LAZY=1) now (see the C function).
+  subroutine op_flush()
+    call c_op_flush()
+  end subroutine op_flush
+
+  !> Begins a loop chain: loops until op_loop_chain_end are queued and run together there;
+  !> their global reductions reach the caller's variables at op_loop_chain_end.
+  subroutine op_loop_chain_begin(name)
+    character(len=*), intent(in) :: name
+    call c_op_loop_chain_begin(cstr(name))
+  end subroutine op_loop_chain_begin
+
+  !> Ends the open loop chain: runs its loops and hands back their reductions.
+  subroutine op_loop_chain_end()
+    call c_op_loop_chain_end()
+  end subroutine op_loop_chain_end
 
   !> Per loop: calls, time, achieved bandwidth.
   subroutine op_timing_output()

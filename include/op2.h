@@ -59,6 +59,7 @@
 #define OP2_ERR_MAT_PATTERN 820
 #define OP2_ERR_SOLVE 821
 #define OP2_ERR_PETSC 822
+#define OP2_ERR_CHAIN 830
 #define OP2_ERR_CHECKPOINT 840
 #define OP2_ERR_INTERNAL 901
 
@@ -663,6 +664,34 @@ void op_timing_output(void);
  * globals untouched. Collective under MPI.
  */
 void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, const struct op_arg *args);
+
+/**
+ * Runs every loop queued by lazy evaluation (`OP2_LAZY=1`) now, in order. Inside a loop chain
+ * it runs what the chain has queued so far (its reductions land now). Without queued loops it
+ * does nothing. A queued loop's failure is this call's error, naming the loop (the loops before
+ * it have run; the ones after it are dropped and counted in the message).
+ * Errors: OP2_ERR_NOT_INITIALISED, and any error of a queued loop. Collective under MPI.
+ */
+void op_flush(void);
+
+/**
+ * Begins a loop chain called `name`: the loops called until `op_loop_chain_end` are queued
+ * (whatever `OP2_LAZY` says) and run together at its end, fused and sparse-tiled where that
+ * gives the same results. Their global reductions reach the caller's memory at
+ * `op_loop_chain_end`, in loop order: do not read them before. Any call that reads or changes
+ * data (`op_fetch_data*`, prints, files, `op_flush`, ...) inside the chain first runs what is
+ * queued. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT, OP2_ERR_CHAIN (a chain is
+ * already open: chains do not nest). Collective under MPI.
+ */
+void op_loop_chain_begin(const char *name);
+
+/**
+ * Ends the open loop chain: runs every loop queued in it (a failure is this call's error,
+ * naming the loop) and hands the chain's global reductions to the caller's memory.
+ * Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_CHAIN (no chain is open), and any error of a
+ * queued loop. Collective under MPI.
+ */
+void op_loop_chain_end(void);
 
 /**
  * Declares the sparsity pattern of matrices whose entry (r, c) is non-zero when some element

@@ -192,6 +192,14 @@ pub struct Config {
     pub auto_soa: bool,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
     pub validate: bool,
+    /// `OP2_LAZY=1`: `op_par_loop` queues loops; the queue runs at the next flush point.
+    pub lazy: bool,
+    /// `OP2_TILE_SIZE`: elements of a chain's seed loop per sparse tile (0: chains run loop
+    /// after loop, untiled; default `exec_chain::DEFAULT_TILE_SIZE`).
+    pub tile_size: Option<usize>,
+    /// `OP2_TILE_VERIFY=1`: every new tiling is checked by simulation before it runs (slow; a
+    /// wrong tiling is OP2_ERR_INTERNAL).
+    pub debug_tiling: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,
     /// `OP2_GENERATE_TARGETS` (default: the running backend's target).
@@ -224,6 +232,10 @@ const KEYS: &[&str] = &[
     "OP2_CUDA_DEVICE",
     "OP2_INC",
     "OP2_VALIDATE",
+    "OP2_LAZY",
+    "OP2_DIAGNOSTICS",
+    "OP2_TILE_SIZE",
+    "OP2_TILE_VERIFY",
     "OP2_VALIDATE_RTOL",
     "OP_AUTO_SOA",
     "OP2_GENERATE",
@@ -318,6 +330,34 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_VALIDATE={v} (expected 0 or 1)"),
         };
+        // OP2_DIAGNOSTICS raises op_init's diagnostics level (a program's own level is a floor).
+        let diags = match get("OP2_DIAGNOSTICS") {
+            None => diags,
+            Some(v) => match v.trim().parse::<i32>() {
+                Ok(n) if (0..=9).contains(&n) => diags.max(n),
+                _ => op2_bail!(BadConfig, "op_init: OP2_DIAGNOSTICS={v} (expected a level from 0 to 9)"),
+            },
+        };
+        let lazy = match get("OP2_LAZY").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_LAZY={v} (expected 0 or 1)"),
+        };
+        let tile_size = match get("OP2_TILE_SIZE") {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n <= 1 << 30 => Some(n),
+                _ => op2_bail!(
+                    BadConfig,
+                    "op_init: OP2_TILE_SIZE={v} (expected 0, no tiling, or elements per tile up to 2^30)"
+                ),
+            },
+        };
+        let debug_tiling = match get("OP2_TILE_VERIFY").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_TILE_VERIFY={v} (expected 0 or 1)"),
+        };
         let auto_soa = match get("OP_AUTO_SOA").as_deref() {
             None | Some("0") => false,
             Some("1") => true,
@@ -374,6 +414,9 @@ impl Config {
             cuda_device,
             inc,
             validate,
+            lazy,
+            tile_size,
+            debug_tiling,
             auto_soa,
             validate_rtol,
             generate_dir: get("OP2_GENERATE").map(PathBuf::from),

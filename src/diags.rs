@@ -62,6 +62,32 @@ impl Context {
         ));
     }
 
+    /// `diags >= 2`: a chain's first run (after its inspection): its loops, and per loop the
+    /// smallest and largest share of a tile, the tiles and the levels (tiles of a level run at
+    /// once on threads).
+    pub fn diags_chain<'n>(&self, name: &str, loops: impl Iterator<Item = &'n str>, t: &crate::plan::tiling::Tiling) {
+        if self.config.diags < 2 {
+            return;
+        }
+        let mut text = format!(
+            "op2: {name}: sparse-tiled, {} tiles in {} level{} ({:?} schedule)\n",
+            t.tiles,
+            t.nlevels,
+            if t.nlevels == 1 { "" } else { "s" },
+            t.schedule
+        );
+        for (l, loop_name) in loops.enumerate() {
+            let lens = (0..t.tiles).map(|k| t.tile_len(l, k));
+            let (lo, hi, total) = lens.fold((usize::MAX, 0, 0), |(lo, hi, s), n| (lo.min(n), hi.max(n), s + n));
+            let runs: usize = t.runs[l].iter().map(Vec::len).sum();
+            text.push_str(&format!(
+                "op2:   loop {l} '{loop_name}': {total} elements, {} to {hi} per tile, {runs} runs\n",
+                if lo == usize::MAX { 0 } else { lo }
+            ));
+        }
+        crate::timing::print_after_c_stdio(&text);
+    }
+
     /// `diags >= 3`: checks run on every call, on every backend, beyond those every loop gets:
     /// an indirect OP_WRITE / OP_RW argument promises that no two elements reach the same
     /// target (a broken promise is a race on parallel backends); reported as OP2_ERR_CHECK with

@@ -88,6 +88,9 @@ codes! {
     Solve = 821,
     /// PETSc returned an error (its code and message).
     Petsc = 822,
+    /// A loop chain call out of order: `op_loop_chain_begin` inside a chain, or
+    /// `op_loop_chain_end` with no chain open.
+    Chain = 830,
     /// A checkpoint cannot be written, or the one found does not belong to this program or
     /// process count, or is corrupt (names the file and the reason).
     Checkpoint = 840,

@@ -145,66 +145,82 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
     });
     let k = &ctx.kernels[kernel.0 as usize];
     let inc_read = crate::validate::inc_read(&k.source, &k.name, descs);
-    let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo, inc_read });
+    let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo, inc_read, ran: Default::default() });
     ctx.loops.insert(shape.clone(), c.clone());
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
 }
 
-/// Runs one parallel loop: `ParLoop::new(..)?.compute()`, through `checkpoint::par_loop` when
-/// checkpointing is on (which may replay, restore or save first).
+/// Runs one parallel loop, or queues it (`OP2_LAZY=1`, or inside a loop chain): through
+/// `checkpoint::par_loop` when checkpointing is on (which may replay, restore or save first, and
+/// runs every loop at once, after whatever was queued).
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     if ctx.checkpoint.is_some() {
+        flush(ctx, "op_par_loop")?;
         return crate::checkpoint::par_loop(ctx, kernel, name, set, raw);
     }
-    run_loop(ctx, kernel, name, set, raw)
+    // OP2_VALIDATE=1 and the check backend report what they find as the loop's own error: they
+    // run every loop at its call.
+    let checked = ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check;
+    if !ctx.lazy.queues(ctx.config.lazy) || checked {
+        flush(ctx, "op_par_loop")?;
+        return run_loop(ctx, kernel, name, set, raw);
+    }
+    // Bound, checked and compiled now: every argument and compile error is this call's own.
+    let mut l = ParLoop::bind(ctx, kernel, name, set, raw)?;
+    if l.compiled.is_none() {
+        let (c, t) = compiled(ctx, &l.shape, name)?;
+        l.compiled = Some(c);
+        l.jit_time = t;
+    }
+    if let Some(c) = &l.compiled {
+        check_inc_reads(ctx, kernel, name, &l.bound, c.inc_read.as_ref())?;
+    }
+    l.hold_read_globals()?;
+    // A loop whose results the caller reads when the call returns, or that assembles a matrix,
+    // runs now with everything before it (inside a chain, reductions wait for its end).
+    // So does a device's first loop of a shape (device code is compiled then: its errors are
+    // this call's own).
+    let first_on_device = ctx.backend.is_device()
+        && !l.compiled.as_ref().is_some_and(|c| c.ran.load(std::sync::atomic::Ordering::Relaxed));
+    let now = (l.reduces() && ctx.lazy.chain.is_none()) || l.has_mat() || first_on_device;
+    ctx.lazy.queue.push(l);
+    if now {
+        flush(ctx, "op_par_loop")?;
+    }
+    Ok(())
 }
 
-/// Runs one parallel loop, whatever checkpointing says.
+/// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
+/// that fails is this call's error, naming the loop; the loops before it have run, the loops
+/// after it are dropped (the message counts them), and the failed loop leaves what an eager
+/// failure of it leaves.
+pub fn flush(ctx: &mut Context, call: &str) -> Result<()> {
+    if ctx.lazy.queue.is_empty() {
+        return Ok(());
+    }
+    let queue = std::mem::take(&mut ctx.lazy.queue);
+    crate::exec_chain::run(ctx, queue, call)
+}
+
+/// Runs one parallel loop now, whatever checkpointing says.
 pub fn run_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
-    ParLoop::new(ctx, kernel, name, set, raw)?.compute()
-}
-
-/// `op_arg_idx` under MPI on a device: the index of the map of original indices, and its values.
-type IdxMap = Option<(usize, Arc<Vec<i32>>)>;
-
-/// A loop bound to its data: the shape, plus what each argument refers to in this call.
-/// `new` applies every argument rule (the same whether the loop comes from C, Fortran or Rust),
-/// `generate` gives the code of any target without compiling or running anything, and
-/// `compute` runs the loop on the session's backend.
-pub struct ParLoop<'a> {
-    ctx: &'a mut Context,
-    name: &'a str,
-    set: SetId,
-    shape: LoopShape,
-    bound: Vec<BoundArg>,
-    /// `op_arg_idx` under MPI on a device: per argument, the map of original indices that the
-    /// device code reads instead (empty when no argument needs one).
-    synth: Vec<IdxMap>,
-    /// Per `op_arg_mat` argument: its element-to-CSR-slot table (empty without matrices).
-    mat_slots: Vec<Option<Arc<Vec<i32>>>>,
-    /// The shape's compiled loop, when `new` found it in the session's cache.
-    cached: Option<Arc<CompiledLoop>>,
+    ParLoop::bind(ctx, kernel, name, set, raw)?.compute(ctx)
 }
 
 /// One generated source of a loop for a target: the variant (cuda's `colour`, `blocks`,
 /// `atomics`, each maybe `-soa`; `None` for a target with one form) and its text.
 pub use crate::generate::Generated;
 pub use crate::generate::Target;
+pub use crate::par_loop::{IdxMap, ParLoop};
 
-impl<'a> ParLoop<'a> {
+impl ParLoop {
     /// Binds a loop: checks every argument against the loop and each other (`arg::bind`), the
     /// kernel's parameters against the descriptors (once per shape), and the promises of
     /// `OP2_DIAGNOSTICS` >= 3; prepares what the arguments need beyond their handles (matrix
     /// slot tables, original indices under MPI). Under MPI, collective, and the first loop of a
     /// program that never called `op_partition` partitions its declared blocks.
-    pub fn new(
-        ctx: &'a mut Context,
-        kernel: KernelId,
-        name: &'a str,
-        set: SetId,
-        raw: &[RawArg],
-    ) -> Result<ParLoop<'a>> {
+    pub fn bind(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<ParLoop> {
         if ctx.comm.distributed() && !ctx.comm.partitioned {
             // An MPI program that never called op_partition runs on its declared blocks (a
             // collective call of its own, entered as such).
@@ -237,13 +253,17 @@ impl<'a> ParLoop<'a> {
             Vec::new()
         };
         let shape = LoopShape { kernel, args: descs, const_shape: ctx.const_shape_epoch };
-        // The shape's code if this session has it (the context cannot change before `compute`,
-        // which the borrow guarantees); otherwise the kernel's parameters are checked first.
+        // The shape's code if this session has it; otherwise the kernel's parameters are
+        // checked first.
         let cached = ctx.loops.get(&shape).cloned();
         if cached.is_none() {
             check_kernel_params(ctx, &shape, name, &bound)?;
         }
-        Ok(ParLoop { ctx, name, set, shape, bound, synth, mat_slots, cached })
+        let mut l = ParLoop::new(name, set, shape, bound);
+        l.synth = synth;
+        l.mat_slots = mat_slots;
+        l.compiled = cached;
+        Ok(l)
     }
 
     /// The loop's shape (the key of its code).
@@ -256,34 +276,32 @@ impl<'a> ParLoop<'a> {
     /// or CUDA (one source per variant the cuda backend may pick). Device code has the kernel's
     /// quoted includes expanded and the constants' current values compiled in. A loop a device
     /// cannot run (too much data staged per element) is OP2_ERR_BACKEND_UNAVAILABLE, naming why.
-    pub fn generate(&self, target: Target) -> Result<Vec<Generated>> {
-        let ctx = &*self.ctx;
+    pub fn generate(&self, ctx: &Context, target: Target) -> Result<Vec<Generated>> {
         let kernel = self.shape.kernel;
         let descs = &self.shape.args;
+        let name = self.name.as_str();
         if target != Target::Host {
             if let Some(why) = crate::codegen::device::unsupported(descs, target.name()) {
-                op2_bail!(BackendUnavailable, "op_par_loop '{}': no {} code: {why}", self.name, target.name());
+                op2_bail!(BackendUnavailable, "op_par_loop '{name}': no {} code: {why}", target.name());
             }
         }
         let origin = ctx.kernels[kernel.0 as usize].line_origin();
         let consts = ctx.consts_used_by(kernel);
-        let host_source = generate(ctx, kernel, self.name, descs, &origin, &consts);
-        let (sig, values, coloured) = signature(ctx, kernel, self.name, descs, &origin, &consts);
+        let host_source = generate(ctx, kernel, name, descs, &origin, &consts);
+        let (sig, values, coloured) = signature(ctx, kernel, name, descs, &origin, &consts);
         crate::generate::sources(target, &sig, &values, coloured, &ctx.config.cflags, &host_source)
     }
 
-    /// Runs the loop on the session's backend, in the driver's phase order (see the module's
-    /// documentation), and hands global results to the caller's memory.
-    pub fn compute(self) -> Result<()> {
-        let ParLoop { ctx, name, set, shape, bound, synth, mat_slots, cached } = self;
-        let kernel = shape.kernel;
-        let descs = &shape.args;
+    /// Runs the loop now on the session's backend, in the driver's phase order (see the
+    /// module's documentation), and hands global results to the caller's memory.
+    pub fn compute(self, ctx: &mut Context) -> Result<()> {
         let halo_before = (ctx.comm.halo_time, ctx.comm.halo_bytes, ctx.comm.messages);
-        let (compiled, jit_time) = match cached {
-            Some(c) => (c, Duration::ZERO),
-            None => compiled(ctx, &shape, name)?,
+        let (compiled, jit_time) = match &self.compiled {
+            Some(c) => (c.clone(), self.jit_time),
+            None => compiled(ctx, &self.shape, &self.name)?,
         };
-        run(ctx, kernel, name, set, descs, &bound, &synth, &mat_slots, &compiled, jit_time, halo_before)
+        let ParLoop { name, set, shape, bound, synth, mat_slots, .. } = &self;
+        run(ctx, shape.kernel, name, *set, &shape.args, bound, synth, mat_slots, &compiled, jit_time, halo_before)
     }
 }
 
@@ -409,6 +427,7 @@ fn run(
     drop(call);
     hand_back(dats, descs, bound, device, computed.downloaded, refreshed, &reductions);
     record(timings, comm, name, lib, elapsed, jit_time, bytes, halo_before);
+    compiled.ran.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 
@@ -416,7 +435,13 @@ fn run(
 /// under validation or the check backend), host copies made current for the validation
 /// reference, and the library's constants loaded if they changed. Returns whether the loop is
 /// validated.
-fn check(ctx: &mut Context, kernel: KernelId, name: &str, bound: &[BoundArg], compiled: &CompiledLoop) -> Result<bool> {
+pub(crate) fn check(
+    ctx: &mut Context,
+    kernel: KernelId,
+    name: &str,
+    bound: &[BoundArg],
+    compiled: &CompiledLoop,
+) -> Result<bool> {
     let lib: &HostLibrary = &compiled.lib;
     check_inc_reads(ctx, kernel, name, bound, compiled.inc_read.as_ref())?;
     let validate = validates(ctx);
@@ -477,17 +502,17 @@ fn exchange(
 /// The pointers a loop call runs with (`codegen::host`'s ABI): two slots per argument, then the
 /// scratch slot the backend fills; the reductions' scratch buffers; the indirect arguments as
 /// plans see them.
-struct Pointers<'d> {
-    slots: Vec<*mut c_void>,
-    reductions: Vec<Reduction>,
-    indirect: Vec<IndirectArg<'d>>,
+pub(crate) struct Pointers<'d> {
+    pub slots: Vec<*mut c_void>,
+    pub reductions: Vec<Reduction>,
+    pub indirect: Vec<IndirectArg<'d>>,
 }
 
 /// Phase "bind pointers": every argument's data and map pointers. Reductions get scratch buffers
 /// seeded with the caller's values (zero for a distributed OP_INC: the caller's value is added
 /// once, after the processes' sums are combined).
 #[allow(clippy::too_many_arguments)]
-fn bind_pointers<'d>(
+pub(crate) fn bind_pointers<'d>(
     name: &str,
     set: SetId,
     descs: &[ArgDesc],
@@ -680,7 +705,7 @@ fn reduce(
 /// loop refreshed, device residency, written dats' halos out of date: the MPI layer exchanges
 /// them on next read) and the global results, copied to the caller's memory. Matrices were
 /// assembled element by element, in the loop.
-fn hand_back(
+pub(crate) fn hand_back(
     dats: &mut [Dat],
     descs: &[ArgDesc],
     bound: &[BoundArg],
@@ -722,7 +747,7 @@ fn hand_back(
 /// Phase "record": the loop's line in the timing table (calls, time, JIT time, bytes moved,
 /// and the halo time, bytes and messages since the loop began).
 #[allow(clippy::too_many_arguments)]
-fn record(
+pub(crate) fn record(
     timings: &mut crate::timing::Timings,
     comm: &crate::mpi::Comm,
     name: &str,
@@ -814,7 +839,7 @@ fn seeded(
 /// Bytes a call moves: direct data per element; indirect data once per distinct target
 /// (through the columns used of each (dat, map) pair); each map used once; data both read and
 /// written counts twice. Globals are negligible.
-fn bytes_moved(ctx: &Context, descs: &[ArgDesc], bound: &[BoundArg], set: SetId) -> u64 {
+pub(crate) fn bytes_moved(ctx: &Context, descs: &[ArgDesc], bound: &[BoundArg], set: SetId) -> u64 {
     let n = ctx.sets[set.0 as usize].size as u64;
     let mut total = 0u64;
     let mut pairs: Vec<(DatId, crate::core::MapId, Option<usize>, u64)> = Vec::new();

@@ -22,6 +22,9 @@ pub struct LoopStats {
     pub halo_time: Duration,
     pub halo_bytes: u64,
     pub halo_messages: u64,
+    /// A chain's row: its loops, tiles and levels (its loops keep rows of their own, with their
+    /// calls and bytes; the time is the chain's).
+    pub members: Option<String>,
 }
 
 /// Statistics of all loops, in order of first call.
@@ -84,6 +87,15 @@ impl Timings {
             s.push('\n');
         }
         let _ = writeln!(s, "  {:<24} {:>8} {:>12.6}", "total", "", total.as_secs_f64());
+        // Chains (lazy evaluation, op_loop_chain_begin/end) and what ran in them.
+        if self.loops.iter().any(|l| l.members.is_some()) {
+            let _ = writeln!(s, "op2 loop chains (time in the chain's row; its loops count calls and bytes)");
+            for l in &self.loops {
+                if let Some(m) = &l.members {
+                    let _ = writeln!(s, "  {:<24} {m}", l.name);
+                }
+            }
+        }
         // Which wrapper each loop runs (lines that the per-loop parsers of bench/ skip); host
         // backends only (device backends run their own code).
         let host = !matches!(backend, "opencl" | "cuda");

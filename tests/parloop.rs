@@ -78,11 +78,11 @@ fn new_generate_compute() {
     let (edges, k) = (m.edges, m.k);
 
     // generate() compiles nothing, and gives every target's code with the kernel inlined.
-    let l = ParLoop::new(&mut m.ctx, k, "flux", edges, &a).unwrap();
+    let l = ParLoop::bind(&mut m.ctx, k, "flux", edges, &a).unwrap();
     assert_eq!(l.shape().args.len(), 5);
-    let host = l.generate(Target::Host).unwrap();
-    let cl = l.generate(Target::OpenCl).unwrap();
-    let cu = l.generate(Target::Cuda).unwrap();
+    let host = l.generate(&m.ctx, Target::Host).unwrap();
+    let cl = l.generate(&m.ctx, Target::OpenCl).unwrap();
+    let cu = l.generate(&m.ctx, Target::Cuda).unwrap();
     assert_eq!(host.len(), 1);
     assert!(host[0].source.contains("double f = w * (*xa - *xb);"), "{}", host[0].source);
     assert_eq!(cl.len(), 1);
@@ -94,8 +94,8 @@ fn new_generate_compute() {
     assert!(variants.contains(&"colour") && variants.contains(&"atomics"), "{variants:?}");
     assert!(cu.iter().all(|g| g.source.contains("__global__")));
     // The same shape generates the same code (deterministic).
-    assert_eq!(l.generate(Target::OpenCl).unwrap(), cl);
-    l.compute().unwrap();
+    assert_eq!(l.generate(&m.ctx, Target::OpenCl).unwrap(), cl);
+    l.compute(&mut m.ctx).unwrap();
     assert_eq!(m.ctx.jit.stats.compiles + m.ctx.jit.stats.disk_hits, 1);
 
     // res: node 0: +0.5*(1-4) = -1.5; node 1: +1.5 + 0.5*(4-9) = -1; node 2: +2.5 + 0.5*(9-16) = -1;
@@ -122,13 +122,13 @@ fn new_checks_before_anything_is_generated() {
     let mut a = args(&m, &mut sum);
     // A direct argument on the node set in a loop over edges.
     a[0] = RawArg::Dat { dat: m.x, map: None, idx: -1, acc: Access::Read, opt: None };
-    let e = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
+    let e = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
     assert_eq!(e.code, ErrorCode::ArgSet, "{}", e.message);
     assert!(e.message.contains("op_par_loop 'flux'") && e.message.contains("'x'"), "{}", e.message);
     // A map column out of range.
     let mut a = args(&m, &mut sum);
     a[1] = RawArg::Dat { dat: m.x, map: Some(m.e2n), idx: 2, acc: Access::Read, opt: None };
-    let e = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
+    let e = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
     assert_eq!(e.code, ErrorCode::ArgIdx, "{}", e.message);
     assert!(
         e.message.starts_with("op_par_loop 'flux', arg 1 (op_arg_dat) 'x': idx 2 is out of range for map 'e2n'"),
@@ -138,17 +138,17 @@ fn new_checks_before_anything_is_generated() {
     // A global with a NULL pointer, and OP_WRITE on a global.
     let mut a = args(&m, &mut sum);
     a[4] = RawArg::Gbl { ptr: std::ptr::null_mut(), dim: 1, ty: ElemType::Double, acc: Access::Inc };
-    let e = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
+    let e = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
     assert_eq!(e.code, ErrorCode::NullArgument, "{}", e.message);
     let mut a = args(&m, &mut sum);
     if let RawArg::Gbl { acc, .. } = &mut a[4] {
         *acc = Access::Write;
     }
-    let e = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
+    let e = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a).err().unwrap();
     assert_eq!(e.code, ErrorCode::ArgAccess, "{}", e.message);
     // Kernel parameters against the descriptors: five parameters, four arguments.
     let a = args(&m, &mut sum);
-    let e = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a[..4]).err().unwrap();
+    let e = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a[..4]).err().unwrap();
     assert_eq!(e.code, ErrorCode::Compile, "{}", e.message);
     assert_eq!(m.ctx.jit.stats.compiles + m.ctx.jit.stats.disk_hits, 0);
     assert!(m.ctx.loops.is_empty());
@@ -163,12 +163,12 @@ fn generate_equals_static_generation() {
     let mut m = mesh(context(&cache, &extra));
     let mut sum = 0.0f64;
     let a = args(&m, &mut sum);
-    let l = ParLoop::new(&mut m.ctx, m.k, "flux", m.edges, &a).unwrap();
+    let l = ParLoop::bind(&mut m.ctx, m.k, "flux", m.edges, &a).unwrap();
     let mut want: Vec<String> = Vec::new();
     for t in [Target::Host, Target::OpenCl, Target::Cuda] {
-        want.extend(l.generate(t).unwrap().into_iter().map(|g| g.source));
+        want.extend(l.generate(&m.ctx, t).unwrap().into_iter().map(|g| g.source));
     }
-    l.compute().unwrap();
+    l.compute(&mut m.ctx).unwrap();
     let mut got: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .filter_map(|e| e.ok())

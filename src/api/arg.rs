@@ -85,7 +85,7 @@ fn arg_dat(
 ) -> Result<op_arg> {
     let d = st.dat(dat, &call, &"dat")?;
     let m = if map.is_null() { None } else { Some(st.map(map, &call, &"map")?) };
-    let ctx = st.ctx(call)?;
+    let ctx = st.ctx_lazy(call)?;
     let name = ctx.dats[d.0 as usize].name.clone();
     let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
     let acc = access(acc, call, &format!(" '{name}'"))?;
@@ -196,7 +196,7 @@ fn arg_gbl(
     size: Option<c_int>,
     acc: op_access,
 ) -> Result<op_arg> {
-    st.ctx(call)?;
+    st.ctx_lazy(call)?;
     let ty = ElemType::parse(c_str(r#type, call, "type")?, call, "")?;
     if let Some(size) = size {
         if size as i64 != ty.size() as i64 {
@@ -256,9 +256,9 @@ pub extern "C" fn op_arg_gbl_char(
 pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
     const CALL: &str = "op_arg_idx";
     arg_boundary(CALL, |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let m = if map.is_null() { None } else { Some(st.map(map, &CALL, &"map")?) };
-        rules::idx(st.ctx(CALL)?, &CALL, m, idx)?;
+        rules::idx(st.ctx_lazy(CALL)?, &CALL, m, idx)?;
         Ok(op_arg {
             dat: null_mut(),
             map,
@@ -283,7 +283,7 @@ pub extern "C" fn op_arg_idx(idx: c_int, map: op_map) -> op_arg {
 pub extern "C" fn op_arg_info(data: *mut c_void, dim: c_int, r#type: *const c_char, reference: c_int) -> op_arg {
     const CALL: &str = "op_arg_info";
     arg_boundary(CALL, |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, "")?;
         rules::info(&CALL, data.is_null(), dim as i64)?;
         Ok(op_arg {
@@ -346,7 +346,7 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
                 o => return Err(bad(&format!("opt field {o}"))),
             };
             let label = ArgLabel(loop_name, i, "op_arg_dat");
-            let ctx = st.ctx("op_par_loop")?;
+            let ctx = st.ctx_lazy("op_par_loop")?;
             rules::dat_decl(ctx, &label, dat, a.dim, ty)?;
             rules::dat_access(ctx, &label, dat, map, a.idx, acc)?;
             RawArg::Dat { dat, map, idx: a.idx, acc, opt }
@@ -357,7 +357,7 @@ pub(crate) fn decode(st: &mut ApiState, a: &op_arg, loop_name: &str, i: usize) -
         }
         KIND_IDX => {
             let map = if a.map.is_null() { None } else { Some(st.map(a.map, &call, &what)?) };
-            rules::idx(st.ctx("op_par_loop")?, &ArgLabel(loop_name, i, "op_arg_idx"), map, a.idx)?;
+            rules::idx(st.ctx_lazy("op_par_loop")?, &ArgLabel(loop_name, i, "op_arg_idx"), map, a.idx)?;
             RawArg::Idx { map, idx: a.idx }
         }
         KIND_INFO => {

@@ -101,7 +101,7 @@ pub extern "C" fn op_get_size(set: op_set) -> c_longlong {
     const CALL: &str = "op_get_size";
     boundary(CALL, -1, |st| {
         let s = st.set(set, &CALL, &"set")?;
-        Ok(crate::mpi::dist::global_size(st.ctx(CALL)?, s) as c_longlong)
+        Ok(crate::mpi::dist::global_size(st.ctx_lazy(CALL)?, s) as c_longlong)
     })
 }
 

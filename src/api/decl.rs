@@ -14,7 +14,7 @@ use std::ptr::null_mut;
 #[no_mangle]
 pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
     boundary("op_decl_set", null_mut(), |st| {
-        let ctx = st.ctx("op_decl_set")?;
+        let ctx = st.ctx_lazy("op_decl_set")?;
         let name = ctx.comm.enter("op_decl_set", c_str(name, "op_decl_set", "name"))?;
         let id = ctx.decl_set(size, name)?;
         Ok(encode(Kind::Set, st.serial, id.0))
@@ -30,13 +30,13 @@ pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
 pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const c_int, name: *const c_char) -> op_map {
     const CALL: &str = "op_decl_map";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let ready = (|| {
             let name = c_str(name, CALL, "name")?;
             let label = format!("{CALL} '{name}'");
             let from = st.set(from, &label, &"from set")?;
             let to = st.set(to, &label, &"to set")?;
-            let ctx = st.ctx(CALL)?;
+            let ctx = st.ctx_lazy(CALL)?;
             if dim < 1 {
                 op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
             }
@@ -51,7 +51,7 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
             };
             Ok((name, from, to, values))
         })();
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let (name, from, to, values) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_map(from, to, dim, values, name)?;
         Ok(encode(Kind::Map, st.serial, id.0))
@@ -81,7 +81,7 @@ fn decl_dat(
     name: *const c_char,
 ) -> op_dat {
     boundary(call, null_mut(), |st| {
-        st.ctx(call)?;
+        st.ctx_lazy(call)?;
         let ready = (|| {
             let name = c_str(name, call, "name")?;
             let set = st.set(set, &format!("{call} '{name}'"), &"set")?;
@@ -89,7 +89,7 @@ fn decl_dat(
             check_elem_size(call, name, ty, size)?;
             Ok((name, set, ty))
         })();
-        let ctx = st.ctx(call)?;
+        let ctx = st.ctx_lazy(call)?;
         let (name, set, ty) = ctx.comm.enter(call, ready)?;
         // Under MPI the caller's rows are its declared block (also after op_partition).
         let rows = crate::mpi::dist::declared_size(ctx, set);
@@ -144,7 +144,7 @@ fn decl_const(
     name: *const c_char,
 ) {
     boundary(call, (), |st| {
-        let ctx = st.ctx(call)?;
+        let ctx = st.ctx_lazy(call)?;
         let ready = (|| {
             let name = c_str(name, call, "name")?;
             let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
@@ -160,6 +160,10 @@ fn decl_const(
             Ok((name, ty, bytes))
         })();
         let (name, ty, bytes) = ctx.comm.enter(call, ready)?;
+        // Queued loops run with the value they were called with: a new value runs them first.
+        if ctx.consts.get(name).is_some_and(|c| c.data.as_slice() != bytes) {
+            super::run_queue(ctx, call)?;
+        }
         ctx.decl_const(dim, ty, bytes, name, call)
     })
 }
@@ -198,7 +202,7 @@ pub extern "C" fn op_decl_const_char(
 pub extern "C" fn op_decl_kernel(source: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel";
     boundary(CALL, null_mut(), |st| {
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let ready = (|| {
             let name = c_str(name, CALL, "name")?;
             if source.is_null() {

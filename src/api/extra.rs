@@ -17,7 +17,7 @@ use std::ptr::null_mut;
 pub extern "C" fn op_decl_kernel_file(path: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel_file";
     boundary(CALL, null_mut(), |st| {
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let ready = c_str(name, CALL, "name").and_then(|name| Ok((name, c_str(path, CALL, "path")?)));
         let (name, path) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_kernel_file(path, name, CALL)?;
@@ -38,7 +38,7 @@ pub extern "C" fn op_decl_dat_temp_char(
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_temp_char";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let ready = (|| {
             let name = c_str(name, CALL, "name")?;
             let set = st.set(set, &format!("{CALL} '{name}'"), &"set")?;
@@ -53,7 +53,7 @@ pub extern "C" fn op_decl_dat_temp_char(
             }
             Ok((name, set, ty))
         })();
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let (name, set, ty) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_temp_dat(set, dim, ty, name, CALL)?;
         Ok(encode(Kind::Dat, st.serial, id.0))
@@ -190,7 +190,7 @@ pub extern "C" fn op_get_global_set_offset(set: op_set) -> c_longlong {
     const CALL: &str = "op_get_global_set_offset";
     boundary(CALL, -1, |st| {
         let s = st.set(set, &CALL, &"set")?;
-        Ok(crate::mpi::dist::global_offset(st.ctx(CALL)?, s) as c_longlong)
+        Ok(crate::mpi::dist::global_offset(st.ctx_lazy(CALL)?, s) as c_longlong)
     })
 }
 
@@ -238,7 +238,7 @@ pub extern "C" fn op_download_dat(dat: op_dat) {
 #[no_mangle]
 pub extern "C" fn op_set_index_base(base: c_int) {
     boundary("op_set_index_base", (), |st| {
-        let ctx = st.ctx("op_set_index_base")?;
+        let ctx = st.ctx_lazy("op_set_index_base")?;
         if base != 0 && base != 1 {
             op2_bail!(BadConfig, "op_set_index_base: base {base} (expected 0 for C or 1 for Fortran)");
         }

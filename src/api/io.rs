@@ -205,7 +205,7 @@ pub extern "C" fn op_get_const_hdf5(
     boundary(CALL, (), |st| {
         let ready = const_args(CALL, name, dim, r#type, const_data, file);
         let one = crate::mpi::Comm::default();
-        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        let comm = st.ctx_lazy(CALL).map(|c| &c.comm).unwrap_or(&one);
         let (name, dim, ty, file) = comm.enter(CALL, ready)?;
         let mut buf = crate::core::alloc::zeroed::<u8>(
             crate::core::alloc::bytes(dim, ty.size(), &format!("{CALL} '{name}'"))?,
@@ -237,7 +237,7 @@ pub extern "C" fn op_write_const_hdf5(
     boundary(CALL, (), |st| {
         let ready = const_args(CALL, name, dim, r#type, const_data, file);
         let one = crate::mpi::Comm::default();
-        let comm = st.ctx(CALL).map(|c| &c.comm).unwrap_or(&one);
+        let comm = st.ctx_lazy(CALL).map(|c| &c.comm).unwrap_or(&one);
         let (name, dim, ty, file) = comm.enter(CALL, ready)?;
         // SAFETY: the caller provides dim values of `type`.
         let data = unsafe { std::slice::from_raw_parts(const_data as *const u8, dim * ty.size()) };

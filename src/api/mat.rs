@@ -61,7 +61,7 @@ fn decl_sparsity(st: &mut ApiState, call: &str, ready: Result<(&[op_map], &[op_m
         }
         Ok((pairs, name))
     });
-    let ctx = st.ctx(call)?;
+    let ctx = st.ctx_lazy(call)?;
     let (pairs, name) = ctx.comm.enter(call, ready)?;
     let id = ctx.decl_sparsity(&pairs, name, call)?;
     Ok(encode(Kind::Sparsity, st.serial, id.0))
@@ -77,7 +77,7 @@ fn decl_sparsity(st: &mut ApiState, call: &str, ready: Result<(&[op_map], &[op_m
 pub extern "C" fn op_decl_sparsity(rowmap: op_map, colmap: op_map, name: *const c_char) -> op_sparsity {
     const CALL: &str = "op_decl_sparsity";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let (rows, cols) = ([rowmap], [colmap]);
         let ready = c_str(name, CALL, "name").map(|name| (&rows[..], &cols[..], name));
         decl_sparsity(st, CALL, ready)
@@ -97,7 +97,7 @@ pub extern "C" fn op_decl_sparsity_pairs(
 ) -> op_sparsity {
     const CALL: &str = "op_decl_sparsity_pairs";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let ready = (|| {
             let name = c_str(name, CALL, "name")?;
             if npairs < 1 {
@@ -135,7 +135,7 @@ pub extern "C" fn op_decl_mat(
 ) -> op_mat {
     const CALL: &str = "op_decl_mat";
     boundary(CALL, null_mut(), |st| {
-        st.ctx(CALL)?;
+        st.ctx_lazy(CALL)?;
         let ready = (|| {
             let name = c_str(name, CALL, "name")?;
             let label = format!("{CALL} '{name}'");
@@ -143,7 +143,7 @@ pub extern "C" fn op_decl_mat(
             let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
             Ok((name, sp, ty))
         })();
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let (name, sp, ty) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_mat(sp, rdim, cdim, ty, name)?;
         Ok(encode(Kind::Mat, st.serial, id.0))
@@ -251,7 +251,7 @@ pub extern "C" fn op_arg_mat(
         let m = st.mat(mat, &CALL, &"mat")?;
         let r = st.map(rowmap, &CALL, &"rowmap")?;
         let c = st.map(colmap, &CALL, &"colmap")?;
-        let ctx = st.ctx(CALL)?;
+        let ctx = st.ctx_lazy(CALL)?;
         let name = ctx.mats.mat(m).name.clone();
         let ty = ElemType::parse(c_str(r#type, CALL, "type")?, CALL, &format!(" '{name}'"))?;
         let a = super::arg::access(acc, CALL, &format!(" '{name}'"))?;
@@ -275,7 +275,7 @@ pub(crate) fn decode_arg(
     let rowmap = st.map(a.map, &call, &what)?;
     let colmap = st.map(a.data as op_map, &call, &what)?;
     let label = format!("op_par_loop '{loop_name}', arg {i} (op_arg_mat)");
-    check_mat_arg(st.ctx("op_par_loop")?, &label, m, a.idx, rowmap, a.reference, colmap, ty, acc)?;
+    check_mat_arg(st.ctx_lazy("op_par_loop")?, &label, m, a.idx, rowmap, a.reference, colmap, ty, acc)?;
     Ok(RawArg::Mat { mat: m, rowmap, ridx: a.idx, colmap, cidx: a.reference, acc })
 }
 

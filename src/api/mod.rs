@@ -84,8 +84,23 @@ impl ApiState {
         }
     }
 
-    /// The context, or the "not initialised" error naming `call`.
+    /// The context, or the "not initialised" error naming `call`, after every queued loop has
+    /// run (lazy evaluation: a call that reads or changes data, or is collective, sees every
+    /// loop called before it; a queued loop's failure is this call's error).
     pub fn ctx(&mut self, call: &str) -> Result<&mut Context> {
+        match self.ctx.as_mut() {
+            Some(c) => {
+                run_queue(c, call)?;
+                Ok(c)
+            }
+            None => op2_bail!(NotInitialised, "{call}: op2 is not initialised (call op_init first)"),
+        }
+    }
+
+    /// The context, or the "not initialised" error naming `call`, with queued loops left
+    /// waiting: for calls that neither read nor change what a queued loop touches (declarations
+    /// of new objects, `op_arg_*`, queries of sizes, ranks and names, `op_par_loop` itself).
+    pub fn ctx_lazy(&mut self, call: &str) -> Result<&mut Context> {
         match self.ctx.as_mut() {
             Some(c) => Ok(c),
             None => op2_bail!(NotInitialised, "{call}: op2 is not initialised (call op_init first)"),
@@ -112,6 +127,18 @@ impl ApiState {
     pub fn set_errors_return(&mut self, on: bool) {
         ERRORS_RETURN.store(on, Ordering::Relaxed);
     }
+}
+
+/// Runs the loops queued in `ctx` (if any) on behalf of `call`, as `op_par_loop` runs a loop
+/// (kernels that call op2 are refused).
+pub(crate) fn run_queue(ctx: &mut Context, call: &str) -> Result<()> {
+    if ctx.lazy.queue.is_empty() {
+        return Ok(());
+    }
+    IN_LOOP.store(true, Ordering::Release);
+    let r = crate::exec::flush(ctx, call);
+    IN_LOOP.store(false, Ordering::Release);
+    r
 }
 
 /// Records the outcome of a call for `op_last_error_*`. During `exit()` (thread-locals already

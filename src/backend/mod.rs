@@ -195,6 +195,25 @@ pub trait Backend: Send {
     /// Runs the loop over elements `[start, end)`, leaving reduction results combined into
     /// `call.reductions[..].buf`.
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;
+
+    /// Runs a sparse-tiled chain (`exec_chain`, host backends): for each tile in index order
+    /// (a valid order for every schedule), each loop's runs in that tile, in chain order, with
+    /// reductions accumulated into each call's scratch. Backends that can run the tiles of a
+    /// level at once override it.
+    fn compute_tiled(&mut self, calls: &mut [LoopCall], tiling: &crate::plan::tiling::Tiling) -> Result<()> {
+        for t in 0..tiling.tiles {
+            for (l, call) in calls.iter_mut().enumerate() {
+                for &(s, e) in &tiling.runs[l][t] {
+                    let mut slots = std::mem::take(&mut call.slots);
+                    // SAFETY: the driver built `slots` for this loop and the runs lie in its set.
+                    let r = unsafe { call.run_range(s as usize, e as usize, &mut slots) };
+                    call.slots = slots;
+                    r?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One backend as the registry lists it.

@@ -188,6 +188,91 @@ impl Backend for Threads {
         partials.combine_into(&mut call.reductions, nblocks);
         Ok(())
     }
+
+    fn compute_tiled(&mut self, calls: &mut [LoopCall], tiling: &crate::plan::tiling::Tiling) -> Result<()> {
+        self.tiled(calls, tiling)
+    }
+}
+
+/// What every task of a tiled chain shares: the loops' calls, each loop's per-tile reduction
+/// partials, the tiling, and the first error.
+struct TiledShared<'s, 'c> {
+    calls: &'s [LoopCall<'c>],
+    partials: &'s [Partials],
+    tiling: &'s crate::plan::tiling::Tiling,
+    error: &'s std::sync::Mutex<Option<Op2Error>>,
+}
+
+// SAFETY: tasks read the calls (their pointers address data that the tiles of one level touch
+// without conflict: no element is written by one tile and touched by another of its level) and
+// write only their own tile's partials.
+unsafe impl Sync for TiledShared<'_, '_> {}
+
+/// Runs tile `t`: each loop's runs in it, in chain order, reductions into the tile's partials.
+fn run_tile(sh: &TiledShared, t: usize) {
+    for (l, call) in sh.calls.iter().enumerate() {
+        let runs = &sh.tiling.runs[l][t];
+        if runs.is_empty() {
+            continue;
+        }
+        let mut slots: Vec<*mut c_void> = call.slots.clone();
+        for (r, red) in call.reductions.iter().enumerate() {
+            slots[2 * red.arg] = sh.partials[l].ptr(t, r) as *mut c_void;
+        }
+        for &(s, e) in runs {
+            // SAFETY: the driver's slots with reductions redirected to this tile's partials; the
+            // runs lie in the loop's set.
+            if let Err(e) = unsafe { call.run_range(s as usize, e as usize, &mut slots) } {
+                let mut first = sh.error.lock().unwrap_or_else(|p| p.into_inner());
+                first.get_or_insert(e);
+                return;
+            }
+        }
+    }
+}
+
+impl Threads {
+    /// A tiled chain by levels: the tiles of a level at once, levels in order; each loop's
+    /// reductions combined over tiles in tile order (the result depends on the tiling only).
+    fn tiled(&mut self, calls: &mut [LoopCall], tiling: &crate::plan::tiling::Tiling) -> Result<()> {
+        let Some(first) = calls.first() else { return Ok(()) };
+        self.ensure_pool_after_fork(first.name)?;
+        let mut partials = Vec::with_capacity(calls.len());
+        for c in calls.iter() {
+            match Partials::new(&c.reductions, tiling.tiles) {
+                Some(p) => partials.push(p),
+                None => {
+                    return Err(op2_err!(
+                        OutOfMemory,
+                        "op_par_loop '{}': cannot allocate the reduction partials of {} tiles",
+                        c.name,
+                        tiling.tiles
+                    ))
+                }
+            }
+        }
+        let levels = tiling.levels()?;
+        let error = std::sync::Mutex::new(None);
+        {
+            let sh = TiledShared { calls, partials: &partials, tiling, error: &error };
+            self.pool.install(|| {
+                for level in &levels {
+                    if level.len() == 1 {
+                        run_tile(&sh, level[0] as usize);
+                    } else {
+                        level.par_iter().for_each(|&t| run_tile(&sh, t as usize));
+                    }
+                }
+            });
+        }
+        if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        for (c, p) in calls.iter_mut().zip(&partials) {
+            p.combine_into(&mut c.reductions, tiling.tiles);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

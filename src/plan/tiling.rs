@@ -277,15 +277,18 @@ fn check_arg(l: usize, a: usize, size: usize, arg: &ChainArg) -> Result<()> {
 /// never): `[W]`, the largest tile that modified the element; `[A]`, the largest tile that
 /// touched it (read or modified), always >= `[W]`. (The largest modifier is the last one and
 /// every access before it is in its tile or earlier, so these stand for "tile of the last write"
-/// and "tiles of the reads since".) Side by side: one cache line per element.
-type Track = Vec<[u32; 2]>;
+/// and "tiles of the reads since".) Side by side: one cache line per element. (A newtype: the
+/// header generator cannot read an array as a generic argument.)
+#[derive(Clone, Copy, Default)]
+struct Mark([u32; 2]);
+type Track = Vec<Mark>;
 const W: usize = 0;
 const A: usize = 1;
 
 fn tracks(p: &Prepared, what: &str) -> Result<Vec<Track>> {
     let mut v = Vec::with_capacity(p.sizes.len());
     for &n in &p.sizes {
-        v.push(alloc::filled(n, [0u32; 2], what)?);
+        v.push(alloc::filled(n, Mark::default(), what)?);
     }
     Ok(v)
 }
@@ -311,7 +314,7 @@ fn record(lp: &ChainLoop, slots: &[usize], st: &mut [Track], i: usize, t: u32) {
         let tr = &mut st[d];
         let m = arg.modifies();
         arg.for_each(i, |x| {
-            let e = &mut tr[x];
+            let e = &mut tr[x].0;
             if m {
                 e[W] = e[W].max(t1);
             }
@@ -335,7 +338,7 @@ fn place(lp: &ChainLoop, slots: &[usize], st: &[Track], i: usize, fallback: impl
         let tr = &st[d];
         let dep = if arg.modifies() { A } else { W };
         arg.for_each(i, |x| {
-            let e = tr[x];
+            let e = tr[x].0;
             floor = floor.max(e[dep]);
             hint = hint.max(e[A]);
         });
@@ -485,20 +488,20 @@ fn levels(
     st: &mut [Track],
 ) -> Result<Vec<u32>> {
     for tr in st.iter_mut() {
-        tr.fill([0; 2]);
+        tr.fill(Mark::default());
     }
     let mut level = alloc::zeroed::<u32>(tiles, "loop chain inspector: tile levels")?;
     for (t, lev) in level.iter_mut().enumerate() {
         let mut v = 0u32;
         for_each_access(loops, prep, runs, t, |arg, d, x| {
             let tr = &st[d];
-            v = v.max(tr[x][if arg.modifies() { A } else { W }]);
+            v = v.max(tr[x].0[if arg.modifies() { A } else { W }]);
         });
         *lev = v;
         let v1 = v + 1;
         for_each_access(loops, prep, runs, t, |arg, d, x| {
             let tr = &mut st[d];
-            let e = &mut tr[x];
+            let e = &mut tr[x].0;
             if arg.modifies() {
                 e[W] = e[W].max(v1);
             }

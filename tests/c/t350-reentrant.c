@@ -38,6 +38,7 @@ int main(int argc, char **argv)
       return 0;
     }
     PAR_LOOP(k, "calls_op2", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
+    op_flush(); /* under OP2_LAZY=1 the kernel runs here */
     CHECK_OK(); /* the loop itself succeeded; each kernel call got the error */
     op_set_error_handler(OP_ERRORS_ABORT);
     op_fetch_data(c, codes);
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
       alarm(60);
       if (getenv("T350_SHOW") == NULL) (void)!freopen("/dev/null", "w", stderr);
       PAR_LOOP(k, "calls_op2_abort", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
+      op_flush();
       _exit(0); /* not reached: the default handler exits with 1 */
     }
     CHECK(waitpid(pid, &status, 0) == pid);

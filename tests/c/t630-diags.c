@@ -115,7 +115,9 @@ int main(int argc, char **argv)
   op_exit();
   got = release();
   /* opencl also says where each program came from: its binary, from the disk cache too. */
-  CHECK_INT(count(got, "\n"), strcmp(backend, "opencl") == 0 ? 3 : 2);
+  /* Under OP2_LAZY=1 a tiled chain adds its own lines (a header, then one per loop). */
+  CHECK_INT(count(got, "\n") - count(got, "op2: chain:") - count(got, "op2:   loop "),
+            strcmp(backend, "opencl") == 0 ? 3 : 2);
   if (strcmp(backend, "opencl") == 0)
     CHECK_INT(count(got, "op2: opencl program for loop 'inc' (kernel 'inc'): binary loaded from the disk cache, "), 1);
   CHECK_INT(count(got, "op2: loop 'inc' (kernel 'inc'): new loop shape (1 in this session), disk cache hit, "), 1);

@@ -1,0 +1,298 @@
+//! Runs a queue of loops (lazy evaluation, or a loop chain) as one chain. On the host backends
+//! (`seq`, `threads`) on one process, a chain of two or more loops is sparse-tiled
+//! (`plan::tiling`): the first loop's elements are cut into tiles of `OP2_TILE_SIZE`, each later
+//! loop's elements join the first tile after which everything they depend on is done, and each
+//! tile runs its share of every loop in turn, so the data a tile touches stays in cache from one
+//! loop to the next. `seq` runs tiles in order (every dat bit for bit as eager); `threads` runs
+//! the tiles of a level at once (two tiles of a level touch no common element where either
+//! writes). The inspection is done once per chain shape and reused. Everywhere else (device
+//! backends, MPI, `OP2_VALIDATE=1`, the check backend, matrices), loops run one after another
+//! with the driver's phases (`exec`).
+
+use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
+use crate::backend::LoopCall;
+use crate::codegen::host;
+use crate::config::BackendKind;
+use crate::context::Context;
+use crate::error::{Op2Error, Result};
+use crate::par_loop::{ChainKey, ParLoop};
+use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Seed-loop elements per tile when `OP2_TILE_SIZE` is not set (measured on Airfoil's 720K mesh:
+/// README, "Lazy evaluation and loop chains").
+pub const DEFAULT_TILE_SIZE: usize = 4096;
+
+/// Runs `queue` in order on behalf of `call` (the call that flushed it). A failing loop is the
+/// error, with its name (and the number of loops after it that were dropped) in the message.
+pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
+    if let Some(schedule) = tiles(ctx, &queue) {
+        return run_tiled(ctx, &queue, schedule, call);
+    }
+    let total = queue.len();
+    for (i, l) in queue.into_iter().enumerate() {
+        let name = l.name.clone();
+        if let Err(e) = l.compute(ctx) {
+            return Err(queued_failure(e, &name, call, total - i - 1));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the chain is tiled, and how: two or more loops, on seq or threads, on one process,
+/// without validation, matrices or `op_arg_idx` under MPI, with a tile size that is not 0.
+fn tiles(ctx: &Context, queue: &[ParLoop]) -> Option<Schedule> {
+    let schedule = match ctx.backend.kind() {
+        BackendKind::Seq => Schedule::Sequential,
+        BackendKind::Threads => Schedule::Parallel,
+        _ => return None,
+    };
+    let size = ctx.config.tile_size.unwrap_or(DEFAULT_TILE_SIZE);
+    let plain = |l: &ParLoop| l.compiled.is_some() && !l.has_mat() && l.synth.is_empty();
+    (queue.len() >= 2 && size > 0 && !ctx.comm.distributed() && !ctx.config.validate && queue.iter().all(plain))
+        .then_some(schedule)
+}
+
+/// The chain's description for the inspector: per loop, its size and each enabled dat argument.
+fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
+    queue
+        .iter()
+        .map(|l| {
+            let args = l
+                .shape
+                .args
+                .iter()
+                .zip(&l.bound)
+                .filter_map(|(d, b)| {
+                    let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) = (d, b) else {
+                        return None;
+                    };
+                    let dv = &ctx.dats[dat.0 as usize];
+                    let map = match (how, map) {
+                        (DatAccess::Direct, _) | (_, None) => None,
+                        (DatAccess::Indirect { idx, .. }, Some(m)) => {
+                            let mp = &ctx.maps[m.0 as usize];
+                            Some((mp.values.as_slice(), mp.dim, Some(*idx)))
+                        }
+                        (_, Some(m)) => {
+                            let mp = &ctx.maps[m.0 as usize];
+                            Some((mp.values.as_slice(), mp.dim, None))
+                        }
+                    };
+                    Some(ChainArg {
+                        data: dat.0,
+                        data_size: ctx.sets[dv.set.0 as usize].total,
+                        map,
+                        reads: acc.reads(),
+                        writes: acc.writes(),
+                        inc: *acc == Access::Inc,
+                    })
+                })
+                .collect();
+            ChainLoop { size: ctx.sets[l.set.0 as usize].size, args }
+        })
+        .collect()
+}
+
+fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKey {
+    let loops = queue
+        .iter()
+        .map(|l| {
+            let args = l
+                .shape
+                .args
+                .iter()
+                .zip(&l.bound)
+                .filter_map(|(d, b)| match (d, b) {
+                    (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) => {
+                        let col = match how {
+                            DatAccess::Indirect { idx, .. } => Some(*idx),
+                            _ => None,
+                        };
+                        Some((*dat, *map, col, *acc))
+                    }
+                    _ => None,
+                })
+                .collect();
+            (l.set, args)
+        })
+        .collect();
+    ChainKey { loops, tile_size, schedule }
+}
+
+/// The name a chain goes by in timings and diagnostics: the open chain's, else its first and
+/// last loops'.
+fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
+    match &ctx.lazy.chain {
+        Some(n) => format!("chain:{n}"),
+        None => match (queue.first(), queue.last()) {
+            (Some(a), Some(b)) => format!("chain:{}..{}", a.name, b.name),
+            _ => "chain".to_string(),
+        },
+    }
+}
+
+/// Runs the chain tiled: each loop's checks and pointers (the driver's phases), then every tile
+/// (`Backend::compute_tiled`), then each loop's hand-back and timing record; the chain's time is
+/// its own row in `op_timing_output` (its loops count their calls and bytes there).
+fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &str) -> Result<()> {
+    let tile_size = ctx.config.tile_size.unwrap_or(DEFAULT_TILE_SIZE);
+    let key = chain_key(queue, tile_size, schedule);
+    let name = chain_name(ctx, queue);
+    let t0 = Instant::now();
+    let tiling = match ctx.lazy.tilings.get(&key) {
+        Some(t) => t.clone(),
+        None => {
+            let loops = chain_loops(ctx, queue);
+            let t = tiling::inspect(&loops, tile_size, schedule)
+                .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))?;
+            if ctx.config.debug_tiling {
+                tiling::verify(&loops, &t).map_err(|m| {
+                    crate::op2_err!(Internal, "{call}: {name}: the tiling of {} loops is wrong: {m}", queue.len())
+                })?;
+            }
+            let t = Arc::new(t);
+            ctx.lazy.tilings.insert(key, t.clone());
+            ctx.diags_chain(&name, queue.iter().map(|l| l.name.as_str()), &t);
+            t
+        }
+    };
+    let inspect_time = t0.elapsed();
+    let mut checked = Vec::with_capacity(queue.len());
+    for l in queue {
+        let Some(c) = l.compiled.clone() else {
+            crate::op2_bail!(Internal, "{call}: op_par_loop '{}' was queued without its code", l.name);
+        };
+        crate::exec::check(ctx, l.shape.kernel, &l.name, &l.bound, &c)
+            .map_err(|e| queued_failure(e, &l.name, call, 0))?;
+        checked.push(c);
+    }
+    let bytes: Vec<u64> = queue.iter().map(|l| crate::exec::bytes_moved(ctx, &l.shape.args, &l.bound, l.set)).collect();
+
+    let Context { sets, maps, dats, backend, comm, timings, kernels: _, consts: _, mats, .. } = ctx;
+    let mut pointers = Vec::with_capacity(queue.len());
+    for l in queue {
+        let p = crate::exec::bind_pointers(
+            &l.name,
+            l.set,
+            &l.shape.args,
+            &l.bound,
+            &l.synth,
+            &l.mat_slots,
+            sets,
+            maps,
+            dats,
+            mats,
+            comm,
+        )
+        .map_err(|e| queued_failure(e, &l.name, call, 0))?;
+        pointers.push(p);
+    }
+    let mut calls: Vec<LoopCall> = queue
+        .iter()
+        .zip(pointers)
+        .zip(&checked)
+        .map(|((l, p), c)| LoopCall {
+            sig: None,
+            const_values: Vec::new(),
+            shape_key: Arc::as_ptr(c) as usize,
+            const_epoch: 0,
+            bound: &l.bound,
+            maps: l
+                .bound
+                .iter()
+                .map(|b| match *b {
+                    BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
+                        Some((m, maps[m.0 as usize].values.as_slice()))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            name: &l.name,
+            set: l.set,
+            set_size: sets[l.set.0 as usize].size,
+            lib: &c.lib,
+            descs: &l.shape.args,
+            slots: p.slots,
+            scratch_entries: host::scratch_entries(&l.shape.args),
+            reductions: p.reductions,
+            indirect: p.indirect,
+            dat_names: l
+                .bound
+                .iter()
+                .map(|b| match b {
+                    BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
+                    _ => "",
+                })
+                .collect(),
+        })
+        .collect();
+    let started = Instant::now();
+    let r = backend.compute_tiled(&mut calls, &tiling);
+    let elapsed = started.elapsed();
+    let reductions: Vec<_> = calls.iter_mut().map(|c| std::mem::take(&mut c.reductions)).collect();
+    drop(calls);
+    if let Err(e) = r {
+        return Err(Op2Error::new(
+            e.code,
+            format!(
+                "{name} (queued, run by {call}): {}; the chain's dats are partly updated, its globals untouched",
+                e.message
+            ),
+        ));
+    }
+    let halo = (comm.halo_time, comm.halo_bytes, comm.messages);
+    for ((l, red), (c, b)) in queue.iter().zip(&reductions).zip(checked.iter().zip(&bytes)) {
+        crate::exec::hand_back(dats, &l.shape.args, &l.bound, false, Vec::new(), Vec::new(), red);
+        crate::exec::record(timings, comm, &l.name, &c.lib, Duration::ZERO, l.jit_time, *b, halo);
+        c.ran.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let row = timings.entry(&name);
+    row.calls += 1;
+    row.time += elapsed + inspect_time;
+    row.bytes += bytes.iter().sum::<u64>();
+    if row.members.is_none() {
+        let loops: Vec<&str> = queue.iter().map(|l| l.name.as_str()).collect();
+        row.members = Some(format!(
+            "{} ({} tiles of {tile_size}, {} level{})",
+            loops.join(" "),
+            tiling.tiles,
+            tiling.nlevels,
+            if tiling.nlevels == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
+}
+
+/// A queued loop's failure as the error of `call`, naming the loop.
+fn queued_failure(e: Op2Error, name: &str, call: &str, dropped: usize) -> Op2Error {
+    let head = format!("op_par_loop '{name}'");
+    let body = if e.message.starts_with(&head) { e.message.clone() } else { format!("{head}: {}", e.message) };
+    let after = match dropped {
+        0 => String::new(),
+        1 => "; the 1 queued loop after it was not run".to_string(),
+        n => format!("; the {n} queued loops after it were not run"),
+    };
+    Op2Error::new(e.code, format!("{body} (queued, run by {call}{after})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::queued_failure;
+    use crate::error::{ErrorCode, Op2Error};
+
+    #[test]
+    fn a_queued_failure_names_its_loop_the_caller_and_what_was_dropped() {
+        let e = Op2Error::new(ErrorCode::OutOfMemory, "op_par_loop 'res': cannot allocate 8 bytes");
+        let got = queued_failure(e, "res", "op_fetch_data", 2);
+        assert_eq!(got.code, ErrorCode::OutOfMemory);
+        assert_eq!(
+            got.message,
+            "op_par_loop 'res': cannot allocate 8 bytes (queued, run by op_fetch_data; the 2 queued loops after it were not run)"
+        );
+        let e = Op2Error::new(ErrorCode::Device, "opencl: clEnqueueNDRangeKernel failed");
+        let got = queued_failure(e, "adt", "op_exit", 0);
+        assert_eq!(got.message, "op_par_loop 'adt': opencl: clEnqueueNDRangeKernel failed (queued, run by op_exit)");
+    }
+}

@@ -1,0 +1,123 @@
+//! A parallel loop as a value: bound to its data, owning everything it needs to run later
+//! (`ParLoop`), and the session's queue of such loops (`Lazy`, held by `Context`). `exec` binds,
+//! compiles and runs them; `exec_chain` runs a queue as one chain.
+
+use crate::arg::{Access, ArgDesc, BoundArg};
+use crate::core::{DatId, MapId, SetId};
+use crate::error::Result;
+use crate::loop_cache::{CompiledLoop, LoopShape};
+use crate::plan::tiling::{Schedule, Tiling};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `op_arg_idx` under MPI on a device: the index of the map of original indices, and its values.
+pub type IdxMap = Option<(usize, Arc<Vec<i32>>)>;
+
+/// A loop bound to its data: the shape, plus what each argument refers to in this call. It
+/// borrows nothing: handles are ids, tables are shared, and the values of READ globals are
+/// copied (`hold_read_globals`) when the loop is queued; reduction targets stay the caller's
+/// memory, written when the loop runs.
+pub struct ParLoop {
+    pub name: String,
+    pub set: SetId,
+    pub shape: LoopShape,
+    pub bound: Vec<BoundArg>,
+    /// `op_arg_idx` under MPI on a device: per argument, the map of original indices that the
+    /// device code reads instead (empty when no argument needs one).
+    pub synth: Vec<IdxMap>,
+    /// Per `op_arg_mat` argument: its element-to-CSR-slot table (empty without matrices).
+    pub mat_slots: Vec<Option<Arc<Vec<i32>>>>,
+    /// The shape's compiled loop, once found or compiled.
+    pub compiled: Option<Arc<CompiledLoop>>,
+    /// Time spent compiling this shape at this call (zero when the code was cached).
+    pub jit_time: Duration,
+    /// The values of READ globals at the call, once held: their `BoundArg::Gbl` pointers point
+    /// here (heap blocks, so moving the loop moves no value).
+    held: Vec<Box<[u64]>>,
+}
+
+// SAFETY: the raw pointers in `bound` are the caller's reduction targets (C's contract keeps
+// them valid until the loop has run) and this loop's own held blocks; a `ParLoop` is only used
+// under the API's lock, by whichever thread holds it.
+unsafe impl Send for ParLoop {}
+
+impl ParLoop {
+    pub fn new(name: &str, set: SetId, shape: LoopShape, bound: Vec<BoundArg>) -> ParLoop {
+        ParLoop {
+            name: name.to_string(),
+            set,
+            shape,
+            bound,
+            synth: Vec::new(),
+            mat_slots: Vec::new(),
+            compiled: None,
+            jit_time: Duration::ZERO,
+            held: Vec::new(),
+        }
+    }
+
+    /// Whether the loop hands values back to the caller (an OP_INC/MIN/MAX global or an info).
+    pub fn reduces(&self) -> bool {
+        self.shape.args.iter().any(|d| match d {
+            ArgDesc::Gbl { acc, .. } => *acc != crate::arg::Access::Read,
+            ArgDesc::Info { .. } => true,
+            _ => false,
+        })
+    }
+
+    /// Whether some argument is a matrix (assembled in the loop: matrix loops never wait).
+    pub fn has_mat(&self) -> bool {
+        self.shape.args.iter().any(|d| matches!(d, ArgDesc::Mat { .. }))
+    }
+
+    /// Copies every READ global's current value and points the loop at the copy, so the caller
+    /// may change its variable before the loop runs. A copy that cannot be allocated is
+    /// OP2_ERR_OUT_OF_MEMORY.
+    pub fn hold_read_globals(&mut self) -> Result<()> {
+        for (d, b) in self.shape.args.iter().zip(self.bound.iter_mut()) {
+            let (ArgDesc::Gbl { acc: crate::arg::Access::Read, .. }, BoundArg::Gbl { ptr, bytes }) = (d, b) else {
+                continue;
+            };
+            let words = bytes.div_ceil(8).max(1);
+            let mut block = crate::core::alloc::zeroed::<u64>(words, &format!("op_par_loop '{}'", self.name))?;
+            // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract); the
+            // block holds at least as many.
+            unsafe { std::ptr::copy_nonoverlapping(*ptr as *const u8, block.as_mut_ptr() as *mut u8, *bytes) };
+            let mut block = block.into_boxed_slice();
+            *ptr = block.as_mut_ptr() as *mut u8;
+            self.held.push(block);
+        }
+        Ok(())
+    }
+}
+
+/// How one argument of a chain's loop touches data: dat, map, map column, access.
+pub type ChainKeyArg = (DatId, Option<MapId>, Option<usize>, Access);
+
+/// What a chain's tiling depends on: per loop, its set and how each argument touches data (dat,
+/// map, column, access); and the tile size and schedule. Map values cannot change while a key
+/// is cached (`op_renumber` clears the cache).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ChainKey {
+    pub loops: Vec<(SetId, Vec<ChainKeyArg>)>,
+    pub tile_size: usize,
+    pub schedule: Schedule,
+}
+
+/// The session's lazy state: loops waiting to run, the open chain (if any), and the tilings of
+/// the chains run so far.
+#[derive(Default)]
+pub struct Lazy {
+    pub queue: Vec<ParLoop>,
+    /// The name of the chain `op_loop_chain_begin` opened, until `op_loop_chain_end`.
+    pub chain: Option<String>,
+    pub tilings: HashMap<ChainKey, Arc<Tiling>>,
+}
+
+impl Lazy {
+    /// Whether `op_par_loop` queues instead of running: `OP2_LAZY=1`, or inside a chain.
+    pub fn queues(&self, lazy: bool) -> bool {
+        lazy || self.chain.is_some()
+    }
+}

@@ -1,0 +1,207 @@
+//! Lazy evaluation and sparse-tiled chains from Rust, no FFI (issue 23, points 4, 5, 9): an
+//! Airfoil-shaped chain (a direct cell loop, an edge loop reading cells and incrementing them
+//! through a map, a boundary loop, a cell update with a global sum) on a random mesh, run eagerly
+//! and queued (tiled on seq and threads, with the tiling checked by simulation), must give the
+//! same dats: bit for bit on seq, and exactly on threads (every value is a small integer, so
+//! sums do not depend on order); the global sum lands at the flush.
+
+use op2::arg::{Access, RawArg};
+use op2::config::Config;
+use op2::context::Context;
+use op2::core::{DatId, ElemType, KernelId, MapId, SetId};
+
+fn dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("op2-lazy-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn f64s(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+fn doubles(b: &[u8]) -> Vec<f64> {
+    b.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect()
+}
+
+/// A small deterministic generator (xorshift), so the meshes are the same on every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+struct Mesh {
+    cells: SetId,
+    edges: SetId,
+    bedges: SetId,
+    pecell: MapId,
+    pbecell: MapId,
+    q: DatId,
+    qold: DatId,
+    res: DatId,
+    k: [KernelId; 4],
+}
+
+/// Cells in a ring with edges between neighbours plus some random long edges (a mesh without
+/// locality), boundary edges on random cells.
+fn mesh(ctx: &mut Context, ncells: usize, seed: u64) -> Mesh {
+    let mut rng = Rng(seed);
+    let mut e2c: Vec<i32> = Vec::new();
+    for c in 0..ncells {
+        e2c.extend([c as i32, ((c + 1) % ncells) as i32]);
+        if rng.below(4) == 0 {
+            e2c.extend([c as i32, rng.below(ncells) as i32]);
+        }
+    }
+    let nedges = e2c.len() / 2;
+    let nb = ncells / 10 + 1;
+    let b2c: Vec<i32> = (0..nb).map(|_| rng.below(ncells) as i32).collect();
+    let q0: Vec<f64> = (0..ncells).map(|_| rng.below(8) as f64).collect();
+    let cells = ctx.decl_set(ncells as i32, "cells").unwrap();
+    let edges = ctx.decl_set(nedges as i32, "edges").unwrap();
+    let bedges = ctx.decl_set(nb as i32, "bedges").unwrap();
+    let pecell = ctx.decl_map(edges, cells, 2, &e2c, "pecell").unwrap();
+    let pbecell = ctx.decl_map(bedges, cells, 1, &b2c, "pbecell").unwrap();
+    let q = ctx.decl_dat(cells, 1, ElemType::Double, Some(&f64s(&q0)), "q", "t").unwrap();
+    let qold = ctx.decl_dat(cells, 1, ElemType::Double, None, "qold", "t").unwrap();
+    let res = ctx.decl_dat(cells, 1, ElemType::Double, None, "res", "t").unwrap();
+    let k = [
+        ctx.decl_kernel("void save(const double *q, double *qold) { *qold = *q; }\n", "save").unwrap(),
+        ctx.decl_kernel(
+            "void flux(const double *q1, const double *q2, double *r1, double *r2) {\n\
+             \x20 double f = *q1 - *q2;\n  *r1 += f + 1.0;\n  *r2 -= f;\n}\n",
+            "flux",
+        )
+        .unwrap(),
+        ctx.decl_kernel("void bflux(const double *q, double *r) { *r += 2.0 * *q; }\n", "bflux").unwrap(),
+        ctx.decl_kernel(
+            "void upd(const double *qold, double *q, double *r, double *s) {\n\
+             \x20 *q = *qold + (*r > 0.0 ? 1.0 : -1.0); *s += *r; *r = 0.0;\n\
+             \x20 if (*q > 64.0) *q -= 64.0;\n  if (*q < -64.0) *q += 64.0;\n}\n",
+            "upd",
+        )
+        .unwrap(),
+    ];
+    Mesh { cells, edges, bedges, pecell, pbecell, q, qold, res, k }
+}
+
+fn dat(d: DatId, map: Option<MapId>, idx: i32, acc: Access) -> RawArg {
+    RawArg::Dat { dat: d, map, idx, acc, opt: None }
+}
+
+/// One iteration: save, then twice (flux, bflux, update with a global sum). Returns the sums.
+fn iteration(ctx: &mut Context, m: &Mesh, sums: &mut [f64; 2]) {
+    use op2::exec::par_loop;
+    par_loop(ctx, m.k[0], "save", m.cells, &[dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)])
+        .unwrap();
+    for s in sums.iter_mut() {
+        let a = [
+            dat(m.q, Some(m.pecell), 0, Access::Read),
+            dat(m.q, Some(m.pecell), 1, Access::Read),
+            dat(m.res, Some(m.pecell), 0, Access::Inc),
+            dat(m.res, Some(m.pecell), 1, Access::Inc),
+        ];
+        par_loop(ctx, m.k[1], "flux", m.edges, &a).unwrap();
+        let a = [dat(m.q, Some(m.pbecell), 0, Access::Read), dat(m.res, Some(m.pbecell), 0, Access::Inc)];
+        par_loop(ctx, m.k[2], "bflux", m.bedges, &a).unwrap();
+        let a = [
+            dat(m.qold, None, -1, Access::Read),
+            dat(m.q, None, -1, Access::Write),
+            dat(m.res, None, -1, Access::Rw),
+            RawArg::Gbl { ptr: s as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc },
+        ];
+        par_loop(ctx, m.k[3], "upd", m.cells, &a).unwrap();
+    }
+}
+
+/// Runs `iters` iterations (each one chain when `chain`) and returns q, res and every sum.
+fn run(backend: &str, extra: &[&str], ncells: usize, seed: u64, iters: usize, chain: bool) -> (Vec<f64>, Vec<f64>) {
+    // One cache per test process: the kernels compile once.
+    let cache = std::env::temp_dir().join(format!("op2-lazy-cache-{}", std::process::id()));
+    let mut tokens = vec![format!("OP2_CACHE_DIR={}", cache.display()), format!("OP2_BACKEND={backend}")];
+    tokens.extend(extra.iter().map(|s| s.to_string()));
+    let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+    let m = mesh(&mut ctx, ncells, seed);
+    let mut all_sums = Vec::new();
+    for _ in 0..iters {
+        let mut sums = [0.0f64; 2];
+        if chain {
+            ctx.lazy.chain = Some("iteration".to_string());
+        }
+        iteration(&mut ctx, &m, &mut sums);
+        if chain {
+            // Inside the chain nothing has run yet: the sums are still the caller's values.
+            assert_eq!(sums, [0.0, 0.0]);
+            assert_eq!(ctx.lazy.queue.len(), 7);
+            ctx.lazy.chain = None;
+        }
+        op2::exec::flush(&mut ctx, "test").unwrap();
+        assert!(ctx.lazy.queue.is_empty());
+        all_sums.extend(sums);
+    }
+    let mut q = vec![0u8; 8 * ncells];
+    ctx.fetch(m.q, 0, ncells - 1, &mut q).unwrap();
+    let mut out = doubles(&q);
+    ctx.fetch(m.res, 0, ncells - 1, &mut q).unwrap();
+    out.extend(doubles(&q));
+    (out, all_sums)
+}
+
+#[test]
+fn queued_and_tiled_chains_equal_eager() {
+    for (seed, ncells) in [(1u64, 300usize), (7, 1000), (42, 2500)] {
+        for backend in ["seq", "threads"] {
+            let (eager, eager_sums) = run(backend, &[], ncells, seed, 3, false);
+            for tile in ["OP2_TILE_SIZE=1", "OP2_TILE_SIZE=17", "OP2_TILE_SIZE=256"] {
+                let lazy = ["OP2_LAZY=1", tile, "OP2_TILE_VERIFY=1"];
+                let (got, sums) = run(backend, &lazy, ncells, seed, 3, false);
+                assert!(got == eager, "{backend} {tile} seed {seed}: lazy dats differ from eager");
+                assert_eq!(sums, eager_sums, "{backend} {tile} seed {seed}");
+                let (got, sums) = run(backend, &[tile, "OP2_TILE_VERIFY=1"], ncells, seed, 3, true);
+                assert!(got == eager, "{backend} {tile} seed {seed}: chained dats differ from eager");
+                assert_eq!(sums, eager_sums, "{backend} {tile} seed {seed}: chained sums");
+            }
+            // Tiling off: the queue runs loop after loop.
+            let (got, _) = run(backend, &["OP2_LAZY=1", "OP2_TILE_SIZE=0"], ncells, seed, 3, false);
+            assert!(got == eager);
+        }
+    }
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("op2-lazy-cache-{}", std::process::id())));
+}
+
+#[test]
+fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
+    let cache = dir("reduce");
+    let tokens = vec![format!("OP2_CACHE_DIR={}", cache.display()), "OP2_BACKEND=seq".into(), "OP2_LAZY=1".into()];
+    let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+    let m = mesh(&mut ctx, 50, 3);
+    let mut sums = [0.0f64; 2];
+    op2::exec::par_loop(
+        &mut ctx,
+        m.k[0],
+        "save",
+        m.cells,
+        &[dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)],
+    )
+    .unwrap();
+    // A loop without a reduction waits.
+    assert_eq!(ctx.lazy.queue.len(), 1);
+    let a = [
+        dat(m.qold, None, -1, Access::Read),
+        dat(m.q, None, -1, Access::Write),
+        dat(m.res, None, -1, Access::Rw),
+        RawArg::Gbl { ptr: &mut sums[0] as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc },
+    ];
+    op2::exec::par_loop(&mut ctx, m.k[3], "upd", m.cells, &a).unwrap();
+    // A loop with one runs, with everything before it.
+    assert!(ctx.lazy.queue.is_empty());
+    let _ = std::fs::remove_dir_all(&cache);
+}
