@@ -9,7 +9,8 @@
 #                              with a clear message
 #   make test-airfoil-rms      AF_ITERS (200) iterations on a generated AF_CELLS (20000) mesh:
 #                              seq bit-identical to plain C, every backend of TEST_BACKENDS
-#                              within 1e-12 relative of seq at every iteration
+#                              within 1e-12 relative of seq at every iteration; again with
+#                              --chain (one loop chain per iteration)
 #   make test-airfoil-ref      when $(AF_SHARED)/new_grid.dat.gz exists: 1000 iterations on
 #                              OP2's 720K mesh with seq (and threads if in TEST_BACKENDS): the
 #                              published rms lines and the final rms 1.0601146375780783e-04

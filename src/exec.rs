@@ -76,7 +76,7 @@ fn validates(ctx: &Context) -> bool {
 /// argument (`validate::inc_read`) is refused before it runs, naming the loop, kernel, argument
 /// and line (`OP2_ERR_VALIDATE`, or `OP2_ERR_CHECK` on check without `OP2_VALIDATE=1`).
 /// The source is read once per loop shape (`CompiledLoop::inc_read`), not per call.
-fn check_inc_reads(
+pub(crate) fn check_inc_reads(
     ctx: &Context,
     kernel: KernelId,
     name: &str,
@@ -111,7 +111,7 @@ fn check_inc_reads(
 
 /// The shape's compiled loop: from the session's cache, or generated, compiled (host code, when
 /// the session needs it) and written out for `OP2_GENERATE`.
-fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<CompiledLoop>, Duration)> {
+pub(crate) fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<CompiledLoop>, Duration)> {
     if let Some(c) = ctx.loops.get(shape) {
         return Ok((c.clone(), Duration::ZERO));
     }
@@ -149,58 +149,6 @@ fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Result<(Arc<Com
     ctx.loops.insert(shape.clone(), c.clone());
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
     Ok((c, t.elapsed()))
-}
-
-/// Runs one parallel loop, or queues it (`OP2_LAZY=1`, or inside a loop chain): through
-/// `checkpoint::par_loop` when checkpointing is on (which may replay, restore or save first, and
-/// runs every loop at once, after whatever was queued).
-pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
-    if ctx.checkpoint.is_some() {
-        flush(ctx, "op_par_loop")?;
-        return crate::checkpoint::par_loop(ctx, kernel, name, set, raw);
-    }
-    // OP2_VALIDATE=1 and the check backend report what they find as the loop's own error: they
-    // run every loop at its call.
-    let checked = ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check;
-    if !ctx.lazy.queues(ctx.config.lazy) || checked {
-        flush(ctx, "op_par_loop")?;
-        return run_loop(ctx, kernel, name, set, raw);
-    }
-    // Bound, checked and compiled now: every argument and compile error is this call's own.
-    let mut l = ParLoop::bind(ctx, kernel, name, set, raw)?;
-    if l.compiled.is_none() {
-        let (c, t) = compiled(ctx, &l.shape, name)?;
-        l.compiled = Some(c);
-        l.jit_time = t;
-    }
-    if let Some(c) = &l.compiled {
-        check_inc_reads(ctx, kernel, name, &l.bound, c.inc_read.as_ref())?;
-    }
-    l.hold_read_globals()?;
-    // A loop whose results the caller reads when the call returns, or that assembles a matrix,
-    // runs now with everything before it (inside a chain, reductions wait for its end).
-    // So does a device's first loop of a shape (device code is compiled then: its errors are
-    // this call's own).
-    let first_on_device = ctx.backend.is_device()
-        && !l.compiled.as_ref().is_some_and(|c| c.ran.load(std::sync::atomic::Ordering::Relaxed));
-    let now = (l.reduces() && ctx.lazy.chain.is_none()) || l.has_mat() || first_on_device;
-    ctx.lazy.queue.push(l);
-    if now {
-        flush(ctx, "op_par_loop")?;
-    }
-    Ok(())
-}
-
-/// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
-/// that fails is this call's error, naming the loop; the loops before it have run, the loops
-/// after it are dropped (the message counts them), and the failed loop leaves what an eager
-/// failure of it leaves.
-pub fn flush(ctx: &mut Context, call: &str) -> Result<()> {
-    if ctx.lazy.queue.is_empty() {
-        return Ok(());
-    }
-    let queue = std::mem::take(&mut ctx.lazy.queue);
-    crate::exec_chain::run(ctx, queue, call)
 }
 
 /// Runs one parallel loop now, whatever checkpointing says.
@@ -300,6 +248,7 @@ impl ParLoop {
             Some(c) => (c.clone(), self.jit_time),
             None => compiled(ctx, &self.shape, &self.name)?,
         };
+        self.restore_seeds();
         let ParLoop { name, set, shape, bound, synth, mat_slots, .. } = &self;
         run(ctx, shape.kernel, name, *set, &shape.args, bound, synth, mat_slots, &compiled, jit_time, halo_before)
     }

@@ -9,12 +9,15 @@
 //! backends, MPI, `OP2_VALIDATE=1`, the check backend, matrices), loops run one after another
 //! with the driver's phases (`exec`).
 
+use crate::arg::RawArg;
 use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
 use crate::backend::LoopCall;
 use crate::codegen::host;
 use crate::config::BackendKind;
 use crate::context::Context;
+use crate::core::{KernelId, SetId};
 use crate::error::{Op2Error, Result};
+use crate::exec;
 use crate::par_loop::{ChainKey, ParLoop};
 use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
@@ -23,6 +26,58 @@ use std::time::{Duration, Instant};
 /// Seed-loop elements per tile when `OP2_TILE_SIZE` is not set (measured on Airfoil's 720K mesh:
 /// README, "Lazy evaluation and loop chains").
 pub const DEFAULT_TILE_SIZE: usize = 4096;
+
+/// Runs one parallel loop, or queues it (`OP2_LAZY=1`, or inside a loop chain): through
+/// `checkpoint::par_loop` when checkpointing is on (which may replay, restore or save first, and
+/// runs every loop at once, after whatever was queued).
+pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
+    if ctx.checkpoint.is_some() {
+        flush(ctx, "op_par_loop")?;
+        return crate::checkpoint::par_loop(ctx, kernel, name, set, raw);
+    }
+    // OP2_VALIDATE=1 and the check backend report what they find as the loop's own error: they
+    // run every loop at its call.
+    let checked = ctx.config.validate || ctx.backend.kind() == crate::config::BackendKind::Check;
+    if !ctx.lazy.queues(ctx.config.lazy) || checked {
+        flush(ctx, "op_par_loop")?;
+        return exec::run_loop(ctx, kernel, name, set, raw);
+    }
+    // Bound, checked and compiled now: every argument and compile error is this call's own.
+    let mut l = ParLoop::bind(ctx, kernel, name, set, raw)?;
+    if l.compiled.is_none() {
+        let (c, t) = exec::compiled(ctx, &l.shape, name)?;
+        l.compiled = Some(c);
+        l.jit_time = t;
+    }
+    if let Some(c) = &l.compiled {
+        exec::check_inc_reads(ctx, kernel, name, &l.bound, c.inc_read.as_ref())?;
+    }
+    l.hold_globals()?;
+    // A loop whose results the caller reads when the call returns, or that assembles a matrix,
+    // runs now with everything before it (inside a chain, reductions wait for its end).
+    // So does a device's first loop of a shape (device code is compiled then: its errors are
+    // this call's own).
+    let first_on_device = ctx.backend.is_device()
+        && !l.compiled.as_ref().is_some_and(|c| c.ran.load(std::sync::atomic::Ordering::Relaxed));
+    let now = (l.reduces() && ctx.lazy.chain.is_none()) || l.has_mat() || first_on_device;
+    ctx.lazy.queue.push(l);
+    if now {
+        flush(ctx, "op_par_loop")?;
+    }
+    Ok(())
+}
+
+/// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
+/// that fails is this call's error, naming the loop; the loops before it have run, the loops
+/// after it are dropped (the message counts them), and the failed loop leaves what an eager
+/// failure of it leaves.
+pub fn flush(ctx: &mut Context, call: &str) -> Result<()> {
+    if ctx.lazy.queue.is_empty() {
+        return Ok(());
+    }
+    let queue = std::mem::take(&mut ctx.lazy.queue);
+    run(ctx, queue, call)
+}
 
 /// Runs `queue` in order on behalf of `call` (the call that flushed it). A failing loop is the
 /// error, with its name (and the number of loops after it that were dropped) in the message.
@@ -173,6 +228,8 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
     let Context { sets, maps, dats, backend, comm, timings, kernels: _, consts: _, mats, .. } = ctx;
     let mut pointers = Vec::with_capacity(queue.len());
     for l in queue {
+        // Each reduction starts from its variable's value at its call (binding copies it).
+        l.restore_seeds();
         let p = crate::exec::bind_pointers(
             &l.name,
             l.set,
@@ -237,7 +294,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         return Err(Op2Error::new(
             e.code,
             format!(
-                "{name} (queued, run by {call}): {}; the chain's dats are partly updated, its globals untouched",
+                "{name} (queued, run by {call}): {}; the chain's dats are partly updated, its reduction variables hold their values at the calls",
                 e.message
             ),
         ));

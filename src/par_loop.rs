@@ -16,8 +16,8 @@ pub type IdxMap = Option<(usize, Arc<Vec<i32>>)>;
 
 /// A loop bound to its data: the shape, plus what each argument refers to in this call. It
 /// borrows nothing: handles are ids, tables are shared, and the values of READ globals are
-/// copied (`hold_read_globals`) when the loop is queued; reduction targets stay the caller's
-/// memory, written when the loop runs.
+/// copied (`hold_globals`) when the loop is queued; reduction targets stay the caller's memory,
+/// written when the loop runs, and each starts from the value it had at the call.
 pub struct ParLoop {
     pub name: String,
     pub set: SetId,
@@ -35,6 +35,10 @@ pub struct ParLoop {
     /// The values of READ globals at the call, once held: their `BoundArg::Gbl` pointers point
     /// here (heap blocks, so moving the loop moves no value).
     held: Vec<Box<[u64]>>,
+    /// Reduction targets (INC/MIN/MAX globals, info payloads) once held: the caller's pointer,
+    /// its value at the call and its size. The loop starts from that value whatever the caller
+    /// wrote since (`restore_seeds`), as if it had run at its call.
+    seeds: Vec<(*mut u8, Box<[u64]>, usize)>,
 }
 
 // SAFETY: the raw pointers in `bound` are the caller's reduction targets (C's contract keeps
@@ -54,6 +58,7 @@ impl ParLoop {
             compiled: None,
             jit_time: Duration::ZERO,
             held: Vec::new(),
+            seeds: Vec::new(),
         }
     }
 
@@ -71,24 +76,40 @@ impl ParLoop {
         self.shape.args.iter().any(|d| matches!(d, ArgDesc::Mat { .. }))
     }
 
-    /// Copies every READ global's current value and points the loop at the copy, so the caller
-    /// may change its variable before the loop runs. A copy that cannot be allocated is
+    /// Copies every global's current value: a READ global's copy is what the loop reads (its
+    /// pointer is pointed at the copy), so the caller may change its variable before the loop
+    /// runs; a reduction target's copy is the value the loop starts from (`restore_seeds`), its
+    /// result still goes to the caller's variable. A copy that cannot be allocated is
     /// OP2_ERR_OUT_OF_MEMORY.
-    pub fn hold_read_globals(&mut self) -> Result<()> {
+    pub fn hold_globals(&mut self) -> Result<()> {
+        let what = format!("op_par_loop '{}'", self.name);
         for (d, b) in self.shape.args.iter().zip(self.bound.iter_mut()) {
-            let (ArgDesc::Gbl { acc: crate::arg::Access::Read, .. }, BoundArg::Gbl { ptr, bytes }) = (d, b) else {
-                continue;
-            };
-            let words = bytes.div_ceil(8).max(1);
-            let mut block = crate::core::alloc::zeroed::<u64>(words, &format!("op_par_loop '{}'", self.name))?;
+            let BoundArg::Gbl { ptr, bytes } = b else { continue };
+            let read = matches!(d, ArgDesc::Gbl { acc: crate::arg::Access::Read, .. });
+            let mut block = crate::core::alloc::zeroed::<u64>(bytes.div_ceil(8).max(1), &what)?;
             // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract); the
             // block holds at least as many.
             unsafe { std::ptr::copy_nonoverlapping(*ptr as *const u8, block.as_mut_ptr() as *mut u8, *bytes) };
             let mut block = block.into_boxed_slice();
-            *ptr = block.as_mut_ptr() as *mut u8;
-            self.held.push(block);
+            if read {
+                *ptr = block.as_mut_ptr() as *mut u8;
+                self.held.push(block);
+            } else {
+                self.seeds.push((*ptr, block, *bytes));
+            }
         }
         Ok(())
+    }
+
+    /// Puts back, in the caller's reduction variables, their values at the call (a queued
+    /// loop starts from them, as it would have run then; see `hold_globals`). Nothing for a
+    /// loop that was not queued.
+    pub fn restore_seeds(&self) {
+        for (ptr, block, bytes) in &self.seeds {
+            // SAFETY: as in `hold_globals`; the caller's variable stays valid until the loop
+            // has run (C's contract for a queued loop).
+            unsafe { std::ptr::copy_nonoverlapping(block.as_ptr() as *const u8, *ptr, *bytes) };
+        }
     }
 }
 

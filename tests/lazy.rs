@@ -99,7 +99,7 @@ fn dat(d: DatId, map: Option<MapId>, idx: i32, acc: Access) -> RawArg {
 
 /// One iteration: save, then twice (flux, bflux, update with a global sum). Returns the sums.
 fn iteration(ctx: &mut Context, m: &Mesh, sums: &mut [f64; 2]) {
-    use op2::exec::par_loop;
+    use op2::exec_chain::par_loop;
     par_loop(ctx, m.k[0], "save", m.cells, &[dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)])
         .unwrap();
     for s in sums.iter_mut() {
@@ -143,7 +143,7 @@ fn run(backend: &str, extra: &[&str], ncells: usize, seed: u64, iters: usize, ch
             assert_eq!(ctx.lazy.queue.len(), 7);
             ctx.lazy.chain = None;
         }
-        op2::exec::flush(&mut ctx, "test").unwrap();
+        op2::exec_chain::flush(&mut ctx, "test").unwrap();
         assert!(ctx.lazy.queue.is_empty());
         all_sums.extend(sums);
     }
@@ -184,7 +184,7 @@ fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
     let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
     let m = mesh(&mut ctx, 50, 3);
     let mut sums = [0.0f64; 2];
-    op2::exec::par_loop(
+    op2::exec_chain::par_loop(
         &mut ctx,
         m.k[0],
         "save",
@@ -200,7 +200,7 @@ fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
         dat(m.res, None, -1, Access::Rw),
         RawArg::Gbl { ptr: &mut sums[0] as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc },
     ];
-    op2::exec::par_loop(&mut ctx, m.k[3], "upd", m.cells, &a).unwrap();
+    op2::exec_chain::par_loop(&mut ctx, m.k[3], "upd", m.cells, &a).unwrap();
     // A loop with one runs, with everything before it.
     assert!(ctx.lazy.queue.is_empty());
     let _ = std::fs::remove_dir_all(&cache);

@@ -15,6 +15,8 @@
  *                   FILE ending in .vtu (XML, appended raw) or .vtk (legacy binary)
  *   --vtk-every N   also every N iterations, as <stem>_<iteration>.vtu next to FILE
  *   --renumber      op_renumber(pedge) before the first loop (locality for badly numbered meshes)
+ *   --chain         each iteration is one loop chain (op_loop_chain_begin/end): its nine loops
+ *                   run together at the chain's end, sparse-tiled on seq and threads
  *   --kernel-dir D  read the kernels from D/<name>.c with op_decl_kernel_file, as a ported OP2
  *                   app keeps them (default: the copies compiled into this program)
  *   --save FILE     write the final solution q (cells x 4) with op_print_dat_to_txtfile when
@@ -68,7 +70,7 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
           "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]\n"
-          "          [--renumber] [--kernel-dir D] [--save FILE] [--checkpoint FILE [--every S]]\n"
+          "          [--renumber] [--chain] [--kernel-dir D] [--save FILE] [--checkpoint FILE [--every S]]\n"
           "          [OP2_BACKEND=name ...]\n"
           "  --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout if FILE ends in .h5\n"
           "                  (default new_grid.dat)\n"
@@ -77,6 +79,7 @@ static void usage(FILE *f, const char *prog) {
           "  --vtk FILE      write the solution for ParaView at the end (.vtu or .vtk)\n"
           "  --vtk-every N   also every N iterations, as <stem>_<iteration>.<ext>\n"
           "  --renumber      op_renumber(pedge) before the first loop\n"
+          "  --chain         each iteration is one loop chain (op_loop_chain_begin/end)\n"
           "  --kernel-dir D  read the kernels from D/<name>.c (op_decl_kernel_file)\n"
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  --dump FILE.h5  write every set, map and dat at the end (op_dump_to_hdf5)\n"
@@ -94,6 +97,7 @@ int main(int argc, char **argv) {
   const char *save_path = NULL;
   const char *dump_path = NULL;
   int renumber = 0;
+  int chain = 0;
   const char *kernel_dir = NULL;
   const char *partition = "METIS:KWAY";
   long niter = 1000;
@@ -145,6 +149,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--renumber")) {
       renumber = 1;
+    } else if (!strcmp(argv[i], "--chain")) {
+      chain = 1;
     } else if (!strcmp(argv[i], "--kernel-dir") && i + 1 < argc) {
       kernel_dir = argv[++i];
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -315,6 +321,10 @@ int main(int argc, char **argv) {
 
   double t0 = now_s(), t1 = t0;
   for (long iter = 1; iter <= niter; iter++) {
+    /* --chain: the iteration's loops run together at op_loop_chain_end, where rms, maxerr and
+       errloc (reset before each update, as each reduction starts from its value at its call)
+       land, in loop order */
+    if (chain) op_loop_chain_begin("iteration");
     OP_PAR_LOOP(k_save_soln, "save_soln", cells,
                 op_arg_dat(p_q, -1, OP_ID, 4, "double", OP_READ),
                 op_arg_dat(p_qold, -1, OP_ID, 4, "double", OP_WRITE));
@@ -359,6 +369,7 @@ int main(int argc, char **argv) {
                   op_arg_info(&errloc, 1, "int", 5),
                   op_arg_idx(-1, OP_ID));
     }
+    if (chain) op_loop_chain_end();
 
     rms = sqrt(rms / (double)ncell);
     if (log) fprintf(log, "%ld %.17e\n", iter, rms);

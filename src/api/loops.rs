@@ -2,7 +2,7 @@
 
 use super::handle::{op_kernel, op_set};
 use super::{boundary, c_str};
-use crate::exec;
+use crate::exec_chain;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
 
@@ -46,7 +46,7 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         }
         let ctx = st.ctx_lazy(CALL)?;
         super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
-        let r = exec::par_loop(ctx, k, name, s, &raw);
+        let r = exec_chain::par_loop(ctx, k, name, s, &raw);
         super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
         r
     })
@@ -104,7 +104,9 @@ pub extern "C" fn op_loop_chain_end() {
             )
         });
         let name = ctx.comm.enter(CALL, ready)?;
+        // The chain runs under its name (timings, diagnostics), then is closed, whatever happens.
+        let r = super::run_queue(ctx, &format!("{CALL} (chain '{name}')"));
         ctx.lazy.chain = None;
-        super::run_queue(ctx, &format!("{CALL} (chain '{name}')"))
+        r
     })
 }

@@ -486,7 +486,7 @@ impl OpenCl {
             op2_bail!(Internal, "op_par_loop '{}': arg {arg}: no index table", call.name);
         };
         // SAFETY: the table is the target set's storage-to-declared order (one entry per
-        // element of that set, exec::par_loop's binding); map values are elements of the target
+        // element of that set, ParLoop::bind's binding); map values are elements of the target
         // set (checked at op_decl_map), and without a map the target is the loop's set.
         let values: Vec<i32> = match map {
             None => (0..call.set_size).map(|e| unsafe { *table.add(e) }).collect(),

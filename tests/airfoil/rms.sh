@@ -4,7 +4,8 @@
 # Runs airfoil-plain and airfoil on every backend for ITERS iterations with --rms-log and
 # requires: op2's seq backend bit-identical to plain C at every iteration; every other backend
 # within 1e-12 relative of seq at every iteration; OP2_SIMD=on (and off for seq) bit-identical
-# to the same backend's default (auto) run.
+# to the same backend's default (auto) run; with --chain (one loop chain per iteration), seq
+# bit-identical to eager seq (rms and final q), every backend within 1e-12 of seq.
 set -u
 bin=$1
 cmp=$2
@@ -68,6 +69,30 @@ for dev in opencl cuda; do
       ;;
   esac
 done
+# Loop chains (--chain: each iteration one chain, sparse-tiled on seq and threads): seq's rms
+# history and final q bit-identical to its eager run; every backend within 1e-12 of seq.
+if [ -f "$dir/rms-seq.log" ]; then
+  "$bin/airfoil" --mesh "$mesh" --iters "$iters" --save "$dir/q-seq.bin" OP2_BACKEND=seq \
+    > "$dir/seq-save.out" 2>&1 || { echo "rms: FAIL: airfoil seq --save"; fails=$((fails + 1)); }
+  for b in seq $(echo " $backends " | sed 's/ seq / /g'); do
+    rm -f "$dir/rms-$b-chain.log" "$dir/q-$b-chain.bin"
+    if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --chain --rms-log "$dir/rms-$b-chain.log" \
+         --save "$dir/q-$b-chain.bin" "OP2_BACKEND=$b" > "$dir/$b-chain.out" 2>&1; then
+      echo "rms: FAIL: airfoil --chain on $b:"; tail -n 20 "$dir/$b-chain.out"; fails=$((fails + 1)); continue
+    fi
+    echo "rms: airfoil $b --chain: $(grep 'ms/iter' "$dir/$b-chain.out" | tail -n 1)"
+    if [ "$b" = seq ]; then
+      "$cmp" --exact "$dir/rms-seq.log" "$dir/rms-seq-chain.log" || fails=$((fails + 1))
+      if cmp -s "$dir/q-seq.bin" "$dir/q-seq-chain.bin"; then
+        echo "rms: ok: seq --chain final q bit-identical to eager seq"
+      else
+        echo "rms: FAIL: seq --chain final q differs from eager seq"; fails=$((fails + 1))
+      fi
+    else
+      "$cmp" --rel 1e-12 "$dir/rms-$b-chain.log" "$dir/rms-seq.log" || fails=$((fails + 1))
+    fi
+  done
+fi
 # the rms lines printed every 100 iterations agree with the log
 if [ "$iters" -ge 100 ] && [ -f "$dir/rms-seq.log" ]; then
   awk '$1 % 100 == 0 { printf " %d  %10.5e\n", $1, $2 }' "$dir/rms-seq.log" > "$dir/printed-expected.txt"
