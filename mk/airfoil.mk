@@ -79,6 +79,20 @@ $(BUILD)/bench/stream: bench/stream.c
 bench: $(BIN)/airfoil $(BIN)/airfoil-plain $(BIN)/op2-meshgen $(BUILD)/bench/stream
 	BIN=$(BIN) BUILD=$(BUILD) TEST_BACKENDS='$(TEST_BACKENDS)' bench/run.sh
 
+# make bench-lazy: bench/lazy.sh, Airfoil eager vs OP2_LAZY=1 vs --chain on seq and threads (2
+# threads), interleaved, 200 iterations, on OP2's 720K mesh when $(AF_SHARED)/new_grid.dat.gz
+# exists, else the generated 720K mesh; BENCH_REPS (5) runs per mode.
+.PHONY: bench-lazy
+ifneq ($(wildcard $(AF_SHARED)/new_grid.dat.gz),)
+bench-lazy: $(BIN)/airfoil $(AF_DIR)/new_grid.dat
+	BIN=$(BIN) MESH=$(AF_DIR)/new_grid.dat bench/lazy.sh
+else
+bench-lazy: $(BIN)/airfoil $(BIN)/op2-meshgen
+	@mkdir -p $(BUILD)/bench
+	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
+	BIN=$(BIN) MESH=$(BUILD)/bench/mesh-720000.dat bench/lazy.sh
+endif
+
 # make bench-opencl: bench/opencl.sh, Airfoil on opencl against threads (2 threads), interleaved,
 # on OP2's 720K mesh when $(AF_SHARED)/new_grid.dat.gz exists, else the generated 720K mesh.
 .PHONY: bench-opencl

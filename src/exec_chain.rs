@@ -23,6 +23,9 @@ use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// On `threads`, a tiling with more levels than this is redone with tiles twice as wide.
+const PARALLEL_LEVELS: u32 = 2;
+
 /// Seed-loop elements per tile when `OP2_TILE_SIZE` is not set (measured on Airfoil's 720K mesh:
 /// README, "Lazy evaluation and loop chains").
 pub const DEFAULT_TILE_SIZE: usize = 4096;
@@ -200,8 +203,22 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         Some(t) => t.clone(),
         None => {
             let loops = chain_loops(ctx, queue);
-            let t = tiling::inspect(&loops, tile_size, schedule)
-                .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))?;
+            let inspect = |size: usize| {
+                tiling::inspect(&loops, size, schedule)
+                    .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))
+            };
+            let mut t = inspect(tile_size)?;
+            // In parallel, tiles narrower than the chain's reach grow into each other and the
+            // levels cascade (a chain of levels runs one tile at a time): wider tiles, while
+            // the seed still gives every thread several.
+            let mut size = tile_size;
+            while schedule == Schedule::Parallel
+                && t.nlevels > PARALLEL_LEVELS
+                && t.tiles >= 8 * PARALLEL_LEVELS as usize
+            {
+                size *= 2;
+                t = inspect(size)?;
+            }
             if ctx.config.debug_tiling {
                 tiling::verify(&loops, &t).map_err(|m| {
                     crate::op2_err!(Internal, "{call}: {name}: the tiling of {} loops is wrong: {m}", queue.len())
@@ -312,14 +329,56 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
     if row.members.is_none() {
         let loops: Vec<&str> = queue.iter().map(|l| l.name.as_str()).collect();
         row.members = Some(format!(
-            "{} ({} tiles of {tile_size}, {} level{})",
+            "{} ({} tiles, {} level{}; traffic model {:.1} MB a run, eager {:.1} MB)",
             loops.join(" "),
             tiling.tiles,
             tiling.nlevels,
-            if tiling.nlevels == 1 { "" } else { "s" }
+            if tiling.nlevels == 1 { "" } else { "s" },
+            traffic(queue, sets, maps, dats) as f64 / 1e6,
+            bytes.iter().sum::<u64>() as f64 / 1e6
         ));
     }
     Ok(())
+}
+
+/// The bytes a tiled chain must move if every tile's data stays in cache between its loops:
+/// each dat once (twice if the chain both reads and writes it), each map once (the model
+/// `op_timing_output` prints beside the eager loops' own counts).
+fn traffic(queue: &[ParLoop], sets: &[crate::core::Set], maps: &[crate::core::Map], dats: &[crate::core::Dat]) -> u64 {
+    let mut seen: Vec<(u32, bool, bool)> = Vec::new();
+    let mut seen_maps: Vec<u32> = Vec::new();
+    for l in queue {
+        for (d, b) in l.shape.args.iter().zip(&l.bound) {
+            let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, map, enabled: true }) = (d, b) else { continue };
+            match seen.iter_mut().find(|s| s.0 == dat.0) {
+                Some(s) => {
+                    s.1 |= acc.reads();
+                    s.2 |= acc.writes();
+                }
+                None => seen.push((dat.0, acc.reads(), acc.writes())),
+            }
+            if let Some(m) = map {
+                if !seen_maps.contains(&m.0) {
+                    seen_maps.push(m.0);
+                }
+            }
+        }
+    }
+    let dat_bytes: u64 = seen
+        .iter()
+        .map(|&(d, r, w)| {
+            let dv = &dats[d as usize];
+            (sets[dv.set.0 as usize].size * dv.dim * dv.ty.size()) as u64 * (r as u64 + w as u64)
+        })
+        .sum();
+    let map_bytes: u64 = seen_maps
+        .iter()
+        .map(|&m| {
+            let mp = &maps[m as usize];
+            (sets[mp.from.0 as usize].size * mp.dim * 4) as u64
+        })
+        .sum();
+    dat_bytes + map_bytes
 }
 
 /// A queued loop's failure as the error of `call`, naming the loop.
