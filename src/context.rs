@@ -88,7 +88,7 @@ pub struct Context {
     /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
     pub mats: crate::mat::Mats,
     /// Checkpoint and restart, once `op_checkpointing_init` turned it on.
-    pub checkpoint: Option<Box<crate::checkpoint::Checkpointer>>,
+    pub checkpoint: Option<Box<crate::checkpoint::state::Checkpointer>>,
     /// Which dat `op_fetch_data_hdf5_file` wrote into which (file, dataset) this session: a
     /// second dat of the same name into the same file is a name collision.
     pub hdf5_fetched: HashMap<(std::path::PathBuf, String), DatId>,
