@@ -1,6 +1,8 @@
 //! The distributed operations on a `Context`: the declared blocks of sets, `op_partition`
 //! (gather the connectivity, partition, build the layouts, migrate maps and dats), and the
-//! collective outputs in the original numbering (fetch, fetch by range, print).
+//! collective outputs in the original numbering (fetch, fetch by range, print). A layer above
+//! `context` (which holds only the `Comm` of `mpi`, below it): what `Context` itself needs while
+//! declaring (a set's global size, its declared block) is answered by `Comm`.
 //!
 //! The partitioner and the halo construction run on the whole connectivity, gathered on every
 //! process (each computes the same answer; see `partition` and `layout`), and dat rows are

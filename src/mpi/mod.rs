@@ -8,6 +8,9 @@
 //! `op_partition` (see `dist`) gathers the connectivity, partitions, and gives every set its
 //! local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
 //! one message per neighbour holding every dat that needs it (grouped, as OP2's default).
+//!
+//! Layers: this module (`Comm`, which `Context` holds), `layout`, `partition` and `transport`
+//! know nothing of `Context`; `dist`, the operations on a whole `Context`, sits above it.
 
 pub mod dist;
 pub mod layout;
