@@ -88,7 +88,7 @@ pub struct Context {
     /// Sparsities and matrices (`op_decl_sparsity`, `op_decl_mat`).
     pub mats: crate::mat::Mats,
     /// Checkpoint and restart, once `op_checkpointing_init` turned it on.
-    pub checkpoint: Option<Box<crate::checkpoint::Checkpointer>>,
+    pub checkpoint: Option<Box<crate::checkpoint::state::Checkpointer>>,
     /// Which dat `op_fetch_data_hdf5_file` wrote into which (file, dataset) this session: a
     /// second dat of the same name into the same file is a name collision.
     pub hdf5_fetched: HashMap<(std::path::PathBuf, String), DatId>,
@@ -146,7 +146,8 @@ impl Context {
         if self.comm.distributed() {
             // Under MPI: each process declares its block; the others' sizes came with the
             // agreement.
-            crate::mpi::dist::after_decl_set(self, id, &sizes);
+            let n = self.sets[id.0 as usize].size;
+            self.comm.after_decl_set(id, n, &sizes);
         }
         Ok(id)
     }
@@ -167,7 +168,7 @@ impl Context {
             if self.comm.partitioned {
                 op2_bail!(BadConfig, "op_decl_map '{name}': maps must be declared before op_partition");
             }
-            let global = crate::mpi::dist::global_size(self, to);
+            let global = self.comm.global_size(to, self.sets[to.0 as usize].size);
             let gto = Set::new(&self.sets[to.0 as usize].name, global.min(i32::MAX as usize) as i32)?;
             return Map::new(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base);
         }
@@ -247,7 +248,8 @@ impl Context {
                 // Under MPI after op_partition: `data` is this process's declared block,
                 // redistributed to the local rows (collective, so agreed first).
                 let shape = self.comm.agree(shape)?;
-                crate::mpi::dist::local_rows_of_block(self, set, dim as usize * ty.size(), d, name).map(|b| (shape, b))
+                let local = self.sets[set.0 as usize].size;
+                self.comm.local_rows_of_block(set, local, dim as usize * ty.size(), d, name).map(|b| (shape, b))
             }
             _ => shape.and_then(|(n, bytes)| {
                 let buf = match (data, &self.sets[set.0 as usize].order) {

@@ -16,58 +16,16 @@
 //! copies current; under MPI each process its local rows, halos included) and the run goes on.
 
 pub mod file;
+pub mod state;
 
 use crate::arg::{Access, RawArg};
 use crate::context::Context;
 use crate::core::{DatId, ElemType, KernelId, SetId};
 use crate::error::Result;
 use crate::{op2_bail, op2_err};
+pub use state::Checkpointer;
+use state::{Saved, Written};
 use std::time::{Duration, Instant};
-
-/// The checkpoint state of a session (in `Context::checkpoint` once on).
-pub struct Checkpointer {
-    path: String,
-    interval: f64,
-    last: Instant,
-    requested: bool,
-    /// Loops since `op_checkpointing_init`.
-    count: u64,
-    sigs: Vec<u64>,
-    /// `red[red_off[k]..red_off[k + 1]]`: loop k's global results.
-    red_off: Vec<u64>,
-    red: Vec<u8>,
-    /// The checkpoint being replayed, until its loop count is reached.
-    replay: Option<Saved>,
-    /// `OP2_CHECKPOINT_TEST_DELAY_MS`: a pause inside each write (tests kill the process there).
-    delay_ms: u64,
-    /// Checkpoints written by this session, and the time of the last one.
-    pub writes: u64,
-    pub last_write: Duration,
-    /// One process: the checkpoint being written by a background thread.
-    pending: Option<std::thread::JoinHandle<Written>>,
-    /// One process: the snapshot buffers of the last background write, reused by the next.
-    buffers: Vec<Vec<u8>>,
-}
-
-/// What a background write hands back: its outcome and report line, and its buffers.
-struct Written {
-    outcome: Result<String>,
-    buffers: Vec<Vec<u8>>,
-    took: Duration,
-}
-
-impl Drop for Checkpointer {
-    /// `op_exit`: a checkpoint still being written is finished first.
-    fn drop(&mut self) {
-        if let Some(h) = self.pending.take() {
-            match h.join() {
-                Ok(Written { outcome: Err(e), .. }) => eprintln!("{e}"),
-                Err(_) => eprintln!("op2 checkpoint: the writer thread of '{}' failed", self.path),
-                Ok(_) => {}
-            }
-        }
-    }
-}
 
 /// Collects a finished background write (`wait`: or waits for it): its report line (diags) or
 /// its error (`OP2_ERR_CHECKPOINT` / `OP2_ERR_IO`, at the loop boundary after it failed).
@@ -85,17 +43,6 @@ fn collect(ctx: &mut Context, wait: bool) -> Result<()> {
     let line = w.outcome?;
     diag(ctx, &line);
     Ok(())
-}
-
-/// What a checkpoint file says (all but the dats' rows, which are read at the restore point).
-struct Saved {
-    nprocs: u64,
-    count: u64,
-    sigs: Vec<u64>,
-    red_off: Vec<u64>,
-    red: Vec<u8>,
-    decls: String,
-    consts: Vec<(String, ElemType, usize, Vec<u8>)>,
 }
 
 const META_MAGIC: &[u8; 16] = b"op2ckpt-meta-v1\n";
@@ -417,17 +364,6 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     match ctx.checkpoint.as_mut() {
         Some(cp) => cp.record(sig, &got),
         None => Ok(()),
-    }
-}
-
-impl Checkpointer {
-    fn record(&mut self, sig: u64, results: &[u8]) -> Result<()> {
-        crate::core::alloc::reserve(&mut self.red, results.len(), "op2 checkpoint: saved global results")?;
-        self.red.extend_from_slice(results);
-        self.sigs.push(sig);
-        self.red_off.push(self.red.len() as u64);
-        self.count += 1;
-        Ok(())
     }
 }
 

@@ -326,7 +326,7 @@ pub fn generate_with(
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target {}, signature {}, {}{}{} */",
-        super::host::comment_text(sig.loop_name),
+        super::writer::comment_text(sig.loop_name),
         sig.kernel_name,
         d.title,
         sig.hash(),

@@ -3,7 +3,8 @@
 //! pointers through maps and calls the kernel, so the C compiler inlines it (the "Sequential
 //! backend" of PyOP2's backend notes).
 //!
-//! ABI of the generated library:
+//! ABI of the generated library (its symbol names and the rule of which globals are copied into
+//! wrapper locals are in `codegen::host_abi`, shared with the vectorised wrapper of `codegen::simd`):
 //! - `void op2_loop(int op2_start, int op2_end, void *const *op2_slots)`: `op2_slots[2*i]` is
 //!   argument `i`'s data (dat base, global or info buffer; NULL for a disabled optional dat) and
 //!   `op2_slots[2*i+1]` its map (`const int *`, row-major) or NULL; `op2_slots[2*nargs]` is a
@@ -15,19 +16,11 @@
 //! it), so any other name (`n`, `src`, `gamma`, `index`, ...) is free for the user's constants,
 //! kernels and helpers; the code is ISO C (compiled with `-std=c11`).
 
-use super::writer::CodeWriter;
+use super::host_abi::{gbl_is_local, CONSTS_SYMBOL, LOOP_SYMBOL};
+use super::writer::{comment_text, CodeWriter};
 use super::LoopSignature;
 use crate::arg::{ArgDesc, DatAccess};
 
-/// Name of the range wrapper symbol.
-pub const LOOP_SYMBOL: &str = "op2_loop";
-/// Name of the constant loader symbol.
-pub const CONSTS_SYMBOL: &str = "op2_set_constants";
-
-/// Globals (and info payloads) up to this many bytes live in a wrapper-local copy, which the
-/// inlined kernel keeps in registers; larger ones are used in place (the driver already gives
-/// reductions a private buffer), so no global of any size goes on the stack.
-pub const GBL_LOCAL_MAX_BYTES: usize = 256;
 /// Vector arguments over maps of up to this arity fill their pointer array with one statement
 /// per entry; larger arities use a loop.
 pub const VEC_UNROLL_MAX: usize = 8;
@@ -83,11 +76,6 @@ const PRELUDE: &str = concat!(
 "
 );
 
-/// Text that is safe inside a C block comment on one line: no `*/`, no control characters.
-pub fn comment_text(s: &str) -> String {
-    s.replace("*/", "* /").chars().map(|c| if c.is_control() { '?' } else { c }).collect()
-}
-
 /// Pointer entries of the scratch array a loop's wrapper expects in `slots[2 * nargs]`: the
 /// sum of the arities of vector arguments too large for the stack (0: no scratch slot used).
 pub fn scratch_entries(args: &[ArgDesc]) -> usize {
@@ -97,11 +85,6 @@ pub fn scratch_entries(args: &[ArgDesc]) -> usize {
             _ => 0,
         })
         .sum()
-}
-
-/// Whether a global or info argument of `dim` values of `ty` is copied into a wrapper local.
-fn gbl_is_local(ty: crate::core::ElemType, dim: usize) -> bool {
-    dim.saturating_mul(ty.size()) <= GBL_LOCAL_MAX_BYTES
 }
 
 /// Generates the translation unit for one loop.

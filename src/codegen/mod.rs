@@ -4,6 +4,7 @@
 pub mod cuda;
 pub mod device;
 pub mod host;
+pub mod host_abi;
 pub mod opencl;
 pub mod rewrite;
 pub mod simd;

@@ -17,8 +17,9 @@
 //! - `const char op2_simd_refused[]`: instead of the two above, why the kernel was not
 //!   rewritten (for `op_timing_output` and diagnostics).
 
+use super::host_abi::{gbl_is_local, LOOP_SYMBOL};
 use super::rewrite;
-use super::writer::CodeWriter;
+use super::writer::{comment_text, CodeWriter};
 use super::LoopSignature;
 use crate::arg::{Access, ArgDesc, DatAccess};
 use crate::config::SimdMode;
@@ -73,7 +74,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
             }
             ArgDesc::Gbl { ty, dim, .. } => {
                 w.line(format!("{0} *op2_a{i} = ({0} *)op2_slots[{1}];", ty.c_name(), 2 * i));
-                if dim.saturating_mul(ty.size()) <= super::host::GBL_LOCAL_MAX_BYTES {
+                if gbl_is_local(ty, dim) {
                     w.line(format!("{} op2_g{i}[{dim}];", ty.c_name()));
                     w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_a{i}[op2_k];"));
                 }
@@ -130,7 +131,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
         .iter()
         .enumerate()
         .map(|(i, a)| match *a {
-            ArgDesc::Gbl { ty, dim, .. } if dim.saturating_mul(ty.size()) <= super::host::GBL_LOCAL_MAX_BYTES => {
+            ArgDesc::Gbl { ty, dim, .. } if gbl_is_local(ty, dim) => {
                 format!("(void *)op2_g{i}")
             }
             ArgDesc::Gbl { .. } => format!("(void *)op2_a{i}"),
@@ -165,7 +166,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
         w.close();
     }
     w.close();
-    w.line(format!("if (op2_b < op2_end) {}((int)op2_b, op2_end, op2_slots);", super::host::LOOP_SYMBOL));
+    w.line(format!("if (op2_b < op2_end) {LOOP_SYMBOL}((int)op2_b, op2_end, op2_slots);"));
     w.close();
     let m = if mode == SimdMode::On { 1 } else { 2 };
     w.line(format!("OP2_EXPORT const int {MODE_SYMBOL} = {m};"));
@@ -196,7 +197,7 @@ fn components(w: &mut CodeWriter, dim: usize, stmt: impl Fn(&str) -> String) {
 
 /// Emits the refusal reason.
 pub fn emit_refused(w: &mut CodeWriter, reason: &str) {
-    w.line(format!("/* Not vectorised: {} */", super::host::comment_text(reason)));
+    w.line(format!("/* Not vectorised: {} */", comment_text(reason)));
     w.line(format!("OP2_EXPORT const char {REFUSED_SYMBOL}[] = {};", c_string(reason)));
 }
 

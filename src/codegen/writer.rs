@@ -1,5 +1,10 @@
 //! A small indenting writer, so emitters produce readable code without string soup.
 
+/// Text that is safe inside a C block comment on one line: no `*/`, no control characters.
+pub fn comment_text(s: &str) -> String {
+    s.replace("*/", "* /").chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
 #[derive(Default)]
 pub struct CodeWriter {
     out: String,

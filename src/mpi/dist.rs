@@ -1,15 +1,17 @@
 //! The distributed operations on a `Context`: the declared blocks of sets, `op_partition`
 //! (gather the connectivity, partition, build the layouts, migrate maps and dats), and the
-//! collective outputs in the original numbering (fetch, fetch by range, print).
+//! collective outputs in the original numbering (fetch, fetch by range, print). A layer above
+//! `context` (which holds only the `Comm` of `mpi`, below it): what `Context` itself needs while
+//! declaring (a set's global size, its declared block) is answered by `Comm`.
 //!
 //! The partitioner and the halo construction run on the whole connectivity, gathered on every
 //! process (each computes the same answer; see `partition` and `layout`), and dat rows are
 //! migrated by gathering each dat once. That costs O(global mesh) memory per process during
 //! `op_partition` only; loops afterwards exchange only halo rows, point to point.
 
-use super::layout::{self, SetLayout};
+use super::layout::{self, local_rows, SetLayout};
 use super::partition::{self, GMap, Method};
-use super::SetDist;
+use super::BlockPlan;
 use crate::context::Context;
 use crate::core::buffer::AlignedBuf;
 use crate::core::{DatId, ElemType, MapId, SetId};
@@ -24,54 +26,19 @@ fn from_bytes(b: &[u8]) -> Vec<i32> {
     b.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-/// After `op_decl_set` under MPI: `sizes` holds every process's block size (u64, rank order,
-/// gathered by the agreement before the set was committed), so the set knows its global size
-/// and this process's offset.
-pub fn after_decl_set(ctx: &mut Context, set: SetId, sizes: &[Vec<u8>]) {
-    let mut offsets = vec![0usize];
-    for b in sizes {
-        let mut w = [0u8; 8];
-        if let Some(x) = b.get(..8) {
-            w.copy_from_slice(x);
-        }
-        offsets.push(offsets.last().copied().unwrap_or(0) + u64::from_ne_bytes(w) as usize);
-    }
-    let me = ctx.comm.rank() as usize;
-    while ctx.comm.sets.len() <= set.0 as usize {
-        ctx.comm.sets.push(SetDist::default());
-    }
-    let n = ctx.sets[set.0 as usize].size;
-    ctx.comm.sets[set.0 as usize] = SetDist {
-        global_size: *offsets.last().unwrap_or(&0),
-        decl_offset: offsets.get(me).copied().unwrap_or(0),
-        decl_size: n,
-        offsets,
-        layout: None,
-    };
-}
-
-/// Global size of a set (its local size on one process).
+/// Global size of a set (its local size on one process): `Comm::global_size`.
 pub fn global_size(ctx: &Context, set: SetId) -> usize {
-    match ctx.comm.sets.get(set.0 as usize) {
-        Some(d) if ctx.comm.distributed() => d.global_size,
-        _ => ctx.sets[set.0 as usize].size,
-    }
+    ctx.comm.global_size(set, ctx.sets[set.0 as usize].size)
 }
 
-/// This process's first declared global index of a set.
+/// This process's first declared global index of a set: `Comm::global_offset`.
 pub fn global_offset(ctx: &Context, set: SetId) -> usize {
-    match ctx.comm.sets.get(set.0 as usize) {
-        Some(d) if ctx.comm.distributed() => d.decl_offset,
-        _ => 0,
-    }
+    ctx.comm.global_offset(set)
 }
 
-/// The size of this process's declared block (what op_fetch_data fills).
+/// The size of this process's declared block (what op_fetch_data fills): `Comm::declared_size`.
 pub fn declared_size(ctx: &Context, set: SetId) -> usize {
-    match ctx.comm.sets.get(set.0 as usize) {
-        Some(d) if ctx.comm.distributed() => d.decl_size,
-        _ => ctx.sets[set.0 as usize].size,
-    }
+    ctx.comm.declared_size(set, ctx.sets[set.0 as usize].size)
 }
 
 /// A whole map in global numbering (rows of every process, in rank order).
@@ -308,32 +275,6 @@ pub fn partition(
     Ok(())
 }
 
-/// This process's local rows (owned and halos, local order) from rows in global order.
-fn local_rows(global: &[u8], eb: usize, l: &SetLayout, name: &str) -> Result<AlignedBuf> {
-    let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
-        op2_bail!(OutOfMemory, "op_partition: cannot allocate {} rows of dat '{name}'", l.total());
-    };
-    let out = buf.as_mut_slice();
-    for (i, &g) in l.gids.iter().enumerate() {
-        out[i * eb..(i + 1) * eb].copy_from_slice(&global[g as usize * eb..(g as usize + 1) * eb]);
-    }
-    Ok(buf)
-}
-
-/// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block
-/// (rows of `eb` bytes); returns the dat's local rows (collective: the blocks are gathered).
-pub fn local_rows_of_block(ctx: &Context, set: SetId, eb: usize, data: &[u8], name: &str) -> Result<AlignedBuf> {
-    let n = declared_size(ctx, set);
-    let all = ctx.comm.all_gather(&data[..n * eb])?.concat();
-    match ctx.comm.layout(set) {
-        Some(l) => local_rows(&all, eb, l, name),
-        None => match AlignedBuf::from_slice(&data[..n * eb]) {
-            Some(b) => Ok(b),
-            None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
-        },
-    }
-}
-
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).
 pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
     ctx.sync_to_host(d)?;
@@ -346,14 +287,6 @@ pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
 /// block starts; empty blocks are skipped).
 fn block_owner(offsets: &[usize], g: usize) -> usize {
     offsets.partition_point(|&o| o <= g).saturating_sub(1)
-}
-
-/// How the owned rows of a set reach the declared blocks: per process q, which owned rows
-/// (local indices, in order) go to q, and where the rows that q sends land in this process's
-/// block (positions, in q's order). Fixed once op_partition has run.
-pub struct BlockPlan {
-    send: Vec<Vec<u32>>,
-    recv: Vec<Vec<u32>>,
 }
 
 /// The plan of `set`, made at first use: each process sends the original indices of its owned

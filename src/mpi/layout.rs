@@ -12,6 +12,7 @@
 //! kind and its export list (the same elements, in the same order) needs no negotiation.
 
 use super::partition::GMap;
+use crate::core::buffer::AlignedBuf;
 use crate::error::Result;
 use crate::op2_bail;
 use std::collections::{BTreeSet, HashMap};
@@ -188,6 +189,19 @@ pub fn local_map(m: &GMap, from: &SetLayout, to: &SetLayout, name: &str) -> Resu
         }
     }
     Ok(out)
+}
+
+/// This process's local rows (owned and halos, local order) from rows of `eb` bytes in global
+/// order.
+pub fn local_rows(global: &[u8], eb: usize, l: &SetLayout, name: &str) -> Result<AlignedBuf> {
+    let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
+        op2_bail!(OutOfMemory, "op_partition: cannot allocate {} rows of dat '{name}'", l.total());
+    };
+    let out = buf.as_mut_slice();
+    for (i, &g) in l.gids.iter().enumerate() {
+        out[i * eb..(i + 1) * eb].copy_from_slice(&global[g as usize * eb..(g as usize + 1) * eb]);
+    }
+    Ok(buf)
 }
 
 /// Halo statistics of one set over all processes (for the partition table).

@@ -8,6 +8,9 @@
 //! `op_partition` (see `dist`) gathers the connectivity, partitions, and gives every set its
 //! local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
 //! one message per neighbour holding every dat that needs it (grouped, as OP2's default).
+//!
+//! Layers: this module (`Comm`, which `Context` holds), `layout`, `partition` and `transport`
+//! know nothing of `Context`; `dist`, the operations on a whole `Context`, sits above it.
 
 pub mod dist;
 pub mod layout;
@@ -19,7 +22,8 @@ pub mod transport;
 
 use crate::backend::reduce::Partials;
 use crate::backend::Reduction;
-use crate::core::{Dat, DatId};
+use crate::core::buffer::AlignedBuf;
+use crate::core::{Dat, DatId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
 use layout::SetLayout;
@@ -37,19 +41,6 @@ pub fn abort_job(code: i32) {
         unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, code) };
     }
     let _ = code;
-}
-
-/// For calls that do not take part in MPI yet (HDF5 and VTK files): OP2_ERR_BACKEND_UNAVAILABLE
-/// on more than one process rather than a file written or read wrongly.
-pub fn one_process_only(ctx: &crate::context::Context, call: &str) -> Result<()> {
-    if ctx.comm.distributed() {
-        op2_bail!(
-            BackendUnavailable,
-            "{call}: not supported under MPI with more than one process yet (this run has {})",
-            ctx.comm.size()
-        );
-    }
-    Ok(())
 }
 
 /// A set as the distributed layer sees it.
@@ -89,10 +80,18 @@ pub struct Comm {
     pub seq: std::sync::atomic::AtomicU64,
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
     /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
-    pub idx_maps: Vec<(Option<crate::core::MapId>, crate::core::SetId, std::sync::Arc<Vec<i32>>)>,
+    pub idx_maps: Vec<(Option<crate::core::MapId>, SetId, std::sync::Arc<Vec<i32>>)>,
     /// Per set (by SetId), after op_partition: how owned rows reach the declared blocks
     /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
-    pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<dist::BlockPlan>>>>,
+    pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<BlockPlan>>>>,
+}
+
+/// How the owned rows of a set reach the declared blocks: per process q, which owned rows
+/// (local indices, in order) go to q, and where the rows that q sends land in this process's
+/// block (positions, in q's order). Fixed once op_partition has run (made by `dist`).
+pub struct BlockPlan {
+    send: Vec<Vec<u32>>,
+    recv: Vec<Vec<u32>>,
 }
 
 /// An exchange in flight: the requests and the buffers they use. Dropping it waits for every
@@ -167,8 +166,80 @@ impl Comm {
     }
 
     /// The layout of a set after `op_partition` (None on one process or before).
-    pub fn layout(&self, set: crate::core::SetId) -> Option<&SetLayout> {
+    pub fn layout(&self, set: SetId) -> Option<&SetLayout> {
         self.sets.get(set.0 as usize).and_then(|s| s.layout.as_ref())
+    }
+
+    /// After `op_decl_set` under MPI: `sizes` holds every process's block size (u64, rank order,
+    /// gathered by the agreement before the set was committed) and `size` is this process's, so
+    /// the set knows its global size and this process's offset.
+    pub fn after_decl_set(&mut self, set: SetId, size: usize, sizes: &[Vec<u8>]) {
+        let mut offsets = vec![0usize];
+        for b in sizes {
+            let mut w = [0u8; 8];
+            if let Some(x) = b.get(..8) {
+                w.copy_from_slice(x);
+            }
+            offsets.push(offsets.last().copied().unwrap_or(0) + u64::from_ne_bytes(w) as usize);
+        }
+        let me = self.rank() as usize;
+        while self.sets.len() <= set.0 as usize {
+            self.sets.push(SetDist::default());
+        }
+        self.sets[set.0 as usize] = SetDist {
+            global_size: *offsets.last().unwrap_or(&0),
+            decl_offset: offsets.get(me).copied().unwrap_or(0),
+            decl_size: size,
+            offsets,
+            layout: None,
+        };
+    }
+
+    /// Global size of a set whose size on this process is `local` (that size on one process).
+    pub fn global_size(&self, set: SetId, local: usize) -> usize {
+        match self.sets.get(set.0 as usize) {
+            Some(d) if self.distributed() => d.global_size,
+            _ => local,
+        }
+    }
+
+    /// This process's first declared global index of a set (0 on one process).
+    pub fn global_offset(&self, set: SetId) -> usize {
+        match self.sets.get(set.0 as usize) {
+            Some(d) if self.distributed() => d.decl_offset,
+            _ => 0,
+        }
+    }
+
+    /// The size of this process's declared block (what op_fetch_data fills) of a set whose size
+    /// on this process is `local` (that size on one process).
+    pub fn declared_size(&self, set: SetId, local: usize) -> usize {
+        match self.sets.get(set.0 as usize) {
+            Some(d) if self.distributed() => d.decl_size,
+            _ => local,
+        }
+    }
+
+    /// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block
+    /// (rows of `eb` bytes) of a set whose size on this process is `local`; returns the dat's
+    /// local rows (collective: the blocks are gathered).
+    pub fn local_rows_of_block(
+        &self,
+        set: SetId,
+        local: usize,
+        eb: usize,
+        data: &[u8],
+        name: &str,
+    ) -> Result<AlignedBuf> {
+        let n = self.declared_size(set, local);
+        let all = self.all_gather(&data[..n * eb])?.concat();
+        match self.layout(set) {
+            Some(l) => layout::local_rows(&all, eb, l, name),
+            None => match AlignedBuf::from_slice(&data[..n * eb]) {
+                Some(b) => Ok(b),
+                None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
+            },
+        }
     }
 
     pub fn barrier(&self) -> Result<()> {
