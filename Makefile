@@ -41,6 +41,7 @@ test-c: lib
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
+	python3 tools/module_graph.py --max 0
 
 # The C suite again with the test programs and the JIT'd loops built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (any finding fails the run), on the host backends under test.

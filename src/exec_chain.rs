@@ -23,6 +23,10 @@ use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The most loops a queue holds: the next one runs them (a chain longer than this runs in parts
+/// of this many loops).
+pub const MAX_QUEUE: usize = 64;
+
 /// On `threads`, a tiling with more levels than this is redone with tiles twice as wide.
 const PARALLEL_LEVELS: u32 = 2;
 
@@ -62,7 +66,11 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     // this call's own).
     let first_on_device = ctx.backend.is_device()
         && !l.compiled.as_ref().is_some_and(|c| c.ran.load(std::sync::atomic::Ordering::Relaxed));
-    let now = (l.reduces() && ctx.lazy.chain.is_none()) || l.has_mat() || first_on_device;
+    // And a queue that reached its bound runs (a program that never flushes holds no more).
+    let now = (l.reduces() && ctx.lazy.chain.is_none())
+        || l.has_mat()
+        || first_on_device
+        || ctx.lazy.queue.len() + 1 >= MAX_QUEUE;
     ctx.lazy.queue.push(l);
     if now {
         flush(ctx, "op_par_loop")?;

@@ -205,3 +205,25 @@ fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
     assert!(ctx.lazy.queue.is_empty());
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+#[test]
+fn a_queue_holds_at_most_max_queue_loops() {
+    let cache = dir("bound");
+    let tokens = vec![format!("OP2_CACHE_DIR={}", cache.display()), "OP2_BACKEND=seq".into(), "OP2_LAZY=1".into()];
+    let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+    let m = mesh(&mut ctx, 40, 5);
+    let mut longest = 0;
+    for _ in 0..(2 * op2::exec_chain::MAX_QUEUE + 5) {
+        let a = [dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)];
+        op2::exec_chain::par_loop(&mut ctx, m.k[0], "save", m.cells, &a).unwrap();
+        longest = longest.max(ctx.lazy.queue.len());
+    }
+    assert_eq!(longest, op2::exec_chain::MAX_QUEUE - 1);
+    op2::exec_chain::flush(&mut ctx, "test").unwrap();
+    let mut q = vec![0u8; 8 * 40];
+    let mut qold = vec![0u8; 8 * 40];
+    ctx.fetch(m.q, 0, 39, &mut q).unwrap();
+    ctx.fetch(m.qold, 0, 39, &mut qold).unwrap();
+    assert_eq!(q, qold);
+    let _ = std::fs::remove_dir_all(&cache);
+}
