@@ -200,6 +200,9 @@ pub struct Config {
     /// `OP2_TILE_VERIFY=1`: every new tiling is checked by simulation before it runs (slow; a
     /// wrong tiling is OP2_ERR_INTERNAL).
     pub debug_tiling: bool,
+    /// `OP2_FUSE=0`: a chain's loops over one set with only direct dependencies between them
+    /// run as separate loops instead of one generated loop.
+    pub fuse: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,
     /// `OP2_GENERATE_TARGETS` (default: the running backend's target).
@@ -236,6 +239,7 @@ const KEYS: &[&str] = &[
     "OP2_DIAGNOSTICS",
     "OP2_TILE_SIZE",
     "OP2_TILE_VERIFY",
+    "OP2_FUSE",
     "OP2_VALIDATE_RTOL",
     "OP_AUTO_SOA",
     "OP2_GENERATE",
@@ -358,6 +362,11 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_TILE_VERIFY={v} (expected 0 or 1)"),
         };
+        let fuse = match get("OP2_FUSE").as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_FUSE={v} (expected 0 or 1)"),
+        };
         let auto_soa = match get("OP_AUTO_SOA").as_deref() {
             None | Some("0") => false,
             Some("1") => true,
@@ -417,6 +426,7 @@ impl Config {
             lazy,
             tile_size,
             debug_tiling,
+            fuse,
             auto_soa,
             validate_rtol,
             generate_dir: get("OP2_GENERATE").map(PathBuf::from),

@@ -18,7 +18,7 @@ use crate::context::Context;
 use crate::core::{KernelId, SetId};
 use crate::error::{Op2Error, Result};
 use crate::exec;
-use crate::par_loop::{ChainKey, ParLoop};
+use crate::par_loop::{ChainKey, Fused, ParLoop};
 use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -184,7 +184,7 @@ fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKe
             (l.set, args)
         })
         .collect();
-    ChainKey { loops, tile_size, schedule }
+    ChainKey { loops, tile_size, schedule, groups: Vec::new() }
 }
 
 /// The name a chain goes by in timings and diagnostics: the open chain's, else its first and
@@ -199,18 +199,146 @@ fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
     }
 }
 
-/// Runs the chain tiled: each loop's checks and pointers (the driver's phases), then every tile
-/// (`Backend::compute_tiled`), then each loop's hand-back and timing record; the chain's time is
-/// its own row in `op_timing_output` (its loops count their calls and bytes there).
+/// A run of consecutive queued loops that runs as one generated loop (`fused`), or one loop.
+struct Group {
+    loops: std::ops::Range<usize>,
+    fused: Option<Arc<Fused>>,
+}
+
+/// The chain's groups: maximal runs of loops over one set whose dependencies are all direct
+/// (`plan::tiling::fusion_groups`), without vector arguments that need scratch, whose fused unit
+/// compiles (a unit that does not, two kernels or helpers of one name, runs its loops unfused).
+fn groups(ctx: &mut Context, queue: &[ParLoop]) -> Vec<Group> {
+    let ranges = {
+        let loops = chain_loops(ctx, queue);
+        tiling::fusion_groups(&loops)
+    };
+    let mut out = Vec::new();
+    for r in ranges {
+        // Split where the set changes or a loop needs scratch (fused units pass none).
+        let mut start = r.start;
+        for i in r.start..=r.end {
+            let cut = i == r.end
+                || i == start
+                || queue[i].set != queue[start].set
+                || host::scratch_entries(&queue[i].shape.args) > 0
+                || host::scratch_entries(&queue[start].shape.args) > 0;
+            if i == start || !cut {
+                continue;
+            }
+            // The longest run from `a` that compiles as one unit (a clash of names between two
+            // kernels ends it), then on from its end.
+            let mut a = start;
+            while a < i {
+                let mut found = None;
+                for b in (a + 2..=i).rev() {
+                    if let Some(f) = fused_lib(ctx, &queue[a..b]) {
+                        found = Some((b, f));
+                        break;
+                    }
+                }
+                match found {
+                    Some((b, f)) => {
+                        out.push(Group { loops: a..b, fused: Some(f) });
+                        a = b;
+                    }
+                    None => {
+                        out.push(Group { loops: a..a + 1, fused: None });
+                        a += 1;
+                    }
+                }
+            }
+            start = i;
+        }
+    }
+    out
+}
+
+/// The fused library of `loops` (cached per shapes; `None` when the unit does not compile).
+fn fused_lib(ctx: &mut Context, loops: &[ParLoop]) -> Option<Arc<Fused>> {
+    let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+    if let Some(f) = ctx.lazy.fused.get(&shapes) {
+        return f.clone();
+    }
+    let origins: Vec<String> = loops.iter().map(|l| ctx.kernels[l.shape.kernel.0 as usize].line_origin()).collect();
+    let consts: Vec<Vec<crate::codegen::ConstDecl>> =
+        loops.iter().map(|l| ctx.consts_used_by(l.shape.kernel)).collect();
+    let mut union: Vec<crate::codegen::ConstDecl> = consts.iter().flatten().cloned().collect();
+    union.sort_by(|a, b| a.name.cmp(&b.name));
+    union.dedup_by(|a, b| a.name == b.name);
+    let source = {
+        let sigs: Vec<crate::codegen::LoopSignature> = loops
+            .iter()
+            .zip(&origins)
+            .zip(&consts)
+            .map(|((l, origin), c)| {
+                let k = &ctx.kernels[l.shape.kernel.0 as usize];
+                crate::codegen::LoopSignature {
+                    loop_name: &l.name,
+                    kernel_name: &k.name,
+                    kernel_source: &k.source,
+                    kernel_origin: origin,
+                    args: &l.shape.args,
+                    consts: c,
+                }
+            })
+            .collect();
+        host::generate_fused(&sigs, &union)
+    };
+    let names: Vec<&str> = loops.iter().map(|l| l.name.as_str()).collect();
+    let what = format!("fused loops '{}'", names.join("' + '"));
+    let fused = match ctx.jit.host_library(&source, &what, &names.join("+")) {
+        Ok(lib) => {
+            // Static generation writes the units that compile, as it writes loops.
+            if let Some(dir) = &ctx.config.generate_dir {
+                let kernels: Vec<&str> =
+                    loops.iter().map(|l| ctx.kernels[l.shape.kernel.0 as usize].name.as_str()).collect();
+                let args: Vec<String> = loops.iter().flat_map(|l| l.shape.args.iter().map(host::describe)).collect();
+                if let Err(e) = crate::generate::write_fused(dir, &names.join("+"), &kernels.join("+"), &args, &source)
+                {
+                    crate::timing::print_after_c_stdio(&format!("op2: {what}: {}\n", e.message));
+                }
+            }
+            Some(Arc::new(Fused { lib, consts: union }))
+        }
+        Err(e) => {
+            if ctx.config.diags >= 2 {
+                crate::timing::print_after_c_stdio(&format!("op2: {what}: not fused: {}\n", e.message));
+            }
+            None
+        }
+    };
+    ctx.lazy.fused.insert(shapes, fused.clone());
+    fused
+}
+
+/// Runs the chain tiled: its loops in fusion groups, each loop's checks and pointers (the
+/// driver's phases), then every tile (`Backend::compute_tiled`, a group's loops element block by
+/// element block in one generated loop), then each loop's hand-back and timing record; the
+/// chain's time is its own row in `op_timing_output` (its loops count their calls and bytes).
 fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &str) -> Result<()> {
     let tile_size = ctx.config.tile_size.unwrap_or(DEFAULT_TILE_SIZE);
-    let key = chain_key(queue, tile_size, schedule);
-    let name = chain_name(ctx, queue);
     let t0 = Instant::now();
+    let groups = if ctx.config.fuse {
+        groups(ctx, queue)
+    } else {
+        (0..queue.len()).map(|k| Group { loops: k..k + 1, fused: None }).collect()
+    };
+    let mut key = chain_key(queue, tile_size, schedule);
+    key.groups = groups.iter().map(|g| g.loops.len()).collect();
+    let name = chain_name(ctx, queue);
     let tiling = match ctx.lazy.tilings.get(&key) {
         Some(t) => t.clone(),
         None => {
-            let loops = chain_loops(ctx, queue);
+            let per_loop = chain_loops(ctx, queue);
+            let mut loops: Vec<ChainLoop> = Vec::with_capacity(groups.len());
+            for g in &groups {
+                let mut args = Vec::new();
+                for l in g.loops.clone() {
+                    args.extend(per_loop[l].args.iter().copied());
+                }
+                loops.push(ChainLoop { size: per_loop[g.loops.start].size, args });
+            }
             let inspect = |size: usize| {
                 tiling::inspect(&loops, size, schedule)
                     .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))
@@ -234,7 +362,8 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             }
             let t = Arc::new(t);
             ctx.lazy.tilings.insert(key, t.clone());
-            ctx.diags_chain(&name, queue.iter().map(|l| l.name.as_str()), &t);
+            let group_names = group_names(queue, &groups);
+            ctx.diags_chain(&name, group_names.iter().map(String::as_str), &t);
             t
         }
     };
@@ -247,6 +376,14 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         crate::exec::check(ctx, l.shape.kernel, &l.name, &l.bound, &c)
             .map_err(|e| queued_failure(e, &l.name, call, 0))?;
         checked.push(c);
+    }
+    // A fused unit loads the constants of all its kernels.
+    for f in groups.iter().filter_map(|g| g.fused.as_ref()) {
+        if f.lib.consts_fn.is_some() {
+            let ptrs: Vec<*const std::ffi::c_void> =
+                f.consts.iter().map(|c| ctx.consts[&c.name].data.as_ptr() as *const std::ffi::c_void).collect();
+            f.lib.ensure_constants(ctx.const_epoch, &ptrs);
+        }
     }
     let bytes: Vec<u64> = queue.iter().map(|l| crate::exec::bytes_moved(ctx, &l.shape.args, &l.bound, l.set)).collect();
 
@@ -271,18 +408,53 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         .map_err(|e| queued_failure(e, &l.name, call, 0))?;
         pointers.push(p);
     }
-    let mut calls: Vec<LoopCall> = queue
+    // Each group's arguments back to back (a fused unit's slots are its loops', in order).
+    let merged: Vec<(Vec<crate::arg::ArgDesc>, Vec<BoundArg>, String)> = groups
         .iter()
-        .zip(pointers)
-        .zip(&checked)
-        .map(|((l, p), c)| LoopCall {
+        .map(|g| {
+            let ls = &queue[g.loops.clone()];
+            (
+                ls.iter().flat_map(|l| l.shape.args.iter().copied()).collect(),
+                ls.iter().flat_map(|l| l.bound.iter().copied()).collect(),
+                ls.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join("+"),
+            )
+        })
+        .collect();
+    let mut pointers = pointers.into_iter();
+    let mut calls: Vec<LoopCall> = Vec::with_capacity(groups.len());
+    for (g, (descs, bound, gname)) in groups.iter().zip(&merged) {
+        let first = &queue[g.loops.start];
+        let (mut slots, mut reductions, mut indirect) = (Vec::new(), Vec::new(), Vec::new());
+        let mut off = 0;
+        for l in &queue[g.loops.clone()] {
+            let Some(p) = pointers.next() else { crate::op2_bail!(Internal, "{call}: {name}: lost a loop's pointers") };
+            let n = l.shape.args.len();
+            let base = reductions.len();
+            slots.extend_from_slice(&p.slots[..2 * n]);
+            reductions.extend(p.reductions.into_iter().map(|mut r| {
+                r.arg += off;
+                r.follows = r.follows.map(|f| f + base);
+                r
+            }));
+            indirect.extend(p.indirect.into_iter().map(|mut a| {
+                a.arg += off;
+                a
+            }));
+            off += n;
+        }
+        // The scratch slot: a single loop's own, none for a fused unit.
+        slots.push(std::ptr::null_mut());
+        let (lib, shape_key) = match &g.fused {
+            Some(f) => (&*f.lib, Arc::as_ptr(f) as usize),
+            None => (&*checked[g.loops.start].lib, Arc::as_ptr(&checked[g.loops.start]) as usize),
+        };
+        calls.push(LoopCall {
             sig: None,
             const_values: Vec::new(),
-            shape_key: Arc::as_ptr(c) as usize,
+            shape_key,
             const_epoch: 0,
-            bound: &l.bound,
-            maps: l
-                .bound
+            bound,
+            maps: bound
                 .iter()
                 .map(|b| match *b {
                     BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
@@ -291,29 +463,47 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
                     _ => None,
                 })
                 .collect(),
-            name: &l.name,
-            set: l.set,
-            set_size: sets[l.set.0 as usize].size,
-            lib: &c.lib,
-            descs: &l.shape.args,
-            slots: p.slots,
-            scratch_entries: host::scratch_entries(&l.shape.args),
-            reductions: p.reductions,
-            indirect: p.indirect,
-            dat_names: l
-                .bound
+            name: if g.fused.is_some() { gname } else { &first.name },
+            set: first.set,
+            set_size: sets[first.set.0 as usize].size,
+            lib,
+            descs,
+            slots,
+            scratch_entries: if g.fused.is_some() { 0 } else { host::scratch_entries(descs) },
+            reductions,
+            indirect,
+            dat_names: bound
                 .iter()
                 .map(|b| match b {
                     BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
                     _ => "",
                 })
                 .collect(),
-        })
-        .collect();
+        });
+    }
     let started = Instant::now();
     let r = backend.compute_tiled(&mut calls, &tiling);
     let elapsed = started.elapsed();
-    let reductions: Vec<_> = calls.iter_mut().map(|c| std::mem::take(&mut c.reductions)).collect();
+    // Each loop's reductions back, with its own argument positions.
+    let mut reductions: Vec<Vec<crate::backend::Reduction>> = Vec::with_capacity(queue.len());
+    for (g, c) in groups.iter().zip(calls.iter_mut()) {
+        let all = std::mem::take(&mut c.reductions);
+        let mut off = 0;
+        for l in &queue[g.loops.clone()] {
+            let n = l.shape.args.len();
+            reductions.push(
+                all.iter()
+                    .filter(|r| (off..off + n).contains(&r.arg))
+                    .map(|r| {
+                        let mut r = r.clone();
+                        r.arg -= off;
+                        r
+                    })
+                    .collect(),
+            );
+            off += n;
+        }
+    }
     drop(calls);
     if let Err(e) = r {
         return Err(Op2Error::new(
@@ -335,10 +525,9 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
     row.time += elapsed + inspect_time;
     row.bytes += bytes.iter().sum::<u64>();
     if row.members.is_none() {
-        let loops: Vec<&str> = queue.iter().map(|l| l.name.as_str()).collect();
         row.members = Some(format!(
             "{} ({} tiles, {} level{}; traffic model {:.1} MB a run, eager {:.1} MB)",
-            loops.join(" "),
+            group_names(queue, &groups).join(" "),
             tiling.tiles,
             tiling.nlevels,
             if tiling.nlevels == 1 { "" } else { "s" },
@@ -347,6 +536,14 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         ));
     }
     Ok(())
+}
+
+/// Each group's name: its loop's, or its fused loops' joined by `+`.
+fn group_names(queue: &[ParLoop], groups: &[Group]) -> Vec<String> {
+    groups
+        .iter()
+        .map(|g| queue[g.loops.clone()].iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join("+"))
+        .collect()
 }
 
 /// The bytes a tiled chain must move if every tile's data stays in cache between its loops:

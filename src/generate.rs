@@ -97,6 +97,34 @@ pub fn write(
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
 }
 
+/// Writes a fused unit's host code (`codegen::host::generate_fused`, host target only) and
+/// records it in the manifest like a loop named `name` (its loops' names joined by `+`), with
+/// kernel `kernels` (theirs, joined by `+`) and the loops' argument descriptors back to back, so
+/// `op2-pack` packs it and a run with `OP2_LOOP_PACK` loads it by that name.
+pub fn write_fused(dir: &Path, name: &str, kernels: &str, args: &[String], source: &str) -> Result<()> {
+    let fail = |what: &str, e: std::io::Error| crate::op2_err!(Io, "OP2_GENERATE: {what} in '{}': {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
+    let hash = hex(&Sha256::digest(source.as_bytes())[..16]);
+    let file = format!("{}-{}.{}", stem(name), &hash[..12], Target::Host.ext());
+    let path = dir.join(&file);
+    if !path.exists() {
+        let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, source).map_err(|e| fail("cannot write", e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| fail("cannot rename", e))?;
+    }
+    let args: Vec<String> = args.iter().map(|a| json(a)).collect();
+    let line = format!(
+        "{{\"loop\": {}, \"kernel\": {}, \"target\": {}, \"file\": {}, \"hash\": {}, \"args\": [{}]}}",
+        json(name),
+        json(kernels),
+        json(Target::Host.name()),
+        json(&file),
+        json(&hash),
+        args.join(", ")
+    );
+    record(dir, &[line]).map_err(|e| fail("cannot update the manifest", e))
+}
+
 /// One generated source of a loop: its variant (cuda: `colour`, `blocks`, `atomics`, each maybe
 /// with `-soa`; `None` for a target with one form) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -124,6 +124,8 @@ pub struct ChainKey {
     pub loops: Vec<(SetId, Vec<ChainKeyArg>)>,
     pub tile_size: usize,
     pub schedule: Schedule,
+    /// The loops of each fusion group, in order (1: unfused).
+    pub groups: Vec<usize>,
 }
 
 /// The session's lazy state: loops waiting to run, the open chain (if any), and the tilings of
@@ -134,6 +136,15 @@ pub struct Lazy {
     /// The name of the chain `op_loop_chain_begin` opened, until `op_loop_chain_end`.
     pub chain: Option<String>,
     pub tilings: HashMap<ChainKey, Arc<Tiling>>,
+    /// Fused loops by their shapes: the library and the constants it loads (`None`: the
+    /// loops do not compile as one unit and run unfused).
+    pub fused: HashMap<Vec<LoopShape>, Option<Arc<Fused>>>,
+}
+
+/// A fused loop's library and the constants it loads, in order (`codegen::host::generate_fused`).
+pub struct Fused {
+    pub lib: Arc<crate::jit::HostLibrary>,
+    pub consts: Vec<crate::codegen::ConstDecl>,
 }
 
 impl Lazy {

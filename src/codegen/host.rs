@@ -156,6 +156,85 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     w.finish()
 }
 
+/// Elements each fused loop runs before the next one takes the same elements (`generate_fused`):
+/// a block's data is still in the first-level cache when the next kernel reads it.
+pub const FUSED_BLOCK: usize = 128;
+
+/// Generates one translation unit running several loops over the same set as one loop (soft
+/// fusion of a chain's loops whose dependencies are all direct): each loop's range wrapper as
+/// a static function `op2_loop_<k>`, and `op2_loop` running blocks of `FUSED_BLOCK` elements
+/// through each in turn (for a direct dependency, element i of a later loop needs only element
+/// i of the earlier ones, so any blocking gives the unfused results bit for bit). Slots: each
+/// loop's two per argument, back to back, then one (unused) scratch slot; loops whose vector
+/// arguments need scratch are not fused. `consts` is the union of the loops' constants, sorted
+/// by name, in the order `op2_set_constants` loads them. A kernel (name and source) used by two
+/// of the loops appears once; two different kernels or helpers of the same name do not compile,
+/// and the caller runs the loops unfused.
+pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> String {
+    let mut w = CodeWriter::new();
+    let names: Vec<String> = sigs.iter().map(|s| comment_text(s.loop_name)).collect();
+    w.line(format!("/* op2 fused loops '{}', target host C (seq, threads) */", names.join("' + '")));
+    for (k, sig) in sigs.iter().enumerate() {
+        w.line(format!("/* loop {k}: '{}' (kernel '{}'), signature {} */", names[k], sig.kernel_name, sig.hash()));
+        for (i, a) in sig.args.iter().enumerate() {
+            w.line(format!("/*   arg {i}: {} */", describe(a)));
+        }
+    }
+    w.raw(PRELUDE);
+    w.line("");
+    if !consts.is_empty() {
+        w.line("/* Constants the kernels use; values are loaded by op2_set_constants. */");
+        for c in consts {
+            if c.dim == 1 {
+                w.line(format!("static {} {};", c.ty.c_name(), c.name));
+            } else {
+                w.line(format!("static {} {}[{}];", c.ty.c_name(), c.name, c.dim));
+            }
+        }
+        w.line("");
+    }
+    let mut emitted: Vec<(&str, &str)> = Vec::new();
+    for sig in sigs {
+        if emitted.contains(&(sig.kernel_name, sig.kernel_source)) {
+            continue;
+        }
+        emitted.push((sig.kernel_name, sig.kernel_source));
+        w.line(format!("#line 1 {}", sig.kernel_origin));
+        w.raw(sig.kernel_source);
+    }
+    let next = w.next_line_number();
+    w.line(format!("#line {} \"op2-wrapper:fused\"", next + 1));
+    w.line("");
+    if !consts.is_empty() {
+        w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
+        for (k, c) in consts.iter().enumerate() {
+            if c.dim == 1 {
+                w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
+            } else {
+                w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
+            }
+        }
+        w.close();
+        w.line("");
+    }
+    for (k, sig) in sigs.iter().enumerate() {
+        emit_range_wrapper_as(&mut w, sig, &format!("static void {LOOP_SYMBOL}_{k}"));
+        w.line("");
+    }
+    w.line(format!("/* Blocks of {FUSED_BLOCK} elements through each loop in turn. */"));
+    w.open(format!("OP2_EXPORT void {LOOP_SYMBOL}(int op2_start, int op2_end, void *const *op2_slots)"));
+    w.open(format!("for (long long op2_b = op2_start; op2_b < op2_end; op2_b += {FUSED_BLOCK})"));
+    w.line(format!("int op2_e = op2_end - op2_b > {FUSED_BLOCK} ? (int)op2_b + {FUSED_BLOCK} : op2_end;"));
+    let mut at = 0;
+    for (k, sig) in sigs.iter().enumerate() {
+        w.line(format!("{LOOP_SYMBOL}_{k}((int)op2_b, op2_e, op2_slots + {at});"));
+        at += 2 * sig.args.len();
+    }
+    w.close();
+    w.close();
+    w.finish()
+}
+
 /// One line describing an argument descriptor (`dat double[4] OP_READ direct`).
 pub fn describe(a: &ArgDesc) -> String {
     match *a {
@@ -179,9 +258,14 @@ pub fn describe(a: &ArgDesc) -> String {
 }
 
 fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
+    emit_range_wrapper_as(w, sig, &format!("OP2_EXPORT void {LOOP_SYMBOL}"));
+}
+
+/// The range wrapper of `sig` as the function `head` (return type and name).
+fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
     let nargs = sig.args.len();
     w.line("/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */");
-    w.open(format!("OP2_EXPORT void {LOOP_SYMBOL}(int op2_start, int op2_end, void *const *op2_slots)"));
+    w.open(format!("{head}(int op2_start, int op2_end, void *const *op2_slots)"));
     let mut scratch_at = 0usize;
     if scratch_entries(sig.args) > 0 {
         w.line(format!("void **op2_scratch = (void **)op2_slots[{}];", 2 * nargs));
@@ -491,5 +575,42 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
         assert!(!got.contains("op2_v2[2147483647]"));
         assert_eq!(scratch_entries(&args), i32::MAX as usize);
         assert!(got.lines().count() < 120);
+    }
+
+    #[test]
+    fn fused_unit_runs_each_loop_per_block_with_its_own_slots() {
+        let (args, consts) = sample();
+        let direct =
+            [ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Access::Rw, how: DatAccess::Direct, optional: false }];
+        let a = LoopSignature {
+            loop_name: "one",
+            kernel_name: "k",
+            kernel_source: "void k(double *x) { *x += gam; }\n",
+            kernel_origin: "\"kernel:k\"",
+            args: &direct,
+            consts: &consts[..1],
+        };
+        let b = LoopSignature { loop_name: "two", args: &args[2..4], consts: &consts, ..a.clone() };
+        let got = generate_fused(&[a.clone(), b, a], &consts);
+        // The kernel shared by loops 0, 1 and 2 appears once; each constant once.
+        assert_eq!(got.matches("void k(double *x)").count(), 1, "{got}");
+        assert_eq!(got.matches("static double gam;").count(), 1);
+        assert_eq!(got.matches("static double qinf[4];").count(), 1);
+        assert!(
+            got.contains("memcpy(&gam, op2_src[0], sizeof(gam));")
+                && got.contains("memcpy(qinf, op2_src[1], sizeof(qinf));")
+        );
+        // One static range wrapper per loop, and the exported loop runs blocks through each with
+        // its slots: loop 0 has 1 argument (slots 0-1), loop 1 has 2 (slots 2-5), loop 2 from 6.
+        for k in 0..3 {
+            assert!(
+                got.contains(&format!("static void op2_loop_{k}(int op2_start, int op2_end, void *const *op2_slots)"))
+            );
+        }
+        assert!(got.contains(&format!("for (long long op2_b = op2_start; op2_b < op2_end; op2_b += {FUSED_BLOCK})")));
+        assert!(got.contains("op2_loop_0((int)op2_b, op2_e, op2_slots + 0);"));
+        assert!(got.contains("op2_loop_1((int)op2_b, op2_e, op2_slots + 2);"));
+        assert!(got.contains("op2_loop_2((int)op2_b, op2_e, op2_slots + 6);"));
+        assert_eq!(got.matches("OP2_EXPORT void op2_loop(").count(), 1);
     }
 }
