@@ -1,11 +1,13 @@
 # mk/mpi.mk: MPI tests (cargo feature mpi, on by default; OpenMPI's mpicc, mpif90, mpiexec).
 #
-#   make test-mpi           both of the below (appended to TESTS)
+#   make test-mpi           the three below (appended to TESTS)
 #   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
+#   make test-mpi-c-lazy    the same on seq with OP2_LAZY=1
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, RCB and BLOCK on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
-#                           relative at every one of MPI_AF_ITERS iterations
+#                           relative at every one of MPI_AF_ITERS iterations; -n 2 with OP2_LAZY=1
+#                           and with --chain, -n 3 RCB with --chain
 #   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
 #                           appended to TESTS)
 #
@@ -17,13 +19,17 @@ MPI_AF_CELLS ?= 20000
 MPI_AF_ITERS ?= 50
 
 TESTS += test-mpi
-.PHONY: test-mpi test-mpi-c test-mpi-airfoil
+.PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil
 
-test-mpi: test-mpi-c test-mpi-airfoil
+test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil
 	@echo "test-mpi: passed"
 
 test-mpi-c: lib
 	bash tests/mpi/run.sh $(or $(MPI_BACKENDS),seq)
+
+# The MPI C tests again with lazy evaluation (OP2_LAZY=1, inherited by mpiexec's processes).
+test-mpi-c-lazy: lib
+	OP2_LAZY=1 TEST_OUT=$(BUILD)/test-mpi/c-lazy bash tests/mpi/run.sh seq
 
 $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat: $(BIN)/op2-meshgen
 	@mkdir -p $(@D)
