@@ -200,8 +200,8 @@ pub struct Config {
     /// `OP2_TILE_VERIFY=1`: every new tiling is checked by simulation before it runs (slow; a
     /// wrong tiling is OP2_ERR_INTERNAL).
     pub debug_tiling: bool,
-    /// `OP2_FUSE=0`: a chain's loops over one set with only direct dependencies between them
-    /// run as separate loops instead of one generated loop.
+    /// `OP2_FUSE=1`: a chain's loops over one set with only direct dependencies between them
+    /// run as one generated loop (off by default: fused units have no vectorised wrappers).
     pub fuse: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,
@@ -363,8 +363,8 @@ impl Config {
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_TILE_VERIFY={v} (expected 0 or 1)"),
         };
         let fuse = match get("OP2_FUSE").as_deref() {
-            None | Some("1") => true,
-            Some("0") => false,
+            Some("1") => true,
+            None | Some("0") => false,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_FUSE={v} (expected 0 or 1)"),
         };
         let auto_soa = match get("OP_AUTO_SOA").as_deref() {

@@ -238,9 +238,7 @@ fn fused_loops_equal_eager() {
     let run = |backend: &str, lazy: bool, fuse: bool| -> (Vec<f64>, [f64; 2], usize, usize) {
         let cache = std::env::temp_dir().join(format!("op2-lazy-fuse-{}", std::process::id()));
         let mut tokens = vec![format!("OP2_CACHE_DIR={}", cache.display()), format!("OP2_BACKEND={backend}")];
-        if !fuse {
-            tokens.push("OP2_FUSE=0".into());
-        }
+        tokens.push(format!("OP2_FUSE={}", fuse as u8));
         tokens.push("OP2_TILE_SIZE=64".into());
         tokens.push("OP2_TILE_VERIFY=1".into());
         let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();

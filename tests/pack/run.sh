@@ -67,12 +67,12 @@ done
 # 1b. Airfoil with one loop chain per iteration (--chain): the fused units of its loops
 # (save_soln+adt_calc, update+adt_calc) are generated and packed like loops, and run from the
 # pack without a compiler, with the compiled run's rms history.
-OP2_CACHE_DIR=$WORK/cache-gen OP2_GENERATE=$WORK/gen-chain OP2_BACKEND=seq \
+OP2_CACHE_DIR=$WORK/cache-gen OP2_GENERATE=$WORK/gen-chain OP2_BACKEND=seq OP2_FUSE=1 \
   "$AIRFOIL" --mesh "$MESH" --iters $ITERS --kernel-dir "$KD" --chain --rms-log "$WORK/rms-chain-jit" >/dev/null ||
   fail "airfoil --chain with OP2_GENERATE"
 "$PACK" "$WORK/gen-chain" -o "$WORK/chain.op2pack" >"$WORK/pack-chain.log" 2>&1 || fail "op2-pack (chain): $(cat "$WORK/pack-chain.log")"
 "$PACK" --list "$WORK/chain.op2pack" | grep -q "loop 'save_soln+adt_calc'" || fail "op2-pack --list lacks the fused save_soln+adt_calc"
-if ! "${nocc_env[@]}" OP2_CACHE_DIR="$WORK/cache-chain" OP2_LOOP_PACK="$WORK/chain.op2pack" OP2_BACKEND=seq \
+if ! "${nocc_env[@]}" OP2_CACHE_DIR="$WORK/cache-chain" OP2_LOOP_PACK="$WORK/chain.op2pack" OP2_BACKEND=seq OP2_FUSE=1 \
     "$AIRFOIL" --mesh "$MESH" --iters $ITERS --kernel-dir "$KD" --chain --rms-log "$WORK/rms-chain-pack" \
     >"$WORK/run-chain.log" 2>&1; then
   fail "airfoil --chain from the pack: $(tail -n 3 "$WORK/run-chain.log")"
