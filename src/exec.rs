@@ -306,13 +306,7 @@ fn run(
     let overlapped = comm.halo_exchange_begin(dats, halo_reads)?;
     let Pointers { slots, reductions, indirect } =
         bind_pointers(name, set, descs, bound, synth, mat_slots, sets, maps, dats, mats, comm)?;
-    let dat_names: Vec<&str> = bound
-        .iter()
-        .map(|b| match b {
-            BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
-            _ => "",
-        })
-        .collect();
+    let dat_names = dat_names(bound, dats);
     let scratch_entries = host::scratch_entries(descs);
     let k = &kernels[kernel.0 as usize];
     // Device backends generate their own code from the signature, with the constants' values
@@ -327,17 +321,7 @@ fn run(
     });
     let const_values: Vec<&[u8]> =
         if device { compiled.consts.iter().map(|c| consts[&c.name].data.as_slice()).collect() } else { Vec::new() };
-    let arg_maps: Vec<Option<(MapId, &[i32])>> = bound
-        .iter()
-        .enumerate()
-        .map(|(i, b)| match (*b, synth.get(i).and_then(Option::as_ref)) {
-            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
-            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
-                Some((m, maps[m.0 as usize].values.as_slice()))
-            }
-            _ => None,
-        })
-        .collect();
+    let arg_maps = arg_maps(bound, synth, maps);
     let mut call = LoopCall {
         sig,
         const_values,
@@ -378,6 +362,37 @@ fn run(
     record(timings, comm, name, lib, elapsed, jit_time, bytes, halo_before);
     compiled.ran.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok(())
+}
+
+/// Per argument: the dat's name, or "" (for messages).
+pub(crate) fn dat_names<'d>(bound: &[BoundArg], dats: &'d [Dat]) -> Vec<&'d str> {
+    bound
+        .iter()
+        .map(|b| match b {
+            BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
+            _ => "",
+        })
+        .collect()
+}
+
+/// Per argument: its map and values when it has one and is enabled (`op_arg_idx` under MPI on
+/// a device: the map of original indices in `synth`).
+pub(crate) fn arg_maps<'m>(
+    bound: &[BoundArg],
+    synth: &'m [IdxMap],
+    maps: &'m [crate::core::Map],
+) -> Vec<Option<(MapId, &'m [i32])>> {
+    bound
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match (*b, synth.get(i).and_then(Option::as_ref)) {
+            (BoundArg::Idx { .. }, Some((k, v))) => Some((crate::mpi::dist::idx_map_id(*k), v.as_slice())),
+            (BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) }, _) => {
+                Some((m, maps[m.0 as usize].values.as_slice()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Phase "check": the loop's checks that need the session as it is now (indirect OP_INC reads

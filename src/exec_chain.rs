@@ -10,7 +10,7 @@
 //! with the driver's phases (`exec`).
 
 use crate::arg::RawArg;
-use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
+use crate::arg::{Access, BoundArg};
 use crate::backend::LoopCall;
 use crate::codegen::host;
 use crate::config::BackendKind;
@@ -126,34 +126,17 @@ fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
         .iter()
         .map(|l| {
             let args = l
-                .shape
-                .args
-                .iter()
-                .zip(&l.bound)
-                .filter_map(|(d, b)| {
-                    let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) = (d, b) else {
-                        return None;
-                    };
-                    let dv = &ctx.dats[dat.0 as usize];
-                    let map = match (how, map) {
-                        (DatAccess::Direct, _) | (_, None) => None,
-                        (DatAccess::Indirect { idx, .. }, Some(m)) => {
-                            let mp = &ctx.maps[m.0 as usize];
-                            Some((mp.values.as_slice(), mp.dim, Some(*idx)))
-                        }
-                        (_, Some(m)) => {
-                            let mp = &ctx.maps[m.0 as usize];
-                            Some((mp.values.as_slice(), mp.dim, None))
-                        }
-                    };
-                    Some(ChainArg {
-                        data: dat.0,
-                        data_size: ctx.sets[dv.set.0 as usize].total,
-                        map,
-                        reads: acc.reads(),
-                        writes: acc.writes(),
-                        inc: *acc == Access::Inc,
-                    })
+                .dat_args()
+                .map(|(dat, map, col, acc)| ChainArg {
+                    data: dat.0,
+                    data_size: ctx.sets[ctx.dats[dat.0 as usize].set.0 as usize].total,
+                    map: map.map(|m| {
+                        let mp = &ctx.maps[m.0 as usize];
+                        (mp.values.as_slice(), mp.dim, col)
+                    }),
+                    reads: acc.reads(),
+                    writes: acc.writes(),
+                    inc: acc == Access::Inc,
                 })
                 .collect();
             ChainLoop { size: ctx.sets[l.set.0 as usize].size, args }
@@ -162,28 +145,7 @@ fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
 }
 
 fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKey {
-    let loops = queue
-        .iter()
-        .map(|l| {
-            let args = l
-                .shape
-                .args
-                .iter()
-                .zip(&l.bound)
-                .filter_map(|(d, b)| match (d, b) {
-                    (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) => {
-                        let col = match how {
-                            DatAccess::Indirect { idx, .. } => Some(*idx),
-                            _ => None,
-                        };
-                        Some((*dat, *map, col, *acc))
-                    }
-                    _ => None,
-                })
-                .collect();
-            (l.set, args)
-        })
-        .collect();
+    let loops = queue.iter().map(|l| (l.set, l.dat_args().collect())).collect();
     ChainKey { loops, tile_size, schedule, groups: Vec::new() }
 }
 
@@ -454,15 +416,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             shape_key,
             const_epoch: 0,
             bound,
-            maps: bound
-                .iter()
-                .map(|b| match *b {
-                    BoundArg::Dat { map: Some(m), enabled: true, .. } | BoundArg::Idx { map: Some(m) } => {
-                        Some((m, maps[m.0 as usize].values.as_slice()))
-                    }
-                    _ => None,
-                })
-                .collect(),
+            maps: crate::exec::arg_maps(bound, &[], maps),
             name: if g.fused.is_some() { gname } else { &first.name },
             set: first.set,
             set_size: sets[first.set.0 as usize].size,
@@ -472,13 +426,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             scratch_entries: if g.fused.is_some() { 0 } else { host::scratch_entries(descs) },
             reductions,
             indirect,
-            dat_names: bound
-                .iter()
-                .map(|b| match b {
-                    BoundArg::Dat { dat, .. } => dats[dat.0 as usize].name.as_str(),
-                    _ => "",
-                })
-                .collect(),
+            dat_names: crate::exec::dat_names(bound, dats),
         });
     }
     let started = Instant::now();
@@ -553,8 +501,7 @@ fn traffic(queue: &[ParLoop], sets: &[crate::core::Set], maps: &[crate::core::Ma
     let mut seen: Vec<(u32, bool, bool)> = Vec::new();
     let mut seen_maps: Vec<u32> = Vec::new();
     for l in queue {
-        for (d, b) in l.shape.args.iter().zip(&l.bound) {
-            let (ArgDesc::Dat { acc, .. }, BoundArg::Dat { dat, map, enabled: true }) = (d, b) else { continue };
+        for (dat, map, _, acc) in l.dat_args() {
             match seen.iter_mut().find(|s| s.0 == dat.0) {
                 Some(s) => {
                     s.1 |= acc.reads();

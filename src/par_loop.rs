@@ -62,6 +62,21 @@ impl ParLoop {
         }
     }
 
+    /// Its enabled dat arguments as a chain sees them: dat, map, map column (`None`: direct, or
+    /// every column of a vector argument) and access.
+    pub fn dat_args(&self) -> impl Iterator<Item = ChainKeyArg> + '_ {
+        self.shape.args.iter().zip(&self.bound).filter_map(|(d, b)| match (d, b) {
+            (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, map, enabled: true }) => {
+                let col = match how {
+                    crate::arg::DatAccess::Indirect { idx, .. } => Some(*idx),
+                    _ => None,
+                };
+                Some((*dat, *map, col, *acc))
+            }
+            _ => None,
+        })
+    }
+
     /// Whether the loop hands values back to the caller (an OP_INC/MIN/MAX global or an info).
     pub fn reduces(&self) -> bool {
         self.shape.args.iter().any(|d| match d {
@@ -82,10 +97,10 @@ impl ParLoop {
     /// result still goes to the caller's variable. A copy that cannot be allocated is
     /// OP2_ERR_OUT_OF_MEMORY.
     pub fn hold_globals(&mut self) -> Result<()> {
-        let what = format!("op_par_loop '{}'", self.name);
         for (d, b) in self.shape.args.iter().zip(self.bound.iter_mut()) {
             let BoundArg::Gbl { ptr, bytes } = b else { continue };
             let read = matches!(d, ArgDesc::Gbl { acc: crate::arg::Access::Read, .. });
+            let what = format!("op_par_loop '{}'", self.name);
             let mut block = crate::core::alloc::zeroed::<u64>(bytes.div_ceil(8).max(1), &what)?;
             // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract); the
             // block holds at least as many.

@@ -109,17 +109,7 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     }
     w.raw(PRELUDE);
     w.line("");
-    if !sig.consts.is_empty() {
-        w.line("/* Constants the kernel uses; values are loaded by op2_set_constants. */");
-        for c in sig.consts {
-            if c.dim == 1 {
-                w.line(format!("static {} {};", c.ty.c_name(), c.name));
-            } else {
-                w.line(format!("static {} {}[{}];", c.ty.c_name(), c.name, c.dim));
-            }
-        }
-        w.line("");
-    }
+    emit_const_decls(&mut w, sig.consts, "the kernel uses");
     // Diagnostics inside the kernel are reported with the user's own line numbers.
     w.line(format!("#line 1 {}", sig.kernel_origin));
     w.raw(sig.kernel_source);
@@ -129,18 +119,7 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
     w.line("");
-    if !sig.consts.is_empty() {
-        w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
-        for (k, c) in sig.consts.iter().enumerate() {
-            if c.dim == 1 {
-                w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
-            } else {
-                w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
-            }
-        }
-        w.close();
-        w.line("");
-    }
+    emit_consts_loader(&mut w, sig.consts);
     emit_range_wrapper(&mut w, sig);
     match (simd, &simd_kernel) {
         (Some((mode, lanes)), Some(Ok(_))) => {
@@ -182,17 +161,7 @@ pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> St
     }
     w.raw(PRELUDE);
     w.line("");
-    if !consts.is_empty() {
-        w.line("/* Constants the kernels use; values are loaded by op2_set_constants. */");
-        for c in consts {
-            if c.dim == 1 {
-                w.line(format!("static {} {};", c.ty.c_name(), c.name));
-            } else {
-                w.line(format!("static {} {}[{}];", c.ty.c_name(), c.name, c.dim));
-            }
-        }
-        w.line("");
-    }
+    emit_const_decls(&mut w, consts, "the kernels use");
     let mut emitted: Vec<(&str, &str)> = Vec::new();
     for sig in sigs {
         if emitted.contains(&(sig.kernel_name, sig.kernel_source)) {
@@ -205,18 +174,7 @@ pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> St
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:fused\"", next + 1));
     w.line("");
-    if !consts.is_empty() {
-        w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
-        for (k, c) in consts.iter().enumerate() {
-            if c.dim == 1 {
-                w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
-            } else {
-                w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
-            }
-        }
-        w.close();
-        w.line("");
-    }
+    emit_consts_loader(&mut w, consts);
     for (k, sig) in sigs.iter().enumerate() {
         emit_range_wrapper_as(&mut w, sig, &format!("static void {LOOP_SYMBOL}_{k}"));
         w.line("");
@@ -233,6 +191,39 @@ pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> St
     w.close();
     w.close();
     w.finish()
+}
+
+/// The file-scope copies of `consts` (none: nothing), under a comment saying whose they are.
+fn emit_const_decls(w: &mut CodeWriter, consts: &[super::ConstDecl], whose: &str) {
+    if consts.is_empty() {
+        return;
+    }
+    w.line(format!("/* Constants {whose}; values are loaded by op2_set_constants. */"));
+    for c in consts {
+        if c.dim == 1 {
+            w.line(format!("static {} {};", c.ty.c_name(), c.name));
+        } else {
+            w.line(format!("static {} {}[{}];", c.ty.c_name(), c.name, c.dim));
+        }
+    }
+    w.line("");
+}
+
+/// `op2_set_constants`, copying each of `consts` in order from `op2_src[k]` (none: nothing).
+fn emit_consts_loader(w: &mut CodeWriter, consts: &[super::ConstDecl]) {
+    if consts.is_empty() {
+        return;
+    }
+    w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
+    for (k, c) in consts.iter().enumerate() {
+        if c.dim == 1 {
+            w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
+        } else {
+            w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
+        }
+    }
+    w.close();
+    w.line("");
 }
 
 /// One line describing an argument descriptor (`dat double[4] OP_READ direct`).
