@@ -167,6 +167,10 @@ pub const DEFAULT_SIMD_LEN: usize = 8;
 /// Largest `OP2_SIMD_LEN` accepted.
 pub const MAX_SIMD_LEN: usize = 64;
 
+/// Whether device backends fuse a chain's direct loops into one launch when `OP2_FUSE` is not
+/// set (README, "Lazy evaluation and loop chains": measured on PoCL).
+pub const DEVICE_FUSE_DEFAULT: bool = true;
+
 /// Everything configurable, resolved once at `op_init`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -203,6 +207,10 @@ pub struct Config {
     /// `OP2_FUSE=1`: a chain's loops over one set with only direct dependencies between them
     /// run as one generated loop (off by default: fused units have no vectorised wrappers).
     pub fuse: bool,
+    /// Device backends (`opencl`, `cuda`): a chain's consecutive loops over one set with only
+    /// direct dependencies and nothing to colour or reduce run as one kernel launch
+    /// (`exec_device`). `OP2_FUSE=0`/`1` sets it; unset, `DEVICE_FUSE_DEFAULT`.
+    pub fuse_device: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,
     /// `OP2_GENERATE_TARGETS` (default: the running backend's target).
@@ -362,9 +370,10 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_TILE_VERIFY={v} (expected 0 or 1)"),
         };
-        let fuse = match get("OP2_FUSE").as_deref() {
-            Some("1") => true,
-            None | Some("0") => false,
+        let (fuse, fuse_device) = match get("OP2_FUSE").as_deref() {
+            Some("1") => (true, true),
+            Some("0") => (false, false),
+            None => (false, DEVICE_FUSE_DEFAULT),
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_FUSE={v} (expected 0 or 1)"),
         };
         let auto_soa = match get("OP_AUTO_SOA").as_deref() {
@@ -427,6 +436,7 @@ impl Config {
             tile_size,
             debug_tiling,
             fuse,
+            fuse_device,
             auto_soa,
             validate_rtol,
             generate_dir: get("OP2_GENERATE").map(PathBuf::from),

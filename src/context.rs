@@ -494,6 +494,9 @@ impl Context {
             self.consts.len(),
             self.kernels.len()
         );
+        if self.backend.is_device() {
+            let _ = writeln!(s, "  kernel launches: {}", self.backend.launches());
+        }
         for set in &self.sets {
             let _ = writeln!(s, "  set   {:<20} size {}", set.name, set.size);
         }

@@ -324,6 +324,7 @@ fn run(
     let arg_maps = arg_maps(bound, synth, maps);
     let mut call = LoopCall {
         sig,
+        parts: Vec::new(),
         const_values,
         shape_key: Arc::as_ptr(compiled) as usize,
         const_epoch,
@@ -737,7 +738,7 @@ pub(crate) fn record(
 /// Before a loop on a device backend: every dat it uses gets a current device copy, uploaded
 /// unless the loop overwrites it whole (only direct OP_WRITE arguments on it; one process, so
 /// every section of the set is run).
-fn move_to_device(
+pub(crate) fn move_to_device(
     name: &str,
     backend: &mut dyn Backend,
     dats: &mut [Dat],

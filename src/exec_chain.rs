@@ -96,6 +96,9 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
     if let Some(schedule) = tiles(ctx, &queue) {
         return run_tiled(ctx, &queue, schedule, call);
     }
+    if crate::exec_device::fuses(ctx, &queue) {
+        return crate::exec_device::run(ctx, queue, call);
+    }
     let total = queue.len();
     for (i, l) in queue.into_iter().enumerate() {
         let name = l.name.clone();
@@ -121,7 +124,7 @@ fn tiles(ctx: &Context, queue: &[ParLoop]) -> Option<Schedule> {
 }
 
 /// The chain's description for the inspector: per loop, its size and each enabled dat argument.
-fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
+pub(crate) fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
     queue
         .iter()
         .map(|l| {
@@ -151,7 +154,7 @@ fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKe
 
 /// The name a chain goes by in timings and diagnostics: the open chain's, else its first and
 /// last loops'.
-fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
+pub(crate) fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
     match &ctx.lazy.chain {
         Some(n) => format!("chain:{n}"),
         None => match (queue.first(), queue.last()) {
@@ -412,6 +415,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         };
         calls.push(LoopCall {
             sig: None,
+            parts: Vec::new(),
             const_values: Vec::new(),
             shape_key,
             const_epoch: 0,
@@ -534,7 +538,7 @@ fn traffic(queue: &[ParLoop], sets: &[crate::core::Set], maps: &[crate::core::Ma
 }
 
 /// A queued loop's failure as the error of `call`, naming the loop.
-fn queued_failure(e: Op2Error, name: &str, call: &str, dropped: usize) -> Op2Error {
+pub(crate) fn queued_failure(e: Op2Error, name: &str, call: &str, dropped: usize) -> Op2Error {
     let head = format!("op_par_loop '{name}'");
     let body = if e.message.starts_with(&head) { e.message.clone() } else { format!("{head}: {}", e.message) };
     let after = match dropped {

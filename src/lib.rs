@@ -18,6 +18,7 @@ mod diags;
 pub mod error;
 pub mod exec;
 pub mod exec_chain;
+pub mod exec_device;
 pub mod generate;
 pub mod io;
 pub mod jit;

@@ -154,6 +154,9 @@ pub struct Lazy {
     /// Fused loops by their shapes: the library and the constants it loads (`None`: the
     /// loops do not compile as one unit and run unfused).
     pub fused: HashMap<Vec<LoopShape>, Option<Arc<Fused>>>,
+    /// Device backends: fused units by their loops' shapes (`exec_device`; `None`: the unit
+    /// did not compile and its loops run unfused).
+    pub device_fused: HashMap<Vec<LoopShape>, Option<Arc<crate::exec_device::DeviceFused>>>,
 }
 
 /// A fused loop's library and the constants it loads, in order (`codegen::host::generate_fused`).

@@ -308,3 +308,182 @@ fn fused_loops_equal_eager() {
         assert_eq!((ok, no), (0, 0));
     }
 }
+
+/// Device fusion (issue 23, point 10): on `opencl`, a chain's consecutive loops over one set with
+/// only direct dependencies and nothing to colour or reduce run as one launch. The chain: three
+/// direct loops (one with a READ global and `op_arg_idx`) and a loop reading through a map (one
+/// launch), a loop incrementing through a map (alone), a loop reading through a map what the
+/// next loop overwrites directly (a write after read through a map: not fused), that next loop
+/// and a direct one (one launch), a loop with a global sum (alone): 5 launches instead of 8.
+/// Results equal hand-computed values, eager and unfused ones, and so do the dats' transfer
+/// counts. Runs where an OpenCL device is found.
+#[test]
+fn device_fusion_runs_direct_loops_as_one_launch() {
+    if op2::backend::opencl::probe(None).is_err() {
+        eprintln!("no OpenCL device: device fusion not tested");
+        return;
+    }
+    let n = 600usize;
+    let nn = n / 2 + 1;
+    let a0: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    let x0: Vec<f64> = (0..nn).map(|i| (i % 5) as f64).collect();
+    let e0: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+    let c2n: Vec<i32> = (0..n).flat_map(|c| [(c / 2) as i32, ((c / 2 + 1) % nn) as i32]).collect();
+    let prev: Vec<i32> = (0..n).map(|c| ((c + n - 1) % n) as i32).collect();
+    let iters = 3;
+    // The chain by hand.
+    let (mut a, mut e, mut r) = (a0.clone(), e0.clone(), vec![0.0f64; nn]);
+    let mut sums = Vec::new();
+    for _ in 0..iters {
+        let c: Vec<f64> = (0..n).map(|i| (a[i] * 3.0) - (a[i] + 1.0) + i as f64).collect();
+        let d: Vec<f64> = (0..n).map(|i| x0[c2n[2 * i] as usize] + 2.0 * x0[c2n[2 * i + 1] as usize] + c[i]).collect();
+        for i in 0..n {
+            r[c2n[2 * i] as usize] += d[i];
+            r[c2n[2 * i + 1] as usize] += 1.0;
+        }
+        let f: Vec<f64> = (0..n).map(|i| 3.0 * e[prev[i] as usize]).collect();
+        for i in 0..n {
+            e[i] += c[i];
+        }
+        for i in 0..n {
+            a[i] = f[i] - e[i] - a[i];
+        }
+        sums.push(a.iter().sum::<f64>());
+    }
+    let expected = (a, e, r, sums);
+
+    type Got = ((Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>), u64, Vec<(u64, u64)>, usize);
+    let run = |chain: bool, fuse: bool| -> Got {
+        let cache = std::env::temp_dir().join(format!("op2-lazy-devfuse-{}", std::process::id()));
+        let tokens = vec![
+            format!("OP2_CACHE_DIR={}", cache.display()),
+            "OP2_BACKEND=opencl".to_string(),
+            "OP2_INC=atomics".to_string(),
+            format!("OP2_FUSE={}", fuse as u8),
+        ];
+        let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+        let cells = ctx.decl_set(n as i32, "cells").unwrap();
+        let nodes = ctx.decl_set(nn as i32, "nodes").unwrap();
+        let pcn = ctx.decl_map(cells, nodes, 2, &c2n, "pcn").unwrap();
+        let pprev = ctx.decl_map(cells, cells, 1, &prev, "pprev").unwrap();
+        let da = ctx.decl_dat(cells, 1, ElemType::Double, Some(&f64s(&a0)), "a", "t").unwrap();
+        let db = ctx.decl_dat(cells, 2, ElemType::Double, None, "b", "t").unwrap();
+        let dc = ctx.decl_dat(cells, 1, ElemType::Double, None, "c", "t").unwrap();
+        let dd = ctx.decl_dat(cells, 1, ElemType::Double, None, "d", "t").unwrap();
+        let de = ctx.decl_dat(cells, 1, ElemType::Double, Some(&f64s(&e0)), "e", "t").unwrap();
+        let df = ctx.decl_dat(cells, 1, ElemType::Double, None, "f", "t").unwrap();
+        let dx = ctx.decl_dat(nodes, 1, ElemType::Double, Some(&f64s(&x0)), "x", "t").unwrap();
+        let dr = ctx.decl_dat(nodes, 1, ElemType::Double, None, "r", "t").unwrap();
+        let k = |ctx: &mut Context, src: &str, name: &str| ctx.decl_kernel(src, name).unwrap();
+        let k1 = k(
+            &mut ctx,
+            "void first(const double *a, double *b, const double *w) { b[0] = *a * *w; b[1] = *a + 1.0; }\n",
+            "first",
+        );
+        let k2 =
+            k(&mut ctx, "void second(const double *b, double *c, const int *i) { *c = b[0] - b[1] + *i; }\n", "second");
+        let k3 = k(&mut ctx, "void gather(const double *x0, const double *x1, const double *c, double *d) { *d = *x0 + 2.0 * *x1 + *c; }\n", "gather");
+        let k4 = k(
+            &mut ctx,
+            "void scatter(const double *d, double *r0, double *r1) { *r0 += *d; *r1 += 1.0; }\n",
+            "scatter",
+        );
+        let k5 = k(&mut ctx, "void neighbour(const double *e, double *f) { *f = 3.0 * *e; }\n", "neighbour");
+        let k6 = k(&mut ctx, "void overwrite(double *e, const double *c) { *e = *e + *c; }\n", "overwrite");
+        let k7 =
+            k(&mut ctx, "void third(double *a, const double *f, const double *e) { *a = *f - *e - *a; }\n", "third");
+        let k8 = k(&mut ctx, "void total(const double *a, double *s) { *s += *a; }\n", "total");
+        let mut w = 3.0f64;
+        let mut sums = vec![0.0f64; iters];
+        let mut fused_launches = 0;
+        for (it, s) in sums.iter_mut().enumerate() {
+            let before = ctx.backend.launches();
+            if chain {
+                ctx.lazy.chain = Some("devfuse".into());
+            }
+            use op2::exec_chain::par_loop;
+            let gw =
+                RawArg::Gbl { ptr: &mut w as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Read };
+            par_loop(
+                &mut ctx,
+                k1,
+                "first",
+                cells,
+                &[dat(da, None, -1, Access::Read), dat(db, None, -1, Access::Write), gw],
+            )
+            .unwrap();
+            let idx = RawArg::Idx { map: None, idx: -1 };
+            par_loop(
+                &mut ctx,
+                k2,
+                "second",
+                cells,
+                &[dat(db, None, -1, Access::Read), dat(dc, None, -1, Access::Write), idx],
+            )
+            .unwrap();
+            let a3 = [
+                dat(dx, Some(pcn), 0, Access::Read),
+                dat(dx, Some(pcn), 1, Access::Read),
+                dat(dc, None, -1, Access::Read),
+                dat(dd, None, -1, Access::Write),
+            ];
+            par_loop(&mut ctx, k3, "gather", cells, &a3).unwrap();
+            let a4 = [
+                dat(dd, None, -1, Access::Read),
+                dat(dr, Some(pcn), 0, Access::Inc),
+                dat(dr, Some(pcn), 1, Access::Inc),
+            ];
+            par_loop(&mut ctx, k4, "scatter", cells, &a4).unwrap();
+            par_loop(
+                &mut ctx,
+                k5,
+                "neighbour",
+                cells,
+                &[dat(de, Some(pprev), 0, Access::Read), dat(df, None, -1, Access::Write)],
+            )
+            .unwrap();
+            par_loop(
+                &mut ctx,
+                k6,
+                "overwrite",
+                cells,
+                &[dat(de, None, -1, Access::Rw), dat(dc, None, -1, Access::Read)],
+            )
+            .unwrap();
+            let a7 = [dat(da, None, -1, Access::Rw), dat(df, None, -1, Access::Read), dat(de, None, -1, Access::Read)];
+            par_loop(&mut ctx, k7, "third", cells, &a7).unwrap();
+            let gs = RawArg::Gbl { ptr: s as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc };
+            par_loop(&mut ctx, k8, "total", cells, &[dat(da, None, -1, Access::Read), gs]).unwrap();
+            if chain {
+                ctx.lazy.chain = None;
+                op2::exec_chain::flush(&mut ctx, "test").unwrap();
+            }
+            // The first iteration runs each loop at its call (a device compiles a shape's code then).
+            if it == iters - 1 {
+                fused_launches = ctx.backend.launches() - before;
+            }
+        }
+        let get = |ctx: &mut Context, d: DatId, len: usize| {
+            let mut out = vec![0u8; 8 * len];
+            ctx.fetch(d, 0, len - 1, &mut out).unwrap();
+            doubles(&out)
+        };
+        let got = (get(&mut ctx, da, n), get(&mut ctx, de, n), get(&mut ctx, dr, nn), sums);
+        let units = ctx.lazy.device_fused.values().filter(|u| u.is_some()).count();
+        let transfers = ctx.dats.iter().map(|d| (d.to_device, d.to_host)).collect();
+        (got, fused_launches, transfers, units)
+    };
+    let (eager, eager_launches, eager_moves, eager_units) = run(false, true);
+    assert_eq!(eager, expected, "eager opencl differs from the hand-computed values");
+    assert_eq!((eager_launches, eager_units), (8, 0));
+    let (got, launches, moves, units) = run(true, true);
+    assert_eq!(got, expected, "the fused chain differs from the hand-computed values");
+    // first+second+gather, scatter, neighbour, overwrite+third, total.
+    assert_eq!(launches, 5, "launches of a fused chain");
+    assert_eq!(units, 2, "fused units");
+    assert_eq!(moves, eager_moves, "transfers of a fused chain");
+    let (got, launches, moves, units) = run(true, false);
+    assert_eq!(got, expected);
+    assert_eq!((launches, units), (8, 0), "OP2_FUSE=0: one launch a loop");
+    assert_eq!(moves, eager_moves);
+}

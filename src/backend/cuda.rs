@@ -190,6 +190,8 @@ pub struct Cuda {
     /// READ globals by argument position, reused from call to call.
     globals: HashMap<usize, DevBuf>,
     partials: Option<DevBuf>,
+    /// Kernel launches so far (`Backend::launches`).
+    launches: u64,
 }
 
 // SAFETY: the context and device pointers are plain handles; op2 uses the backend from one
@@ -240,6 +242,7 @@ impl Cuda {
             colour_lists: HashMap::new(),
             globals: HashMap::new(),
             partials: None,
+            launches: 0,
         })
     }
 
@@ -352,6 +355,10 @@ impl Backend for Cuda {
         true
     }
 
+    fn launches(&self) -> u64 {
+        self.launches
+    }
+
     fn describe(&self) -> String {
         format!(
             "cuda on {} (device {}, {}, driver {}.{})",
@@ -420,11 +427,28 @@ impl Backend for Cuda {
         let module = match self.by_shape.get(&shape) {
             Some(&i) => i,
             None => {
-                let expanded =
-                    crate::codegen::device::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
-                        .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
-                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
-                let src = emit::generate(&sig, &call.const_values, coloured, inc, self.soa);
+                let src = if call.parts.is_empty() {
+                    let expanded = crate::codegen::device::expand_includes(
+                        sig.kernel_source,
+                        &self.include_dirs,
+                        sig.kernel_origin,
+                    )
+                    .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
+                    let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
+                    emit::generate(&sig, &call.const_values, coloured, inc, self.soa)
+                } else {
+                    if coloured_loop {
+                        op2_bail!(Internal, "op_par_loop '{name}': a fused unit that needs colouring");
+                    }
+                    let expanded = super::device::expand_parts(call, &self.include_dirs)?;
+                    let parts: Vec<crate::codegen::LoopSignature> = call
+                        .parts
+                        .iter()
+                        .zip(&expanded)
+                        .map(|(p, src)| crate::codegen::LoopSignature { kernel_source: src, ..p.clone() })
+                        .collect();
+                    emit::generate_fused(&parts, sig.consts, &call.const_values, self.soa)
+                };
                 let what = format!("op_par_loop '{name}' (kernel '{}')", sig.kernel_name);
                 let i = self.module(src, &what, name)?;
                 self.by_shape.insert(shape, i);
@@ -565,6 +589,7 @@ impl Backend for Cuda {
                 cu::launch_kernel(func, (grid, 1, 1), (block as u32, 1, 1), shared, std::ptr::null_mut(), &mut params)
             }
             .map_err(|e| drv(&format!("cuLaunchKernel (op_par_loop '{name}')"), e))?;
+            self.launches += 1;
         }
         cu::ctx::synchronize().map_err(|e| drv(&format!("op_par_loop '{name}' (cuCtxSynchronize)"), e))?;
         for (i, v, _) in &mat_bufs.0 {

@@ -42,6 +42,18 @@ pub fn check_loop_with<'c, 'a>(
     Ok(sig)
 }
 
+/// The kernel sources of a fused unit's parts with their quoted includes expanded
+/// (`codegen::device::expand_includes`), in order.
+pub fn expand_parts(call: &LoopCall, dirs: &[std::path::PathBuf]) -> Result<Vec<String>> {
+    call.parts
+        .iter()
+        .map(|p| {
+            crate::codegen::device::expand_includes(p.kernel_source, dirs, p.kernel_origin)
+                .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{}': {e}", p.loop_name)))
+        })
+        .collect()
+}
+
 /// After fork() the child has no runtime threads of the device's driver: any call could hang.
 pub fn check_process(generation: u64, call: &str, backend: &str) -> Result<()> {
     if super::threads::fork_generation() != generation {

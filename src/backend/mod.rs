@@ -57,8 +57,12 @@ pub struct IndirectArg<'a> {
 
 /// One loop call, ready to run: the compiled code and every pointer it needs.
 pub struct LoopCall<'a> {
-    /// The loop's signature (device backends generate their own code from it).
+    /// The loop's signature (device backends generate their own code from it). For a fused
+    /// unit: its name, every part's arguments in order and the parts' constants.
     pub sig: Option<crate::codegen::LoopSignature<'a>>,
+    /// A fused device unit (`exec_chain`): each loop's own signature, in order (its arguments
+    /// are `descs`, `bound` and `slots`, part after part); empty for one loop.
+    pub parts: Vec<crate::codegen::LoopSignature<'a>>,
     /// Each used constant's value, in the order of `sig.consts`.
     pub const_values: Vec<&'a [u8]>,
     /// Identifies the loop shape for the session (device backends key their programs on it
@@ -195,6 +199,12 @@ pub trait Backend: Send {
     /// Runs the loop over elements `[start, end)`, leaving reduction results combined into
     /// `call.reductions[..].buf`.
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()>;
+
+    /// Kernel launches made so far (device backends: every launch of every loop, fused units
+    /// counting one per launch; 0 on host backends), for tests and diagnostics.
+    fn launches(&self) -> u64 {
+        0
+    }
 
     /// Runs a sparse-tiled chain (`exec_chain`, host backends): for each tile in index order
     /// (a valid order for every schedule), each loop's runs in that tile, in chain order, with

@@ -150,6 +150,8 @@ pub struct OpenCl {
     diags: i32,
     /// A CPU device (PoCL): launches with reductions give each work-item a contiguous range.
     cpu: bool,
+    /// Kernel launches so far (`Backend::launches`).
+    launches: u64,
 }
 
 /// Bytes of global-memory scratch a launch may use for arguments too large for private memory
@@ -269,6 +271,7 @@ impl OpenCl {
             identity,
             diags: config.diags,
             cpu,
+            launches: 0,
         })
     }
 
@@ -560,6 +563,10 @@ impl Backend for OpenCl {
         format!("opencl on {}", self.description)
     }
 
+    fn launches(&self) -> u64 {
+        self.launches
+    }
+
     fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.check_process("device allocation")?;
         if !self.dats.contains_key(&d) {
@@ -647,11 +654,26 @@ impl Backend for OpenCl {
         let prog_index = match self.by_shape.get(&shape) {
             Some(&i) => i,
             None => {
-                let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
-                    .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
-                let sig = crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
-                let src = emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa, self.cpu)
-                    .map_err(|e| Op2Error::new(ErrorCode::BadLoop, format!("op_par_loop '{name}': {e}")))?;
+                let src = if call.parts.is_empty() {
+                    let expanded = emit::expand_includes(sig.kernel_source, &self.include_dirs, sig.kernel_origin)
+                        .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
+                    let sig =
+                        crate::codegen::LoopSignature { kernel_source: &expanded, args: &gen_descs, ..sig.clone() };
+                    emit::generate_scratch(&sig, &call.const_values, coloured, inc, soa, self.cpu)
+                        .map_err(|e| Op2Error::new(ErrorCode::BadLoop, format!("op_par_loop '{name}': {e}")))?
+                } else {
+                    if form != Form::Direct || !tables.is_empty() {
+                        op2_bail!(Internal, "op_par_loop '{name}': a fused unit that needs colouring or index maps");
+                    }
+                    let expanded = super::device::expand_parts(call, &self.include_dirs)?;
+                    let parts: Vec<crate::codegen::LoopSignature> = call
+                        .parts
+                        .iter()
+                        .zip(&expanded)
+                        .map(|(p, src)| crate::codegen::LoopSignature { kernel_source: src, ..p.clone() })
+                        .collect();
+                    emit::generate_fused(&parts, sig.consts, &call.const_values, soa)
+                };
                 let i = self.program(src, name, sig.kernel_name)?;
                 self.by_shape.insert(shape, i);
                 i
@@ -851,6 +873,7 @@ impl Backend for OpenCl {
                     .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), local, &[])
                     .map_err(|e| cl_err(&format!("clEnqueueNDRangeKernel (op_par_loop '{name}')"), e))?;
             }
+            self.launches += 1;
         }
         self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
         for (i, vb, _) in &mat_bufs {

@@ -90,6 +90,11 @@ pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncS
     super::device::generate(&DIALECT, sig, values, coloured, inc, soa)
 }
 
+/// The CUDA source of a fused unit: `parts` run as one launch (`device::generate_fused`).
+pub fn generate_fused(parts: &[LoopSignature], consts: &[super::ConstDecl], values: &[&[u8]], soa: bool) -> String {
+    super::device::generate_fused(&DIALECT, parts, consts, values, soa)
+}
+
 /// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
 /// for loops with indirect increments, element colouring (`colour`), plan blocks with two-level
 /// colouring (`blocks`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.

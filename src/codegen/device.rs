@@ -166,6 +166,118 @@ pub fn unsupported_with(args: &[ArgDesc], backend: &str, scratch: bool) -> Optio
     None
 }
 
+/// Whether a loop of these arguments may be a part of a fused device unit (`generate_fused`):
+/// nothing it writes goes through a map (no colouring, no races between elements), no global
+/// reduction or info payload (their partials belong to a loop's own launch), no matrix, and
+/// every argument staged in private memory.
+pub fn fusable_part(args: &[ArgDesc]) -> bool {
+    unsupported(args, "").is_none()
+        && args.iter().all(|a| match *a {
+            ArgDesc::Dat { acc, how, .. } => how == DatAccess::Direct || !acc.writes(),
+            ArgDesc::Gbl { acc, .. } => acc == Access::Read,
+            ArgDesc::Idx { .. } => true,
+            ArgDesc::Info { .. } | ArgDesc::Mat { .. } => false,
+        })
+}
+
+/// Generates one program that runs the loops `parts` (over one set, each `fusable_part`, every
+/// dependency between them direct) as one launch: per element, each loop's kernel in turn, its
+/// arguments gathered before and written back after it, so a later loop reads what an earlier
+/// one wrote to the same element. The entry point takes every part's arguments, in order, as if
+/// they were one loop's (the ABI note; argument `j` of part `p` is the unit's argument `j` plus
+/// the parts' arguments before it). `consts` are the constants of all the parts (sorted by
+/// name), `values` their bytes in that order. Kernels of one name and source are included once;
+/// two kernels of one name with different sources make a program that does not compile (the
+/// caller then runs the loops unfused).
+pub fn generate_fused(
+    d: &Dialect,
+    parts: &[LoopSignature],
+    consts: &[ConstDecl],
+    values: &[&[u8]],
+    soa: bool,
+) -> String {
+    let mut w = CodeWriter::new();
+    let names: Vec<String> = parts.iter().map(|p| format!("'{}'", super::writer::comment_text(p.loop_name))).collect();
+    let kernels: Vec<String> = parts.iter().map(|p| format!("'{}'", p.kernel_name)).collect();
+    let hashes: Vec<String> = parts.iter().map(|p| p.hash()).collect();
+    w.line(format!(
+        "/* op2 fused loops {} (kernels {}), target {}, signatures {}, one launch, each loop's kernel per element in turn, uncoloured{} */",
+        names.join(" + "),
+        kernels.join(", "),
+        d.title,
+        hashes.join("+"),
+        if soa { ", structure-of-arrays dats" } else { "" }
+    ));
+    let mut base = 0;
+    for p in parts {
+        for (j, a) in p.args.iter().enumerate() {
+            w.line(format!(
+                "/*   arg {}: loop '{}' arg {j}: {} */",
+                base + j,
+                super::writer::comment_text(p.loop_name),
+                super::host::describe(a)
+            ));
+        }
+        base += p.args.len();
+    }
+    for p in d.prelude {
+        w.raw(p);
+    }
+    w.line("");
+    emit_constants(d, &mut w, consts, values);
+    let mut included: Vec<(&str, &str)> = Vec::new();
+    for p in parts {
+        if included.contains(&(p.kernel_name, p.kernel_source)) {
+            continue;
+        }
+        included.push((p.kernel_name, p.kernel_source));
+        w.line(format!("#line 1 {}", p.kernel_origin));
+        w.raw(&(d.kernel_source)(p.kernel_source));
+        if !p.kernel_source.ends_with('\n') {
+            w.raw("\n");
+        }
+    }
+    let next = w.next_line_number();
+    w.line(format!("#line {} \"op2-wrapper:fused\"", next + 1));
+    w.raw(d.after_kernel);
+    let args: Vec<ArgDesc> = parts.iter().flat_map(|p| p.args.iter().copied()).collect();
+    let params = entry_params(d, &args, soa, 0);
+    w.line("/* Runs each loop's kernel in turn for the elements of one launch; see the ABI note in op2's codegen/device.rs. */");
+    w.line(format!("{}(", d.entry));
+    let n = params.len();
+    for (k, p) in params.iter().enumerate() {
+        w.line(format!("    {p}{}", if k + 1 < n { "," } else { ")" }));
+    }
+    w.open("");
+    w.line(d.ids);
+    w.line("(void)op2_part;");
+    w.line("(void)op2_elems;");
+    for (i, a) in args.iter().enumerate() {
+        if let ArgDesc::Gbl { ty, dim, acc: Access::Read } = *a {
+            w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
+            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = op2_d{i}[op2_k];"));
+        }
+    }
+    w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
+    w.line("const int op2_e = op2_start + op2_i;");
+    let staging = Staging { scratch: None, inc: IncStrategy::Plain, soa };
+    let mut base = 0;
+    for p in parts {
+        w.line(format!("/* loop '{}' (kernel '{}') */", super::writer::comment_text(p.loop_name), p.kernel_name));
+        w.open("");
+        let (call, scatter) = stage_args(d, &mut w, p.args, base, &staging);
+        w.call(p.kernel_name, &call);
+        for s in scatter {
+            w.line(s);
+        }
+        w.close();
+        base += p.args.len();
+    }
+    w.close();
+    w.close();
+    w.finish()
+}
+
 /// A constant's value as an exact literal of the dialect.
 pub fn literal(d: &Dialect, ty: ElemType, b: &[u8]) -> String {
     fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
@@ -388,27 +500,17 @@ pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
     soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
 }
 
-fn emit_wrapper(
-    d: &Dialect,
-    w: &mut CodeWriter,
-    sig: &LoopSignature,
-    coloured: bool,
-    inc: IncStrategy,
-    soa: bool,
-    opts: Options,
-) {
-    let Options { scratch, contiguous } = opts;
+/// The entry point's parameters for `args` (the ABI note): the fixed ones, then each argument's;
+/// `scr_bytes` > 0 adds the global-memory scratch.
+fn entry_params(d: &Dialect, args: &[ArgDesc], soa: bool, scr_bytes: usize) -> Vec<String> {
     let g = d.global;
-    let big = |a: &ArgDesc| scratch && in_scratch(a);
-    let (scr_bytes, scr_off) = if scratch { scratch_layout(sig.args) } else { (0, vec![None; sig.args.len()]) };
-    let stride = partial_words(sig.args);
     let mut params = vec![
         "int op2_start".to_string(),
         "int op2_count".to_string(),
         format!("{g}const int *op2_elems"),
         format!("{g}{u} *op2_part", u = d.u64_type),
     ];
-    for (i, a) in sig.args.iter().enumerate() {
+    for (i, a) in args.iter().enumerate() {
         match *a {
             ArgDesc::Dat { ty, how, optional, .. } => {
                 params.push(format!("{g}{} *op2_d{i}", (d.buffer_type)(ty)));
@@ -437,6 +539,24 @@ fn emit_wrapper(
     if scr_bytes > 0 {
         params.push(format!("{g}uchar *op2_scr"));
     }
+    params
+}
+
+fn emit_wrapper(
+    d: &Dialect,
+    w: &mut CodeWriter,
+    sig: &LoopSignature,
+    coloured: bool,
+    inc: IncStrategy,
+    soa: bool,
+    opts: Options,
+) {
+    let Options { scratch, contiguous } = opts;
+    let g = d.global;
+    let big = |a: &ArgDesc| scratch && in_scratch(a);
+    let (scr_bytes, scr_off) = if scratch { scratch_layout(sig.args) } else { (0, vec![None; sig.args.len()]) };
+    let stride = partial_words(sig.args);
+    let params = entry_params(d, sig.args, soa, scr_bytes);
     w.line("/* Runs the kernel for the elements of one launch; see the ABI note in op2's codegen/device.rs. */");
     w.line(format!("{}(", d.entry));
     let n = params.len();
@@ -521,9 +641,74 @@ fn emit_wrapper(
             w.line("const int op2_e = op2_start + op2_i;");
         }
     }
+    let staging = Staging { scratch: scratch.then_some((scr_bytes, scr_off.as_slice())), inc, soa };
+    let (call, scatter) = stage_args(d, w, sig.args, 0, &staging);
+    if two_level {
+        // Every thread gathers (in bounds: a dead thread reads its block's first element); live
+        // ones run the kernel and write back in their thread colour's turn.
+        w.open("if (op2_live)");
+        w.call(sig.kernel_name, &call);
+        w.close();
+        w.open("for (int op2_c = 0; op2_c < op2_nc; op2_c++)");
+        w.open("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c)");
+        for s in scatter {
+            w.line(s);
+        }
+        w.close();
+        w.line("__syncthreads();");
+        w.close();
+        w.close();
+    } else {
+        w.call(sig.kernel_name, &call);
+        for s in scatter {
+            w.line(s);
+        }
+    }
+    w.close();
+    if blocks {
+        w.close();
+    }
+    if d.block_reduce && stride > 0 {
+        emit_block_reduce(d, w, sig.args, stride);
+    } else {
+        for (i, a) in sig.args.iter().enumerate() {
+            let dim = match *a {
+                ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
+                ArgDesc::Info { dim, .. } => dim,
+                _ => continue,
+            };
+            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
+        }
+    }
+    w.close();
+}
+
+/// How `stage_args` stages: the global-memory scratch (bytes per work-item, each argument's
+/// offset in it) when large arguments go there, the increment strategy and the dats' layout.
+#[derive(Clone, Copy)]
+struct Staging<'s> {
+    scratch: Option<(usize, &'s [Option<usize>])>,
+    inc: IncStrategy,
+    soa: bool,
+}
+
+/// Emits the staging of one element's arguments `args` (named from `base` on: argument `j` of
+/// `args` is `op2_*{base + j}` in the generated code) and returns the kernel call's arguments
+/// and the statements that write back after the call.
+fn stage_args(
+    d: &Dialect,
+    w: &mut CodeWriter,
+    args: &[ArgDesc],
+    base: usize,
+    st: &Staging,
+) -> (Vec<String>, Vec<String>) {
+    let g = d.global;
+    let Staging { scratch, inc, soa } = *st;
+    let big = |a: &ArgDesc| scratch.is_some() && in_scratch(a);
     let mut call = Vec::new();
     let mut scatter: Vec<String> = Vec::new();
-    for (i, a) in sig.args.iter().enumerate() {
+    for (j, a) in args.iter().enumerate() {
+        let i = base + j;
         match *a {
             ArgDesc::Dat { ty, dim, acc, how, optional } => {
                 let pt = (d.private_type)(ty);
@@ -552,7 +737,8 @@ fn emit_wrapper(
                 let vector = matches!(how, DatAccess::Vector { .. });
                 // The staged rows: this work-item's part of the global-memory scratch, or private
                 // memory; `elem` is their element type as the kernel's pointers see it.
-                let elem = if let (Some(at), true) = (scr_off[i], big(a)) {
+                let elem = if let (Some((scr_bytes, scr_off)), true) = (scratch, big(a)) {
+                    let at = scr_off[j].unwrap_or(0);
                     let elem = format!("{g}{}", (d.buffer_type)(ty));
                     let base = format!("op2_scr + (size_t)op2_w * {scr_bytes} + {at}");
                     if vector {
@@ -646,44 +832,7 @@ fn emit_wrapper(
             }
         }
     }
-    if two_level {
-        // Every thread gathers (in bounds: a dead thread reads its block's first element); live
-        // ones run the kernel and write back in their thread colour's turn.
-        w.open("if (op2_live)");
-        w.call(sig.kernel_name, &call);
-        w.close();
-        w.open("for (int op2_c = 0; op2_c < op2_nc; op2_c++)");
-        w.open("if (op2_live && op2_thrcol[op2_e - op2_pstart] == op2_c)");
-        for s in scatter {
-            w.line(s);
-        }
-        w.close();
-        w.line("__syncthreads();");
-        w.close();
-        w.close();
-    } else {
-        w.call(sig.kernel_name, &call);
-        for s in scatter {
-            w.line(s);
-        }
-    }
-    w.close();
-    if blocks {
-        w.close();
-    }
-    if d.block_reduce && stride > 0 {
-        emit_block_reduce(d, w, sig.args, stride);
-    } else {
-        for (i, a) in sig.args.iter().enumerate() {
-            let dim = match *a {
-                ArgDesc::Gbl { dim, acc, .. } if acc.is_reduction() => dim,
-                ArgDesc::Info { dim, .. } => dim,
-                _ => continue,
-            };
-            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_r{i}[op2_k] = op2_g{i}[op2_k];"));
-        }
-    }
-    w.close();
+    (call, scatter)
 }
 
 /// The kernel source with `qualifier` (e.g. `__global`) put before the parameters at

@@ -182,6 +182,11 @@ pub fn generate_scratch(
     Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, Options { scratch: true, contiguous }))
 }
 
+/// The OpenCL program of a fused unit: `parts` run as one launch (`device::generate_fused`).
+pub fn generate_fused(parts: &[LoopSignature], consts: &[super::ConstDecl], values: &[&[u8]], soa: bool) -> String {
+    super::device::generate_fused(&DIALECT, parts, consts, values, soa)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
