@@ -97,7 +97,10 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
         return run_tiled(ctx, &queue, schedule, call);
     }
     if crate::exec_device::fuses(ctx, &queue) {
-        return crate::exec_device::run(ctx, queue, call);
+        let groups = crate::exec_device::groups(ctx, &queue, &chain_loops(ctx, &queue));
+        let name = chain_name(ctx, &queue);
+        return crate::exec_device::run(ctx, queue, groups, &name, call)
+            .map_err(|f| queued_failure(f.error, &f.name, call, f.dropped));
     }
     let total = queue.len();
     for (i, l) in queue.into_iter().enumerate() {
@@ -124,7 +127,7 @@ fn tiles(ctx: &Context, queue: &[ParLoop]) -> Option<Schedule> {
 }
 
 /// The chain's description for the inspector: per loop, its size and each enabled dat argument.
-pub(crate) fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
+fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
     queue
         .iter()
         .map(|l| {
@@ -154,7 +157,7 @@ fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKe
 
 /// The name a chain goes by in timings and diagnostics: the open chain's, else its first and
 /// last loops'.
-pub(crate) fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
+fn chain_name(ctx: &Context, queue: &[ParLoop]) -> String {
     match &ctx.lazy.chain {
         Some(n) => format!("chain:{n}"),
         None => match (queue.first(), queue.last()) {
@@ -538,7 +541,7 @@ fn traffic(queue: &[ParLoop], sets: &[crate::core::Set], maps: &[crate::core::Ma
 }
 
 /// A queued loop's failure as the error of `call`, naming the loop.
-pub(crate) fn queued_failure(e: Op2Error, name: &str, call: &str, dropped: usize) -> Op2Error {
+fn queued_failure(e: Op2Error, name: &str, call: &str, dropped: usize) -> Op2Error {
     let head = format!("op_par_loop '{name}'");
     let body = if e.message.starts_with(&head) { e.message.clone() } else { format!("{head}: {}", e.message) };
     let after = match dropped {

@@ -21,17 +21,18 @@ use crate::codegen::{ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::exec;
-use crate::exec_chain::{chain_loops, chain_name, queued_failure};
-use crate::par_loop::ParLoop;
-use crate::plan::tiling;
+use crate::par_loop::{DeviceFused, ParLoop};
+use crate::plan::tiling::{self, ChainLoop};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A fused device unit: the constants of all its loops, sorted by name (compiled into its
-/// code). Its address identifies the unit's shape to the backend (`LoopCall::shape_key`).
-pub struct DeviceFused {
-    pub consts: Vec<ConstDecl>,
+/// A failure while running a queue: the error, the loop (or fused loops, joined by `+`) it
+/// belongs to, and how many queued loops after it were dropped.
+pub struct Failed {
+    pub error: Op2Error,
+    pub name: String,
+    pub dropped: usize,
 }
 
 /// Whether `queue` runs here: a device backend with fusion on (`OP2_FUSE`, on by default for
@@ -65,8 +66,8 @@ fn part_ok(ctx: &Context, l: &ParLoop) -> bool {
 
 /// The queue's groups, in order: maximal runs of consecutive loops over one set, each `part_ok`,
 /// each `fusable` with every earlier member (two or more loops: one launch), and single loops.
-pub fn groups(ctx: &Context, queue: &[ParLoop]) -> Vec<Range<usize>> {
-    let loops = chain_loops(ctx, queue);
+/// `loops` describes the queue's loops (`exec_chain`'s chain description).
+pub fn groups(ctx: &Context, queue: &[ParLoop], loops: &[ChainLoop]) -> Vec<Range<usize>> {
     let ok: Vec<bool> = queue.iter().map(|l| part_ok(ctx, l)).collect();
     let mut out = Vec::new();
     let mut start = 0;
@@ -86,12 +87,17 @@ pub fn groups(ctx: &Context, queue: &[ParLoop]) -> Vec<Range<usize>> {
     out
 }
 
-/// Runs `queue` in order on behalf of `call`: each group of two or more loops as one launch
-/// (unfused if its unit does not compile), every other loop as the driver runs it. A failing
-/// loop or unit is the error, naming it and the loops dropped after it.
-pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
-    let groups = groups(ctx, &queue);
-    let name = chain_name(ctx, &queue);
+/// Runs `queue` (the chain `name`) in order on behalf of `call`, in `groups`: each group of two
+/// or more loops as one launch (unfused if its unit does not compile), every other loop as the
+/// driver runs it. A failing loop or unit is the error, with its name and the loops dropped
+/// after it.
+pub fn run(
+    ctx: &mut Context,
+    queue: Vec<ParLoop>,
+    groups: Vec<Range<usize>>,
+    name: &str,
+    call: &str,
+) -> std::result::Result<(), Failed> {
     let total = queue.len();
     let described: Vec<String> =
         groups.iter().map(|g| queue[g.clone()].iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join("+")).collect();
@@ -102,8 +108,8 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
         let loops: Vec<ParLoop> = it.by_ref().take(g.len()).collect();
         let dropped = total - g.end;
         if loops.len() >= 2 {
-            if let Some(unit) = unit(ctx, &loops, &name) {
-                match run_fused(ctx, &loops, &unit, &name, call) {
+            if let Some(unit) = unit(ctx, &loops, name) {
+                match run_fused(ctx, &loops, &unit, name, call) {
                     Ok(Some((t, bytes))) => {
                         let f = fused_time.get_or_insert((Duration::ZERO, 0));
                         f.0 += t;
@@ -112,9 +118,9 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
                         continue;
                     }
                     Ok(None) => {}
-                    Err(e) => {
+                    Err(error) => {
                         let gname = loops.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join("+");
-                        return Err(queued_failure(e, &gname, call, dropped));
+                        return Err(Failed { error, name: gname, dropped });
                     }
                 }
             }
@@ -122,13 +128,13 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
         let n = loops.len();
         for (k, l) in loops.into_iter().enumerate() {
             let lname = l.name.clone();
-            if let Err(e) = l.compute(ctx) {
-                return Err(queued_failure(e, &lname, call, dropped + n - k - 1));
+            if let Err(error) = l.compute(ctx) {
+                return Err(Failed { error, name: lname, dropped: dropped + n - k - 1 });
             }
         }
     }
     if let Some((time, bytes)) = fused_time {
-        let row = ctx.timings.entry(&name);
+        let row = ctx.timings.entry(name);
         row.calls += 1;
         row.time += time;
         row.bytes += bytes;

@@ -156,12 +156,18 @@ pub struct Lazy {
     pub fused: HashMap<Vec<LoopShape>, Option<Arc<Fused>>>,
     /// Device backends: fused units by their loops' shapes (`exec_device`; `None`: the unit
     /// did not compile and its loops run unfused).
-    pub device_fused: HashMap<Vec<LoopShape>, Option<Arc<crate::exec_device::DeviceFused>>>,
+    pub device_fused: HashMap<Vec<LoopShape>, Option<Arc<DeviceFused>>>,
 }
 
 /// A fused loop's library and the constants it loads, in order (`codegen::host::generate_fused`).
 pub struct Fused {
     pub lib: Arc<crate::jit::HostLibrary>,
+    pub consts: Vec<crate::codegen::ConstDecl>,
+}
+
+/// A fused device unit (`exec_device`): the constants of all its loops, sorted by name (compiled
+/// into its code). Its address identifies the unit's shape to the backend (`LoopCall::shape_key`).
+pub struct DeviceFused {
     pub consts: Vec<crate::codegen::ConstDecl>,
 }
 

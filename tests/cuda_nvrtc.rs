@@ -87,3 +87,101 @@ fn generated_cuda_compiles_with_nvrtc() {
     );
     assert!(failures.is_empty(), "cuda_nvrtc: {} compiles failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// Device fusion (issue 23, point 10): the CUDA source of a fused unit, Airfoil's
+/// `save_soln + adt_calc` (direct copy, then a loop reading the nodes through a map, with
+/// constants), in both dat layouts, plus a unit with an optional argument, a READ global and an
+/// element index, compiles with NVRTC for sm_80 and sm_90. Runs where `make test-cuda-nvrtc`
+/// sets `OP2_NVRTC_DIR` (NVRTC is there).
+#[test]
+fn fused_units_compile_with_nvrtc() {
+    use op2::arg::{Access, ArgDesc, DatAccess};
+    use op2::codegen::{ConstDecl, LoopSignature};
+    use op2::core::ElemType;
+    if std::env::var_os("OP2_NVRTC_DIR").is_none() {
+        eprintln!("cuda_nvrtc: OP2_NVRTC_DIR is not set: no fused unit compiled (make test-cuda-nvrtc sets it)");
+        return;
+    }
+    if let Err(e) = op2::jit::nvrtc::probe() {
+        panic!("cuda_nvrtc: {e}");
+    }
+    let kernels = concat!(env!("CARGO_MANIFEST_DIR"), "/examples-c/airfoil/kernels");
+    let read = |k: &str| std::fs::read_to_string(format!("{kernels}/{k}.c")).unwrap();
+    let (save, adt) = (read("save_soln"), read("adt_calc"));
+    let dat = |dim, acc, how| ArgDesc::Dat { ty: ElemType::Double, dim, acc, how, optional: false };
+    let save_args = [dat(4, Access::Read, DatAccess::Direct), dat(4, Access::Write, DatAccess::Direct)];
+    let node = |idx| dat(2, Access::Read, DatAccess::Indirect { map_dim: 4, idx });
+    let adt_args = [
+        node(0),
+        node(1),
+        node(2),
+        node(3),
+        dat(4, Access::Read, DatAccess::Direct),
+        dat(1, Access::Write, DatAccess::Direct),
+    ];
+    let consts: Vec<ConstDecl> =
+        ["cfl", "gam", "gm1"].iter().map(|n| ConstDecl { name: n.to_string(), ty: ElemType::Double, dim: 1 }).collect();
+    let values: Vec<[u8; 8]> = [0.9f64, 1.4, 0.4].iter().map(|v| v.to_ne_bytes()).collect();
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+    let parts = [
+        LoopSignature {
+            loop_name: "save_soln",
+            kernel_name: "save_soln",
+            kernel_source: &save,
+            kernel_origin: "\"kernel:save_soln\"",
+            args: &save_args,
+            consts: &[],
+        },
+        LoopSignature {
+            loop_name: "adt_calc",
+            kernel_name: "adt_calc",
+            kernel_source: &adt,
+            kernel_origin: "\"kernel:adt_calc\"",
+            args: &adt_args,
+            consts: &consts,
+        },
+    ];
+    let mut sources = Vec::new();
+    for soa in [false, true] {
+        sources.push((
+            format!("save_soln+adt_calc soa={soa}"),
+            op2::codegen::cuda::generate_fused(&parts, &consts, &values, soa),
+        ));
+    }
+    let opt_args = [
+        ArgDesc::Dat { ty: ElemType::Float, dim: 3, acc: Access::Rw, how: DatAccess::Direct, optional: true },
+        ArgDesc::Gbl { ty: ElemType::Int, dim: 2, acc: Access::Read },
+        ArgDesc::Idx { map_dim: None, idx: 0 },
+    ];
+    let inc_args =
+        [ArgDesc::Dat { ty: ElemType::Float, dim: 3, acc: Access::Inc, how: DatAccess::Direct, optional: false }];
+    let small = [
+        LoopSignature {
+            loop_name: "scale",
+            kernel_name: "scale",
+            kernel_source: "void scale(float *v, const int *g, const int *i) { if (v) v[0] = v[1] * g[0] + *i; }\n",
+            kernel_origin: "\"kernel:scale\"",
+            args: &opt_args,
+            consts: &[],
+        },
+        LoopSignature {
+            loop_name: "bump",
+            kernel_name: "bump",
+            kernel_source: "void bump(float *v) { v[2] += 1.0f; }\n",
+            kernel_origin: "\"kernel:bump\"",
+            args: &inc_args,
+            consts: &[],
+        },
+    ];
+    sources.push(("scale+bump".to_string(), op2::codegen::cuda::generate_fused(&small, &[], &[], false)));
+    let mut failures = Vec::new();
+    for (name, src) in &sources {
+        assert!(src.contains("/* loop '"), "{name}: {src}");
+        for arch in ARCHS {
+            if let Err(e) = op2::jit::nvrtc::compile(src, arch, "fused.cu") {
+                failures.push(format!("{name} [{arch}]: {}", e.message));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "cuda_nvrtc: fused units that do not compile:\n{}", failures.join("\n"));
+}

@@ -487,3 +487,74 @@ fn device_fusion_runs_direct_loops_as_one_launch() {
     assert_eq!((launches, units), (8, 0), "OP2_FUSE=0: one launch a loop");
     assert_eq!(moves, eager_moves);
 }
+
+/// A fused device unit that does not compile (two kernels with a helper of one name and other
+/// code) runs its loops unfused, now and later, with eager's results.
+#[test]
+fn a_device_unit_that_does_not_compile_runs_unfused() {
+    if op2::backend::opencl::probe(None).is_err() {
+        eprintln!("no OpenCL device: device fusion not tested");
+        return;
+    }
+    let run = |chain: bool| -> (Vec<f64>, u64, usize, usize) {
+        let cache = std::env::temp_dir().join(format!("op2-lazy-devclash-{}", std::process::id()));
+        let tokens = vec![format!("OP2_CACHE_DIR={}", cache.display()), "OP2_BACKEND=opencl".to_string()];
+        let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+        let n = 100usize;
+        let cells = ctx.decl_set(n as i32, "cells").unwrap();
+        let init: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let a = ctx.decl_dat(cells, 1, ElemType::Double, Some(&f64s(&init)), "a", "t").unwrap();
+        let b = ctx.decl_dat(cells, 1, ElemType::Double, None, "b", "t").unwrap();
+        let k1 = ctx
+            .decl_kernel(
+                "static double h(double v) { return 2.0 * v; }\nvoid one(const double *a, double *b) { *b = h(*a); }\n",
+                "one",
+            )
+            .unwrap();
+        let k2 = ctx
+            .decl_kernel(
+                "static double h(double v) { return v + 1.0; }\nvoid two(double *a, const double *b) { *a = h(*b); }\n",
+                "two",
+            )
+            .unwrap();
+        let mut launches = 0;
+        for _ in 0..3 {
+            let before = ctx.backend.launches();
+            if chain {
+                ctx.lazy.chain = Some("clash".into());
+            }
+            op2::exec_chain::par_loop(
+                &mut ctx,
+                k1,
+                "one",
+                cells,
+                &[dat(a, None, -1, Access::Read), dat(b, None, -1, Access::Write)],
+            )
+            .unwrap();
+            op2::exec_chain::par_loop(
+                &mut ctx,
+                k2,
+                "two",
+                cells,
+                &[dat(a, None, -1, Access::Write), dat(b, None, -1, Access::Read)],
+            )
+            .unwrap();
+            if chain {
+                ctx.lazy.chain = None;
+                op2::exec_chain::flush(&mut ctx, "test").unwrap();
+            }
+            launches = ctx.backend.launches() - before;
+        }
+        let mut out = vec![0u8; 8 * n];
+        ctx.fetch(a, 0, n - 1, &mut out).unwrap();
+        let ok = ctx.lazy.device_fused.values().filter(|u| u.is_some()).count();
+        let no = ctx.lazy.device_fused.values().filter(|u| u.is_none()).count();
+        (doubles(&out), launches, ok, no)
+    };
+    let (eager, _, _, _) = run(false);
+    let want: Vec<f64> = (0..100).map(|i| 8.0 * i as f64 + 7.0).collect();
+    assert_eq!(eager, want);
+    let (got, launches, ok, no) = run(true);
+    assert_eq!(got, want);
+    assert_eq!((launches, ok, no), (2, 0, 1), "launches, units that compiled / did not");
+}

@@ -322,4 +322,75 @@ mod tests {
             soa.contains("op2_d1[(size_t)op2_k * op2_s1 + (size_t)op2_m1[(size_t)op2_e * 2 + 1]] += op2_p1[op2_k];")
         );
     }
+
+    /// A fused unit (device fusion, issue 23 point 10): every part's arguments numbered on from
+    /// the parts before it, each loop's staging, call and write-back in its own block in loop
+    /// order (a later loop reads what an earlier one stored), a kernel shared by two parts
+    /// included once, `#undef inline` after all kernels, constants of all parts; and which
+    /// loops may be parts.
+    #[test]
+    fn fused_unit_runs_each_loop_in_turn() {
+        use crate::codegen::device::fusable_part;
+        let d = |dim, acc, how| ArgDesc::Dat { ty: ElemType::Double, dim, acc, how, optional: false };
+        let a1 = [d(2, Access::Read, DatAccess::Direct), d(1, Access::Write, DatAccess::Direct)];
+        let a2 = [
+            d(1, Access::Rw, DatAccess::Direct),
+            d(2, Access::Read, DatAccess::Indirect { map_dim: 3, idx: 2 }),
+            ArgDesc::Gbl { ty: ElemType::Int, dim: 1, acc: Access::Read },
+        ];
+        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1 }];
+        let v = 1.5f64.to_ne_bytes();
+        let k1 = "void k1(const double *a, double *b) { *b = a[0] + a[1]; }\n";
+        let k2 = "inline void k2(double *b, const double *x, const int *g) { *b += x[1] * *g * gam; }\n";
+        let part = |name, kernel, src, args| LoopSignature {
+            loop_name: name,
+            kernel_name: kernel,
+            kernel_source: src,
+            kernel_origin: "\"kernel:k\"",
+            args,
+            consts: &[],
+        };
+        let parts = [part("one", "k1", k1, &a1[..]), part("two", "k2", k2, &a2[..]), part("three", "k1", k1, &a1[..])];
+        let src = generate_fused(&parts, &consts, &[&v], false);
+        assert!(
+            src.starts_with("/* op2 fused loops 'one' + 'two' + 'three' (kernels 'k1', 'k2', 'k1'), target OpenCL C"),
+            "{src}"
+        );
+        assert!(src.contains("/*   arg 3: loop 'two' arg 1: dat double[2] OP_READ map[3] idx 2 */"), "{src}");
+        assert!(src.contains("__constant double gam = 1.5000000000000000e0;"));
+        assert_eq!(src.matches("void k1(const double *a, double *b)").count(), 1, "{src}");
+        let undef = src.find("#undef inline").unwrap();
+        assert!(undef > src.find("void k2(").unwrap() && src.matches("#undef inline").count() == 1);
+        assert!(src.contains(
+            "    __global double *op2_d3,\n    __global const int *op2_m3,\n    __global const int *op2_d4,\n"
+        ));
+        assert!(src.contains("int op2_g4[1];"));
+        let (one, two, three) = (
+            src.find("/* loop 'one'").unwrap(),
+            src.find("/* loop 'two'").unwrap(),
+            src.find("/* loop 'three'").unwrap(),
+        );
+        assert!(one < two && two < three);
+        // 'one' stores b (arg 1) before 'two' gathers it (arg 2), in the same work-item.
+        let store = src.find("op2_d1[(size_t)op2_e * 1 + op2_k] = (double)op2_p1[op2_k];").unwrap();
+        let gather = src.find("op2_p2[op2_k] = (double)op2_d2[(size_t)op2_e * 1 + op2_k];").unwrap();
+        assert!(one < store && store < two && two < gather && gather < three, "{src}");
+        assert!(src.contains("op2_p3[op2_k] = (double)op2_d3[(size_t)op2_m3[(size_t)op2_e * 3 + 2] * 2 + op2_k];"));
+        assert!(src.contains("k1(\n          op2_p5,\n          op2_p6);"), "{src}");
+        assert!(!src.contains("op2_row") && !src.contains("op2_elems[op2_start"));
+        assert_eq!(generate_fused(&parts, &consts, &[&v], false), src);
+        let soa = generate_fused(&parts, &consts, &[&v], true);
+        assert!(soa.contains("int op2_s0,") && soa.contains("structure-of-arrays dats"));
+        // Parts: direct loops, reads through maps, READ globals, indices; not increments or
+        // writes through a map, reductions, infos or matrices.
+        assert!(fusable_part(&a1) && fusable_part(&a2));
+        assert!(fusable_part(&[ArgDesc::Idx { map_dim: None, idx: 0 }]));
+        assert!(fusable_part(&[d(1, Access::Inc, DatAccess::Direct)]));
+        assert!(!fusable_part(&[d(1, Access::Inc, DatAccess::Indirect { map_dim: 2, idx: 0 })]));
+        assert!(!fusable_part(&[d(1, Access::Write, DatAccess::Indirect { map_dim: 2, idx: 0 })]));
+        assert!(!fusable_part(&[d(1, Access::Rw, DatAccess::Vector { map_dim: 2 })]));
+        assert!(!fusable_part(&[ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Inc }]));
+        assert!(!fusable_part(&[ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Max }]));
+        assert!(!fusable_part(&[d(5000, Access::Rw, DatAccess::Direct)]));
+    }
 }
