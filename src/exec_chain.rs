@@ -5,9 +5,10 @@
 //! tile runs its share of every loop in turn, so the data a tile touches stays in cache from one
 //! loop to the next. `seq` runs tiles in order (every dat bit for bit as eager); `threads` runs
 //! the tiles of a level at once (two tiles of a level touch no common element where either
-//! writes). The inspection is done once per chain shape and reused. Everywhere else (device
-//! backends, MPI, `OP2_VALIDATE=1`, the check backend, matrices), loops run one after another
-//! with the driver's phases (`exec`).
+//! writes). The inspection is done once per chain shape and reused. Device backends are not
+//! tiled: they run direct loops fused into fewer launches (`exec_device`). Everywhere else (MPI,
+//! `OP2_VALIDATE=1`, the check backend, matrices), loops run one after another with the
+//! driver's phases (`exec`).
 
 use crate::arg::RawArg;
 use crate::arg::{Access, BoundArg};
