@@ -317,8 +317,12 @@ fn fused_loops_equal_eager() {
 /// and a direct one (one launch), a loop with a global sum (alone): 5 launches instead of 8.
 /// Results equal hand-computed values, eager and unfused ones, and so do the dats' transfer
 /// counts. Runs where an OpenCL device is found.
+/// The device tests of this file run one at a time (one OpenCL context at a time).
+static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn device_fusion_runs_direct_loops_as_one_launch() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     if op2::backend::opencl::probe(None).is_err() {
         eprintln!("no OpenCL device: device fusion not tested");
         return;
@@ -471,6 +475,27 @@ fn device_fusion_runs_direct_loops_as_one_launch() {
         let got = (get(&mut ctx, da, n), get(&mut ctx, de, n), get(&mut ctx, dr, nn), sums);
         let units = ctx.lazy.device_fused.values().filter(|u| u.is_some()).count();
         let transfers = ctx.dats.iter().map(|d| (d.to_device, d.to_host)).collect();
+        // op_timing_output: every loop counts each of its calls, fused or not; a fused chain
+        // has its row (the first iteration ran each loop at its call), naming its groups.
+        for l in ["first", "second", "gather", "scatter", "neighbour", "overwrite", "third", "total"] {
+            let row = ctx.timings.loops().iter().find(|r| r.name == l).unwrap();
+            assert_eq!(row.calls, iters as u64, "{l}: calls");
+        }
+        // (The chain is closed before its flush here: it goes by its first and last loops.)
+        let chain_row = ctx.timings.loops().iter().find(|r| r.name == "chain:first..total");
+        if chain && fuse {
+            let row = chain_row.unwrap();
+            assert_eq!(row.calls, iters as u64 - 1);
+            assert!(
+                row.members.as_deref().unwrap().starts_with(
+                    "first+second+gather scatter neighbour overwrite+third total (on opencl: 2 fused launches"
+                ),
+                "{:?}",
+                row.members
+            );
+        } else {
+            assert!(chain_row.is_none());
+        }
         (got, fused_launches, transfers, units)
     };
     let (eager, eager_launches, eager_moves, eager_units) = run(false, true);
@@ -492,6 +517,7 @@ fn device_fusion_runs_direct_loops_as_one_launch() {
 /// code) runs its loops unfused, now and later, with eager's results.
 #[test]
 fn a_device_unit_that_does_not_compile_runs_unfused() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     if op2::backend::opencl::probe(None).is_err() {
         eprintln!("no OpenCL device: device fusion not tested");
         return;
