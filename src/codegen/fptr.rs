@@ -1,0 +1,84 @@
+//! The C kernel that stands in for a compiled kernel given by address (`op_par_loop_fptr`, the
+//! per-element tier of OP2's Fortran `op_par_loop_N`): it calls the function whose address
+//! arrives in a hidden last argument (an OP_READ global of one `unsigned long long`) with the
+//! address of each argument's data, as a Fortran subroutine with explicit-shape or scalar
+//! dummies expects them. The text depends only on the arguments' kinds and types and on the
+//! index base, never on the address, so one compiled loop serves every kernel of that shape
+//! and the cache stays valid between runs.
+
+use crate::core::ElemType;
+
+/// What the kernel receives for one argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FptrParam {
+    /// `T*`: a dat (direct or one map entry), a global, an info payload.
+    Data(ElemType),
+    /// `T**`: a vector dat argument (idx -N), one pointer per map entry.
+    Vector(ElemType),
+    /// `int*`: op_arg_idx's element index, shifted by the index base before the call.
+    Idx,
+}
+
+/// The name of the stand-in kernel function (no user kernel sees it).
+pub const FPTR_KERNEL: &str = "op2f_call";
+
+/// The stand-in kernel's C source for `params` (the loop's own arguments, in order): a function
+/// `op2f_call` with one parameter per argument plus `op2f_fn` (the address of the compiled
+/// kernel). Idx arguments reach the compiled kernel as `index + index_base` (1-based for
+/// Fortran), through a private copy.
+pub fn kernel_source(params: &[FptrParam], index_base: i32) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(200 + 60 * params.len());
+    let _ = writeln!(s, "/* op2: calls a compiled kernel given by address, one pointer per argument */");
+    let mut decl = Vec::with_capacity(params.len() + 1);
+    for (i, p) in params.iter().enumerate() {
+        decl.push(match p {
+            FptrParam::Data(t) => format!("{} *a{i}", t.c_name()),
+            FptrParam::Vector(t) => format!("{} **a{i}", t.c_name()),
+            FptrParam::Idx => format!("int *a{i}"),
+        });
+    }
+    decl.push("unsigned long long *op2f_fn".to_string());
+    let _ = writeln!(s, "void {FPTR_KERNEL}({})\n{{", decl.join(", "));
+    for (i, p) in params.iter().enumerate() {
+        if *p == FptrParam::Idx {
+            let _ = writeln!(s, "  int i{i} = *a{i} + ({index_base});");
+        }
+    }
+    let types = if params.is_empty() { "void".to_string() } else { vec!["void *"; params.len()].join(", ") };
+    let _ = writeln!(s, "  void (*f)({types}) = (void (*)({types}))(*op2f_fn);");
+    let call: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            FptrParam::Idx => format!("(void *)&i{i}"),
+            _ => format!("(void *)a{i}"),
+        })
+        .collect();
+    let _ = writeln!(s, "  f({});\n}}", call.join(", "));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_calls_through_the_address_with_every_argument() {
+        let p = [FptrParam::Data(ElemType::Double), FptrParam::Idx, FptrParam::Vector(ElemType::Int)];
+        let s = kernel_source(&p, 1);
+        assert_eq!(
+            s,
+            "/* op2: calls a compiled kernel given by address, one pointer per argument */\n\
+             void op2f_call(double *a0, int *a1, int **a2, unsigned long long *op2f_fn)\n{\n\
+             \x20 int i1 = *a1 + (1);\n\
+             \x20 void (*f)(void *, void *, void *) = (void (*)(void *, void *, void *))(*op2f_fn);\n\
+             \x20 f((void *)a0, (void *)&i1, (void *)a2);\n}\n"
+        );
+        // the kernel's definition is found, with the hidden parameter last
+        let def = crate::core::clex::find_definition(&s, FPTR_KERNEL).unwrap();
+        assert_eq!(def.params.len(), 4);
+        // no arguments: a call with none
+        assert!(kernel_source(&[], 0).contains("void (*f)(void) = (void (*)(void))(*op2f_fn);\n  f();"));
+    }
+}
