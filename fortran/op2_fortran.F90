@@ -50,6 +50,7 @@ module op2_fortran_declarations
   public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_dat_temp, op_free_dat_temp
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_is_root, op_get_rank, op_print
+  public :: op_num_ranks
   public :: op_print_dat_to_txtfile, op_print_dat_to_binfile, op_renumber, op_memalloc, op_memfree
   public :: op_timers, op_timers_core, op_timing_output, op_diagnostic_output
   public :: op_timing2_start, op_timing2_enter, op_timing2_enter_kernel, op_timing2_exit, &
