@@ -158,16 +158,17 @@ contains
     character(len=*), intent(in) :: name
     integer(c_int), pointer :: flat(:)
     integer(c_int), allocatable :: one_based(:)
+    integer :: n
+    n = size(values)
+    if (n < 0) n = assumed_count(from, dim)    ! assumed-size: dim values per element
+    call c_f_pointer(c_loc(values), flat, [n])
     if (maps_base == 1) then
-      map = op2_decl_map(from, to, dim, values, name)
+      map = op2_decl_map(from, to, dim, flat, name)
       return
     end if
     ! op2's op_decl_map takes 1-based values
-    allocate(one_based(size(values)))
-    if (size(values) > 0) then
-      call c_f_pointer(c_loc(values), flat, [size(values)])
-      one_based = flat + int(1 - maps_base, c_int)
-    end if
+    allocate(one_based(n))
+    one_based = flat + int(1 - maps_base, c_int)
     map = op2_decl_map(from, to, dim, one_based, name)
   end subroutine op_decl_map
 
@@ -177,8 +178,14 @@ contains
     character(len=*), intent(in) :: type, name
     real(c_double), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
+    real(c_double), pointer :: flat(:)
     call check_type('op_decl_dat', name, type, 'double')
-    dat = op2_decl_dat(set, dim, data, name)
+    if (size(data) >= 0) then
+      dat = op2_decl_dat(set, dim, data, name)
+    else                             ! assumed-size: dim values per element of the set
+      call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
+      dat = op2_decl_dat(set, dim, flat, name)
+    end if
   end subroutine decl_dat_r8
 
   subroutine decl_dat_r4(set, dim, type, data, dat, name)
@@ -187,8 +194,14 @@ contains
     character(len=*), intent(in) :: type, name
     real(c_float), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
+    real(c_float), pointer :: flat(:)
     call check_type('op_decl_dat', name, type, 'float')
-    dat = op2_decl_dat(set, dim, data, name)
+    if (size(data) >= 0) then
+      dat = op2_decl_dat(set, dim, data, name)
+    else                             ! assumed-size: dim values per element of the set
+      call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
+      dat = op2_decl_dat(set, dim, flat, name)
+    end if
   end subroutine decl_dat_r4
 
   subroutine decl_dat_i4(set, dim, type, data, dat, name)
@@ -197,8 +210,14 @@ contains
     character(len=*), intent(in) :: type, name
     integer(c_int), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
+    integer(c_int), pointer :: flat(:)
     call check_type('op_decl_dat', name, type, 'int')
-    dat = op2_decl_dat(set, dim, data, name)
+    if (size(data) >= 0) then
+      dat = op2_decl_dat(set, dim, data, name)
+    else                             ! assumed-size: dim values per element of the set
+      call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
+      dat = op2_decl_dat(set, dim, flat, name)
+    end if
   end subroutine decl_dat_i4
 
   subroutine decl_dat_i8(set, dim, type, data, dat, name)
@@ -207,8 +226,14 @@ contains
     character(len=*), intent(in) :: type, name
     integer(c_long_long), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
+    integer(c_long_long), pointer :: flat(:)
     call check_type('op_decl_dat', name, type, 'll')
-    dat = op2_decl_dat(set, dim, data, name)
+    if (size(data) >= 0) then
+      dat = op2_decl_dat(set, dim, data, name)
+    else                             ! assumed-size: dim values per element of the set
+      call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
+      dat = op2_decl_dat(set, dim, flat, name)
+    end if
   end subroutine decl_dat_i8
 
   subroutine decl_dat_b(set, dim, type, data, dat, name)
@@ -217,8 +242,14 @@ contains
     character(len=*), intent(in) :: type, name
     logical(c_bool), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
+    logical(c_bool), pointer :: flat(:)
     call check_type('op_decl_dat', name, type, 'bool')
-    dat = op2_decl_dat(set, dim, data, name)
+    if (size(data) >= 0) then
+      dat = op2_decl_dat(set, dim, data, name)
+    else                             ! assumed-size: dim values per element of the set
+      call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
+      dat = op2_decl_dat(set, dim, flat, name)
+    end if
   end subroutine decl_dat_b
 
   !> A temporary dat of zeros (free it with op_free_dat_temp).
@@ -509,6 +540,14 @@ contains
       c = t(1:j)
     end select
   end function c_name
+
+  ! The number of values of an assumed-size array given to a declaration: dim per element of
+  ! `set` (over all processes: such arrays hold the whole set, as on one process).
+  integer function assumed_count(set, dim)
+    type(op_set), intent(in) :: set
+    integer, intent(in) :: dim
+    assumed_count = max(0, dim) * int(op2_get_size(set))
+  end function assumed_count
 
   integer function type_bytes(ctype)
     character(len=*), intent(in) :: ctype

@@ -1,7 +1,7 @@
 ! A Jacobi iteration on a square grid in OP2's Fortran style (as OP2's jac1): a sparse matrix
 ! stored on edges (one diagonal edge per node, one edge per neighbour), an indirect OP_INC
 ! product, a direct update with OP_INC and OP_MAX global reductions; op_init(0) means 1-based
-! map values. The kernels are internal procedures; `update` reads the constant `alpha` from a
+! map values (the map and p_u are declared from assumed-size arrays). The kernels are internal procedures; `update` reads the constant `alpha` from a
 ! module and `res` the global `beta`. Each iteration is compared with the same sweep done by
 ! plain Fortran loops (values to 1e-14, the reductions to 1e-12). Prints "Test PASSED" and exits
 ! 0, or stops with status 1.
@@ -58,10 +58,9 @@ program jac
 
   call op_decl_set(nnode, nodes, 'nodes')
   call op_decl_set(nedge, edges, 'edges')
-  call op_decl_map(edges, nodes, 2, pp, ppedge, 'ppedge')
+  call declare_assumed_size(pp, u)
   call op_decl_dat(edges, 1, 'real(8)', a, p_a, 'p_a')
   call op_decl_dat(nodes, 1, 'real(8)', r, p_r, 'p_r')
-  call op_decl_dat(nodes, 1, 'real(8)', u, p_u, 'p_u')
   call op_decl_dat(nodes, 1, 'real(8)', du, p_du, 'p_du')
 
   alpha = 1.0_8
@@ -120,6 +119,14 @@ program jac
   print '(a)', 'Test PASSED'
 
 contains
+
+  ! The map and p_u from assumed-size arrays (as OP2 programs with Cray pointers have them).
+  subroutine declare_assumed_size(map_values, u_values)
+    integer(4), intent(in) :: map_values(*)
+    real(8), intent(in) :: u_values(*)
+    call op_decl_map(edges, nodes, 2, map_values, ppedge, 'ppedge')
+    call op_decl_dat(nodes, 1, 'real(8)', u_values, p_u, 'p_u')
+  end subroutine declare_assumed_size
 
   subroutine res(a, u, du, beta)
     real(8), dimension(1) :: a, u, du, beta
