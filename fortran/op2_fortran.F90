@@ -585,13 +585,15 @@ end module op2_fortran_declarations
 
 ! OP2's HDF5 declarations (subroutine forms), with everything of op2_fortran_declarations.
 module op2_fortran_hdf5_declarations
-  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_c_binding, only: c_associated
   use op2_fortran_declarations
   use op2, only: op2_decl_set_hdf5 => op_decl_set_hdf5, op2_decl_map_hdf5 => op_decl_map_hdf5, &
                  op2_decl_dat_hdf5 => op_decl_dat_hdf5, op_get_const_hdf5, op_write_const_hdf5, &
                  op2_get_size_hdf5 => op_get_size
   implicit none
-  private
+  ! Everything of op2_fortran_declarations is public here too (programs use one of the two).
+  private :: c_associated, op2_decl_set_hdf5, op2_decl_map_hdf5, op2_decl_dat_hdf5, &
+             op2_get_size_hdf5, decl_set_hdf5_size, decl_set_hdf5
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
             op_write_const_hdf5
 
