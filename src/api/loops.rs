@@ -106,6 +106,8 @@ pub extern "C" fn op_par_loop_fptr(
 /// Every function address `op_par_loop_fptr` has been given, each in a box of its own that
 /// lives as long as the process: the hidden global argument reads it there, also from a loop
 /// that lazy evaluation runs later. Bounded by the program's number of kernels.
+/// (Boxed on purpose: a box's address stays put when the vector grows.)
+#[allow(clippy::vec_box)]
 static FN_SLOTS: Mutex<Vec<Box<u64>>> = Mutex::new(Vec::new());
 
 /// The slot holding `addr` (made on first use), and its 1-based number.
@@ -155,7 +157,12 @@ fn derived_name(addr: u64, number: usize) -> String {
 }
 
 /// `op_par_loop`'s arguments, decoded and checked (`nargs` of them at `args`).
-fn decode_args(st: &mut super::ApiState, name: &str, nargs: c_int, args: *const op_arg) -> crate::error::Result<Vec<RawArg>> {
+fn decode_args(
+    st: &mut super::ApiState,
+    name: &str,
+    nargs: c_int,
+    args: *const op_arg,
+) -> crate::error::Result<Vec<RawArg>> {
     const CALL: &str = "op_par_loop";
     if nargs < 0 {
         op2_bail!(BadLoop, "{CALL} '{name}': nargs {nargs} is negative");
@@ -180,7 +187,13 @@ fn decode_args(st: &mut super::ApiState, name: &str, nargs: c_int, args: *const 
 }
 
 /// Runs a bound loop, marking the time inside it (`IN_LOOP`).
-fn run(ctx: &mut crate::context::Context, k: KernelId, name: &str, s: SetId, raw: &[RawArg]) -> crate::error::Result<()> {
+fn run(
+    ctx: &mut crate::context::Context,
+    k: KernelId,
+    name: &str,
+    s: SetId,
+    raw: &[RawArg],
+) -> crate::error::Result<()> {
     super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
     let r = exec_chain::par_loop(ctx, k, name, s, raw);
     super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
