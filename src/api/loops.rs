@@ -45,8 +45,9 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
 /// MPI are those of every loop: a loop of each shape (argument kinds and types) is generated
 /// and compiled once, whatever the function, whose address is run-time data. The function must
 /// be safe to call from several threads at once on `threads`. `name` names the loop in timings
-/// and messages; NULL derives one from the function's symbol (its procedure name for a Fortran
-/// module procedure), or `fortran_kernel_N` (N counting distinct functions) when it has none.
+/// and messages; NULL derives one from the function's symbol, exported or in its file's symbol
+/// table (the procedure's own name for gfortran's module and internal procedures), or
+/// `fortran_kernel_N` (N counting distinct functions) when it has none.
 /// Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
 /// argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
 /// there). Collective under MPI.
@@ -65,8 +66,8 @@ pub extern "C" fn op_par_loop_fptr(
             op2_bail!(NullArgument, "{CALL}: fn is NULL (give the kernel's address, e.g. c_funloc(kernel))");
         };
         let addr = f as usize as u64;
-        let (slot, number) = fn_slot(addr);
-        let name = if name.is_null() { derived_name(addr, number) } else { c_str(name, CALL, "name")?.to_string() };
+        let (slot, derived) = fn_slot(addr);
+        let name = if name.is_null() { derived } else { c_str(name, CALL, "name")?.to_string() };
         let s = st.set(set, &super::LoopName(&name), &"set")?;
         let mut raw = decode_args(st, &name, nargs, args)?;
         let ctx = st.ctx_lazy(CALL)?;
@@ -104,55 +105,58 @@ pub extern "C" fn op_par_loop_fptr(
 }
 
 /// Every function address `op_par_loop_fptr` has been given, each in a box of its own that
-/// lives as long as the process: the hidden global argument reads it there, also from a loop
-/// that lazy evaluation runs later. Bounded by the program's number of kernels.
-/// (Boxed on purpose: a box's address stays put when the vector grows.)
+/// lives as long as the process (the hidden global argument reads it there, also from a loop
+/// that lazy evaluation runs later), with the loop name derived for it. Bounded by the
+/// program's number of kernels. (Boxed on purpose: a box's address stays put when the vector
+/// grows.)
 #[allow(clippy::vec_box)]
-static FN_SLOTS: Mutex<Vec<Box<u64>>> = Mutex::new(Vec::new());
+static FN_SLOTS: Mutex<Vec<(Box<u64>, String)>> = Mutex::new(Vec::new());
 
-/// The slot holding `addr` (made on first use), and its 1-based number.
-fn fn_slot(addr: u64) -> (*mut u8, usize) {
+/// The slot holding `addr` (made on first use), and the name derived for the function.
+fn fn_slot(addr: u64) -> (*mut u8, String) {
     let mut slots = FN_SLOTS.lock().unwrap_or_else(|p| p.into_inner());
-    let i = match slots.iter().position(|b| **b == addr) {
+    let i = match slots.iter().position(|(b, _)| **b == addr) {
         Some(i) => i,
         None => {
-            slots.push(Box::new(addr));
+            let name = derived_name(addr, slots.len() + 1);
+            slots.push((Box::new(addr), name));
             slots.len() - 1
         }
     };
-    (&mut *slots[i] as *mut u64 as *mut u8, i + 1)
+    let (b, name) = &mut slots[i];
+    (&mut **b as *mut u64 as *mut u8, name.clone())
 }
 
-/// A loop name for a function given without one: its symbol as the dynamic linker knows it,
-/// with gfortran's module mangling (`__MODULE_MOD_name`) and an external procedure's trailing
-/// underscore taken off; `fortran_kernel_N` for a function without an exported symbol.
+/// A loop name for a function given without one: its symbol (exported, or from its object
+/// file's symbol table), as `io::elf::procedure_name` shortens gfortran's; `fortran_kernel_N`
+/// (N counting distinct functions) when it has none.
 fn derived_name(addr: u64, number: usize) -> String {
-    // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` (when not NULL)
-    // points to a NUL-terminated string of the loaded object's symbol table.
-    let sym = unsafe {
+    // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` and `dli_fname`
+    // (when not NULL) point to NUL-terminated strings of the dynamic linker.
+    let (exported, file, base) = unsafe {
         let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(addr as usize as *const libc::c_void, &mut info) != 0
-            && !info.dli_sname.is_null()
-            && info.dli_saddr as usize as u64 == addr
-        {
-            std::ffi::CStr::from_ptr(info.dli_sname).to_str().ok().map(str::to_string)
+        if libc::dladdr(addr as usize as *const libc::c_void, &mut info) == 0 {
+            (None, None, 0)
         } else {
-            None
+            let text = |p: *const c_char| {
+                if p.is_null() {
+                    None
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_str().ok().map(str::to_string)
+                }
+            };
+            let exact = info.dli_saddr as usize as u64 == addr;
+            (if exact { text(info.dli_sname) } else { None }, text(info.dli_fname), info.dli_fbase as usize as u64)
         }
     };
-    match sym {
-        Some(s) => {
-            let s = match s.find("_MOD_") {
-                Some(p) if s.starts_with("__") => s[p + 5..].to_string(),
-                _ => s.strip_suffix('_').map(str::to_string).unwrap_or(s),
-            };
-            if crate::core::is_c_identifier(&s) {
-                s
-            } else {
-                format!("fortran_kernel_{number}")
-            }
-        }
-        None => format!("fortran_kernel_{number}"),
+    let symbol = exported.or_else(|| {
+        let rel = addr.wrapping_sub(base);
+        let from_file = file.filter(|f| !f.is_empty()).and_then(|f| crate::io::elf::function_at(&f, rel, addr));
+        from_file.or_else(|| crate::io::elf::function_at("/proc/self/exe", rel, addr))
+    });
+    match symbol.map(|s| crate::io::elf::procedure_name(&s)) {
+        Some(s) if crate::core::is_c_identifier(&s) => s,
+        _ => format!("fortran_kernel_{number}"),
     }
 }
 

@@ -149,6 +149,9 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
     elif [ "$(wc -l <"$out")" -ne "$iters" ]; then
       echo "rms log has $(wc -l <"$out") lines, expected $iters" >"$log"
       fail "op2-style airfoil $backend" "$log"
+    elif ! grep -q "^  res_calc " "$log"; then
+      echo "(the timing table does not name the loop res_calc after its Fortran kernel)" >>"$log"
+      fail "op2-style airfoil $backend: loops named after their kernels" "$log"
     elif awk 'NR == FNR { ref[$1] = $2; next }
               { d = $2 - ref[$1]; if (d < 0) d = -d; r = ref[$1] < 0 ? -ref[$1] : ref[$1];
                 if (!($1 in ref) || d > 1e-12 * r) { print "iteration " $1 ": " $2 " vs " ref[$1]; bad = 1 } }

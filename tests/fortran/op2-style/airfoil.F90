@@ -124,6 +124,7 @@ program airfoil
   end do
   call op_timing2_finish()
   if (op_is_root() == 1) close(20)
+  call op_timing2_output()
 
   if (op_free_dat_temp(p_res) /= 1) error stop 'airfoil: op_free_dat_temp'
   call op_exit()
