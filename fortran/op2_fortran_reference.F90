@@ -11,14 +11,15 @@ module op2_fortran_reference
   use op2_fortran_declarations
   implicit none
   private
-  public :: op_par_loop_1, op_par_loop_2, op_par_loop_3, op_par_loop_4, op_par_loop_5, op_par_loop_6
-  public :: op_par_loop_7, op_par_loop_8, op_par_loop_9, op_par_loop_10, op_par_loop_11, op_par_loop_12
-  public :: op_par_loop_13, op_par_loop_14, op_par_loop_15, op_par_loop_16, op_par_loop_17, op_par_loop_18
-  public :: op_par_loop_19, op_par_loop_20, op_par_loop_21, op_par_loop_22, op_par_loop_23, op_par_loop_24
-  public :: op_par_loop_25, op_par_loop_26, op_par_loop_27, op_par_loop_28, op_par_loop_29, op_par_loop_30
-  public :: op_par_loop_31, op_par_loop_32, op_par_loop_33, op_par_loop_34, op_par_loop_35, op_par_loop_36
-  public :: op_par_loop_37, op_par_loop_38, op_par_loop_39, op_par_loop_40, op_par_loop_41, op_par_loop_42
-  public :: op_par_loop_43
+  public :: op_par_loop_1, op_par_loop_2, op_par_loop_3, op_par_loop_4, op_par_loop_5
+  public :: op_par_loop_6, op_par_loop_7, op_par_loop_8, op_par_loop_9, op_par_loop_10
+  public :: op_par_loop_11, op_par_loop_12, op_par_loop_13, op_par_loop_14, op_par_loop_15
+  public :: op_par_loop_16, op_par_loop_17, op_par_loop_18, op_par_loop_19, op_par_loop_20
+  public :: op_par_loop_21, op_par_loop_22, op_par_loop_23, op_par_loop_24, op_par_loop_25
+  public :: op_par_loop_26, op_par_loop_27, op_par_loop_28, op_par_loop_29, op_par_loop_30
+  public :: op_par_loop_31, op_par_loop_32, op_par_loop_33, op_par_loop_34, op_par_loop_35
+  public :: op_par_loop_36, op_par_loop_37, op_par_loop_38, op_par_loop_39, op_par_loop_40
+  public :: op_par_loop_41, op_par_loop_42, op_par_loop_43
 
 contains
 

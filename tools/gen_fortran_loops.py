@@ -70,8 +70,8 @@ def generate(max_args: int) -> str:
     out.append("  implicit none\n")
     out.append("  private\n")
     names = ["op_par_loop_%d" % k for k in range(1, max_args + 1)]
-    for i in range(0, len(names), 6):
-        out.append("  public :: " + ", ".join(names[i:i + 6]) + "\n")
+    for i in range(0, len(names), 5):
+        out.append("  public :: " + ", ".join(names[i:i + 5]) + "\n")
     out.append("\ncontains\n")
     for k in range(1, max_args + 1):
         out.append("\n" + loop(k))

@@ -1,9 +1,9 @@
 ! op_par_loop_fptr from Fortran (the module op2): compiled Fortran subroutines as kernels, given
 ! with c_funloc. A direct loop (READ, WRITE, an INC global, op_arg_idx 1-based), an indirect
 ! OP_INC loop over a ring of edges (every node gets exactly 2 from its two edges), MIN/MAX
-! globals with an op_arg_info payload, a loop name derived when '' is given, and the errors:
-! NULL function, matrix-free device backends (opencl/cuda refuse with
-! OP2_ERR_BACKEND_UNAVAILABLE and leave the globals untouched).
+! globals with an op_arg_info payload, a loop name derived when '' is given, and the errors: a
+! NULL function, a map from another set; device backends (opencl/cuda) refuse with
+! OP2_ERR_BACKEND_UNAVAILABLE and leave the globals untouched.
 module t970_kernels
   implicit none
 contains
@@ -74,10 +74,12 @@ program t970_fptr_f
     call op_set_error_handler(OP_ERRORS_RETURN)
     count = 7
     call op_par_loop_fptr(c_funloc(scale), 'scale', nodes, &
-      [op_arg_dat(a, -1, OP_ID, 2, 'real(8)', OP_READ), op_arg_dat(b, -1, OP_ID, 1, 'real(8)', OP_WRITE), &
+      [op_arg_dat(a, -1, OP_ID, 2, 'real(8)', OP_READ), &
+       op_arg_dat(b, -1, OP_ID, 1, 'real(8)', OP_WRITE), &
        op_arg_gbl(count, 1, OP_INC), op_arg_idx(-1, OP_ID)])
     call check_err(OP2_ERR_BACKEND_UNAVAILABLE, "op_par_loop_fptr 'scale'", &
-                   [character(len=40) :: 'runs loops on a device', 'no Fortran device compiler'], 'device backend refuses')
+                   [character(len=40) :: 'runs loops on a device', 'no Fortran device compiler'], &
+                   'device backend refuses')
     call check_int(count, 7_c_int, 'global untouched after a refused loop')
     call op_set_error_handler(OP_ERRORS_ABORT)
   else
@@ -91,7 +93,8 @@ contains
 
   count = 0
   call op_par_loop_fptr(c_funloc(scale), 'scale', nodes, &
-    [op_arg_dat(a, -1, OP_ID, 2, 'real(8)', OP_READ), op_arg_dat(b, -1, OP_ID, 1, 'real(8)', OP_WRITE), &
+    [op_arg_dat(a, -1, OP_ID, 2, 'real(8)', OP_READ), &
+     op_arg_dat(b, -1, OP_ID, 1, 'real(8)', OP_WRITE), &
      op_arg_gbl(count, 1, OP_INC), op_arg_idx(-1, OP_ID)])
   call check_int(count, int(n, c_int), 'INC global counts every element')
   call op_fetch_data(b, bout)

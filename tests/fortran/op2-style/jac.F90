@@ -1,8 +1,9 @@
 ! A Jacobi iteration on a square grid in OP2's Fortran style (as OP2's jac1): a sparse matrix
 ! stored on edges (one diagonal edge per node, one edge per neighbour), an indirect OP_INC
 ! product, a direct update with OP_INC and OP_MAX global reductions; op_init(0) means 1-based
-! map values (the map and p_u are declared from assumed-size arrays). The kernels are internal procedures; `update` reads the constant `alpha` from a
-! module and `res` the global `beta`. Each iteration is compared with the same sweep done by
+! map values (the map and p_u are declared from assumed-size arrays). The kernels are internal
+! procedures; `update` reads the constant `alpha` from a module and `res` the global `beta`.
+! Each iteration is compared with the same sweep done by
 ! plain Fortran loops (values to 1e-14, the reductions to 1e-12). Prints "Test PASSED" and exits
 ! 0, or stops with status 1.
 program jac
@@ -104,7 +105,8 @@ program jac
       ok = .false.
     end if
     if (abs(u_sum - ref_sum) > 1e-12_8 * ref_sum .or. u_max /= ref_max) then
-      print *, 'iteration ', it, ': u_sum ', u_sum, ' vs ', ref_sum, '; u_max ', u_max, ' vs ', ref_max
+      print *, 'iteration ', it, ': u_sum ', u_sum, ' vs ', ref_sum, '; u_max ', u_max, &
+        ' vs ', ref_max
       ok = .false.
     end if
     if (ref_max <= 0.0_8) then
