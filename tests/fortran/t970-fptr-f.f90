@@ -1,6 +1,7 @@
 ! op_par_loop_fptr from Fortran (the module op2): compiled Fortran subroutines as kernels, given
 ! with c_funloc. A direct loop (READ, WRITE, an INC global, op_arg_idx 1-based), an indirect
-! OP_INC loop over a ring of edges (every node gets exactly 2 from its two edges), MIN/MAX
+! OP_INC loop over a ring of edges (every node gets exactly 2 from its two edges) and another
+! subroutine of the same shape (the same compiled loop calls whichever it is given), MIN/MAX
 ! globals with an op_arg_info payload, a loop name derived when '' is given, and the errors: a
 ! NULL function, a map from another set; device backends (opencl/cuda) refuse with
 ! OP2_ERR_BACKEND_UNAVAILABLE and leave the globals untouched.
@@ -22,6 +23,14 @@ contains
     x1 = x1 + w
     x2 = x2 + w
   end subroutine spread
+
+  ! The same shape as spread: the same compiled loop must call this one.
+  subroutine spread_neg(x1, x2, w)
+    real(8), intent(inout) :: x1, x2
+    real(8), intent(in) :: w
+    x1 = x1 - 10.0_8 * w
+    x2 = x2 - 10.0_8 * w
+  end subroutine spread_neg
 
   subroutine extremes(v, lo, hi, i, where)
     real(8), intent(in) :: v
@@ -111,6 +120,14 @@ contains
   call op_fetch_data(x, xout)
   do i = 1, n
     call check_dbl(xout(i), 4.0_8, 'each node gets 1 from each of its 2 edges, twice')
+  end do
+  ! Another subroutine of the same shape: its address is run-time data, not compiled in.
+  call op_par_loop_fptr(c_funloc(spread_neg), 'spread_neg', edges, &
+    [op_arg_dat(x, 1, ring, 1, 'real(8)', OP_INC), op_arg_dat(x, 2, ring, 1, 'real(8)', OP_INC), &
+     op_arg_dat(w, -1, OP_ID, 1, 'real(8)', OP_READ)])
+  call op_fetch_data(x, xout)
+  do i = 1, n
+    call check_dbl(xout(i), -16.0_8, 'a second kernel of the same shape runs its own code')
   end do
 
   lo = huge(lo)
