@@ -46,7 +46,8 @@ module op2_fortran_declarations
 
   public :: op_set, op_map, op_dat, op_arg
   public :: OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN, OP_MAX, OP_ID, OP_GBL
-  public :: op_init, op_init_base, op_mpi_init, op_mpi_init_base, op_exit, op_partition
+  public :: op_init, op_init_base, op_init_soa, op_init_base_soa, op_mpi_init, op_mpi_init_base
+  public :: op_exit, op_partition
   public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_dat_temp, op_free_dat_temp
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_is_root, op_get_rank, op_print
@@ -69,7 +70,8 @@ module op2_fortran_declarations
   end interface op_decl_dat
 
   interface op_decl_const
-    module procedure decl_const_r8, decl_const_r4, decl_const_i4, decl_const_i8, decl_const_b
+    module procedure decl_const_r8, decl_const_r4, decl_const_i4, decl_const_i8, decl_const_b, &
+                     decl_const_char
   end interface op_decl_const
 
   interface op_arg_gbl
@@ -105,6 +107,17 @@ contains
     integer, intent(in) :: diags
     call op_init_base(diags, 1)
   end subroutine op_init
+
+  !> OP2's op_init_soa: op2 chooses data layouts itself, so `soa` is accepted and unused.
+  subroutine op_init_soa(diags, soa)
+    integer, intent(in) :: diags, soa
+    call op_init_base(diags, 1)
+  end subroutine op_init_soa
+
+  subroutine op_init_base_soa(diags, base_idx, soa)
+    integer, intent(in) :: diags, base_idx, soa
+    call op_init_base(diags, base_idx)
+  end subroutine op_init_base_soa
 
   !> op_init with the index base of the map values the program declares (0 or 1).
   subroutine op_init_base(diags, base_idx)
@@ -144,8 +157,8 @@ contains
   subroutine op_decl_set(setsize, set, name)
     integer, intent(in) :: setsize
     type(op_set), intent(out) :: set
-    character(len=*), intent(in) :: name
-    set = op2_decl_set(setsize, name)
+    character(len=*), intent(in), optional :: name
+    set = op2_decl_set(setsize, name_or('set', name))
   end subroutine op_decl_set
 
   !> `values`: dim entries per element of `from` (any rank, contiguous), in the index base of
@@ -155,7 +168,7 @@ contains
     integer, intent(in) :: dim
     integer(c_int), intent(in), target, contiguous :: values(..)
     type(op_map), intent(out) :: map
-    character(len=*), intent(in) :: name
+    character(len=*), intent(in), optional :: name
     integer(c_int), pointer :: flat(:)
     integer(c_int), allocatable :: one_based(:)
     integer :: n
@@ -163,92 +176,97 @@ contains
     if (n < 0) n = assumed_count(from, dim)    ! assumed-size: dim values per element
     call c_f_pointer(c_loc(values), flat, [n])
     if (maps_base == 1) then
-      map = op2_decl_map(from, to, dim, flat, name)
+      map = op2_decl_map(from, to, dim, flat, name_or('map', name))
       return
     end if
     ! op2's op_decl_map takes 1-based values
     allocate(one_based(n))
     one_based = flat + int(1 - maps_base, c_int)
-    map = op2_decl_map(from, to, dim, one_based, name)
+    map = op2_decl_map(from, to, dim, one_based, name_or('map', name))
   end subroutine op_decl_map
 
   subroutine decl_dat_r8(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
-    character(len=*), intent(in) :: type, name
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in), optional :: name
     real(c_double), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
     real(c_double), pointer :: flat(:)
-    call check_type('op_decl_dat', name, type, 'double')
+    call check_type('op_decl_dat', name_or('dat', name, .false.), type, 'double')
     if (size(data) >= 0) then
-      dat = op2_decl_dat(set, dim, data, name)
+      dat = op2_decl_dat(set, dim, data, name_or('dat', name))
     else                             ! assumed-size: dim values per element of the set
       call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
-      dat = op2_decl_dat(set, dim, flat, name)
+      dat = op2_decl_dat(set, dim, flat, name_or('dat', name))
     end if
   end subroutine decl_dat_r8
 
   subroutine decl_dat_r4(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
-    character(len=*), intent(in) :: type, name
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in), optional :: name
     real(c_float), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
     real(c_float), pointer :: flat(:)
-    call check_type('op_decl_dat', name, type, 'float')
+    call check_type('op_decl_dat', name_or('dat', name, .false.), type, 'float')
     if (size(data) >= 0) then
-      dat = op2_decl_dat(set, dim, data, name)
+      dat = op2_decl_dat(set, dim, data, name_or('dat', name))
     else                             ! assumed-size: dim values per element of the set
       call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
-      dat = op2_decl_dat(set, dim, flat, name)
+      dat = op2_decl_dat(set, dim, flat, name_or('dat', name))
     end if
   end subroutine decl_dat_r4
 
   subroutine decl_dat_i4(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
-    character(len=*), intent(in) :: type, name
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in), optional :: name
     integer(c_int), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
     integer(c_int), pointer :: flat(:)
-    call check_type('op_decl_dat', name, type, 'int')
+    call check_type('op_decl_dat', name_or('dat', name, .false.), type, 'int')
     if (size(data) >= 0) then
-      dat = op2_decl_dat(set, dim, data, name)
+      dat = op2_decl_dat(set, dim, data, name_or('dat', name))
     else                             ! assumed-size: dim values per element of the set
       call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
-      dat = op2_decl_dat(set, dim, flat, name)
+      dat = op2_decl_dat(set, dim, flat, name_or('dat', name))
     end if
   end subroutine decl_dat_i4
 
   subroutine decl_dat_i8(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
-    character(len=*), intent(in) :: type, name
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in), optional :: name
     integer(c_long_long), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
     integer(c_long_long), pointer :: flat(:)
-    call check_type('op_decl_dat', name, type, 'll')
+    call check_type('op_decl_dat', name_or('dat', name, .false.), type, 'll')
     if (size(data) >= 0) then
-      dat = op2_decl_dat(set, dim, data, name)
+      dat = op2_decl_dat(set, dim, data, name_or('dat', name))
     else                             ! assumed-size: dim values per element of the set
       call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
-      dat = op2_decl_dat(set, dim, flat, name)
+      dat = op2_decl_dat(set, dim, flat, name_or('dat', name))
     end if
   end subroutine decl_dat_i8
 
   subroutine decl_dat_b(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
-    character(len=*), intent(in) :: type, name
+    character(len=*), intent(in) :: type
+    character(len=*), intent(in), optional :: name
     logical(c_bool), intent(in), target, contiguous :: data(..)
     type(op_dat), intent(out) :: dat
     logical(c_bool), pointer :: flat(:)
-    call check_type('op_decl_dat', name, type, 'bool')
+    call check_type('op_decl_dat', name_or('dat', name, .false.), type, 'bool')
     if (size(data) >= 0) then
-      dat = op2_decl_dat(set, dim, data, name)
+      dat = op2_decl_dat(set, dim, data, name_or('dat', name))
     else                             ! assumed-size: dim values per element of the set
       call c_f_pointer(c_loc(data), flat, [assumed_count(set, dim)])
-      dat = op2_decl_dat(set, dim, flat, name)
+      dat = op2_decl_dat(set, dim, flat, name_or('dat', name))
     end if
   end subroutine decl_dat_b
 
@@ -304,6 +322,12 @@ contains
     character(len=*), intent(in) :: type
     call check_const(size(value), dim, type, 'bool')
   end subroutine decl_const_b
+
+  subroutine decl_const_char(value, dim, type)
+    character(len=*), intent(in) :: value
+    integer, intent(in) :: dim
+    character(len=*), intent(in) :: type
+  end subroutine decl_const_char
 
   subroutine check_const(n, dim, type, ctype)
     integer, intent(in) :: n, dim
@@ -540,6 +564,26 @@ contains
       c = t(1:j)
     end select
   end function c_name
+
+  ! `name`, or (OP2's names are optional) a name of its own for the kind of object; with
+  ! `fresh` false the name a message should use ('' when absent).
+  function name_or(kind, name, fresh) result(n)
+    character(len=*), intent(in) :: kind
+    character(len=*), intent(in), optional :: name
+    logical, intent(in), optional :: fresh
+    character(len=:), allocatable :: n
+    integer, save :: unnamed = 0
+    character(len=16) :: num
+    if (present(name)) then
+      n = name
+    else if (present(fresh)) then
+      n = ''
+    else
+      unnamed = unnamed + 1
+      write(num, '(i0)') unnamed
+      n = 'unnamed_' // kind // '_' // trim(num)
+    end if
+  end function name_or
 
   ! The number of values of an assumed-size array given to a declaration: dim per element of
   ! `set` (over all processes: such arrays hold the whole set, as on one process).
