@@ -81,4 +81,26 @@ mod tests {
         // no arguments: a call with none
         assert!(kernel_source(&[], 0).contains("void (*f)(void) = (void (*)(void))(*op2f_fn);\n  f();"));
     }
+
+    #[test]
+    fn the_stand_in_is_never_vectorised_and_says_why() {
+        use crate::arg::{Access, ArgDesc, DatAccess};
+        let args = [
+            ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Access::Rw, how: DatAccess::Direct, optional: false },
+            ArgDesc::Gbl { ty: ElemType::Ull, dim: 1, acc: Access::Read },
+        ];
+        let src = kernel_source(&[FptrParam::Data(ElemType::Double)], 1);
+        let sig = crate::codegen::LoopSignature {
+            loop_name: "k",
+            kernel_name: FPTR_KERNEL,
+            kernel_source: &src,
+            kernel_origin: "\"kernel:k\"",
+            args: &args,
+            consts: &[],
+        };
+        assert_eq!(
+            crate::codegen::simd::rewritten_kernel(&sig, 4),
+            Err("the kernel is a compiled function, called once per element".to_string())
+        );
+    }
 }
