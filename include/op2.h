@@ -676,8 +676,9 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
  * MPI are those of every loop: a loop of each shape (argument kinds and types) is generated
  * and compiled once, whatever the function, whose address is run-time data. The function must
  * be safe to call from several threads at once on `threads`. `name` names the loop in timings
- * and messages; NULL derives one from the function's symbol (its procedure name for a Fortran
- * module procedure), or `fortran_kernel_N` (N counting distinct functions) when it has none.
+ * and messages; NULL derives one from the function's symbol, exported or in its file's symbol
+ * table (the procedure's own name for gfortran's module and internal procedures), or
+ * `fortran_kernel_N` (N counting distinct functions) when it has none.
  * Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
  * argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
  * there). Collective under MPI.
