@@ -97,8 +97,8 @@ pub extern "C" fn op_par_loop_fptr(
                 ),
             });
         }
-        let source = fptr::kernel_source(&params, ctx.index_base);
-        let k = ctx.decl_kernel(&source, fptr::FPTR_KERNEL)?;
+        let (kname, source) = fptr::kernel(&params, ctx.index_base);
+        let k = ctx.decl_kernel(&source, &kname)?;
         raw.push(RawArg::Gbl { ptr: slot, dim: 1, ty: ElemType::Ull, acc: crate::arg::Access::Read });
         run(ctx, k, &name, s, &raw)
     })

@@ -19,17 +19,34 @@ pub enum FptrParam {
     Idx,
 }
 
-/// The name of the stand-in kernel function (no user kernel sees it).
-pub const FPTR_KERNEL: &str = "op2f_call";
+/// The prefix of the stand-in kernels' names, `op2f_call_<hash of the shape>`: one name per
+/// shape, so that loops of different shapes fused into one unit define different functions.
+pub const FPTR_PREFIX: &str = "op2f_call_";
 
-/// The stand-in kernel's C source for `params` (the loop's own arguments, in order): a function
-/// `op2f_call` with one parameter per argument plus `op2f_fn` (the address of the compiled
+/// The first line of every stand-in kernel's source.
+const MARK: &str = "/* op2: calls a compiled kernel given by address, one pointer per argument */";
+
+/// Whether a kernel is a stand-in (its name and its source's first line).
+pub fn is_stand_in(name: &str, source: &str) -> bool {
+    name.starts_with(FPTR_PREFIX) && source.starts_with(MARK)
+}
+
+/// The stand-in kernel for `params` (the loop's own arguments, in order), as (name, C source):
+/// a function with one parameter per argument plus `op2f_fn` (the address of the compiled
 /// kernel). Idx arguments reach the compiled kernel as `index + index_base` (1-based for
 /// Fortran), through a private copy.
-pub fn kernel_source(params: &[FptrParam], index_base: i32) -> String {
+pub fn kernel(params: &[FptrParam], index_base: i32) -> (String, String) {
+    use sha2::{Digest, Sha256};
+    let shape = format!("{params:?} {index_base}");
+    let name = format!("{FPTR_PREFIX}{}", super::hex(&Sha256::digest(shape.as_bytes())[..6]));
+    let source = kernel_source(&name, params, index_base);
+    (name, source)
+}
+
+fn kernel_source(name: &str, params: &[FptrParam], index_base: i32) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(200 + 60 * params.len());
-    let _ = writeln!(s, "/* op2: calls a compiled kernel given by address, one pointer per argument */");
+    let _ = writeln!(s, "{MARK}");
     let mut decl = Vec::with_capacity(params.len() + 1);
     for (i, p) in params.iter().enumerate() {
         decl.push(match p {
@@ -39,7 +56,7 @@ pub fn kernel_source(params: &[FptrParam], index_base: i32) -> String {
         });
     }
     decl.push("unsigned long long *op2f_fn".to_string());
-    let _ = writeln!(s, "void {FPTR_KERNEL}({})\n{{", decl.join(", "));
+    let _ = writeln!(s, "void {name}({})\n{{", decl.join(", "));
     for (i, p) in params.iter().enumerate() {
         if *p == FptrParam::Idx {
             let _ = writeln!(s, "  int i{i} = *a{i} + ({index_base});");
@@ -66,20 +83,27 @@ mod tests {
     #[test]
     fn source_calls_through_the_address_with_every_argument() {
         let p = [FptrParam::Data(ElemType::Double), FptrParam::Idx, FptrParam::Vector(ElemType::Int)];
-        let s = kernel_source(&p, 1);
+        let (name, s) = kernel(&p, 1);
+        assert!(name.starts_with(FPTR_PREFIX) && name.len() == FPTR_PREFIX.len() + 12, "{name}");
+        assert!(is_stand_in(&name, &s));
         assert_eq!(
-            s,
+            s.replace(&name, "NAME"),
             "/* op2: calls a compiled kernel given by address, one pointer per argument */\n\
-             void op2f_call(double *a0, int *a1, int **a2, unsigned long long *op2f_fn)\n{\n\
+             void NAME(double *a0, int *a1, int **a2, unsigned long long *op2f_fn)\n{\n\
              \x20 int i1 = *a1 + (1);\n\
              \x20 void (*f)(void *, void *, void *) = (void (*)(void *, void *, void *))(*op2f_fn);\n\
              \x20 f((void *)a0, (void *)&i1, (void *)a2);\n}\n"
         );
         // the kernel's definition is found, with the hidden parameter last
-        let def = crate::core::clex::find_definition(&s, FPTR_KERNEL).unwrap();
+        let def = crate::core::clex::find_definition(&s, &name).unwrap();
         assert_eq!(def.params.len(), 4);
+        // one name per shape: another index base or other types are another function
+        assert_eq!(kernel(&p, 1).0, name);
+        assert_ne!(kernel(&p, 0).0, name);
+        assert_ne!(kernel(&p[..2], 1).0, name);
+        assert!(!is_stand_in("op2f_call_x", "void op2f_call_x(void) {}"));
         // no arguments: a call with none
-        assert!(kernel_source(&[], 0).contains("void (*f)(void) = (void (*)(void))(*op2f_fn);\n  f();"));
+        assert!(kernel(&[], 0).1.contains("void (*f)(void) = (void (*)(void))(*op2f_fn);\n  f();"));
     }
 
     #[test]
@@ -89,10 +113,10 @@ mod tests {
             ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Access::Rw, how: DatAccess::Direct, optional: false },
             ArgDesc::Gbl { ty: ElemType::Ull, dim: 1, acc: Access::Read },
         ];
-        let src = kernel_source(&[FptrParam::Data(ElemType::Double)], 1);
+        let (name, src) = kernel(&[FptrParam::Data(ElemType::Double)], 1);
         let sig = crate::codegen::LoopSignature {
             loop_name: "k",
-            kernel_name: FPTR_KERNEL,
+            kernel_name: &name,
             kernel_source: &src,
             kernel_origin: "\"kernel:k\"",
             args: &args,

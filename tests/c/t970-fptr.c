@@ -3,7 +3,8 @@
  * global, op_arg_idx in the index base), an indirect OP_INC ring, a second function of the same
  * shape (the address is run-time data: the same compiled loop calls whichever it is given),
  * MIN/MAX with an op_arg_info payload, the name derived from the function's symbol (seen in an
- * error message), and errors: NULL function, a map from another set. Device backends refuse
+ * error message), errors (NULL function, a map from another set), and a loop chain of two
+ * compiled kernels fused with OP2_FUSE=1 (seq, threads). Device backends refuse
  * with OP2_ERR_BACKEND_UNAVAILABLE and leave the globals untouched. */
 #include "test.h"
 
@@ -36,7 +37,34 @@ static void extremes(const double *v, double *lo, double *hi, const int *i, int 
   }
 }
 
+static void add_one(double *x) { *x += 1.0; }
+
+static void twice(const double *x, double *y) { *y = 2.0 * *x; }
+
 typedef void (*fn_t)(void);
+
+/* A loop chain of two compiled kernels of different shapes (fused with OP2_FUSE=1: their
+ * stand-in kernels must have different names to be defined in one unit). */
+static op_dat chain_x, chain_y;
+static op_set chain_s;
+static char chain_token[64];
+static void start_chain(void)
+{
+  test_init_tokens("t970-fptr", chain_token, "OP2_FUSE=1", "OP2_DIAGNOSTICS=2", (const char *)NULL);
+  chain_s = op_decl_set(N, "s");
+  chain_x = op_decl_dat(chain_s, 1, "double", NULL, "x");
+  chain_y = op_decl_dat(chain_s, 1, "double", NULL, "y");
+}
+static void run_chain(void)
+{
+  op_arg a1[] = {op_arg_dat(chain_x, -1, OP_ID, 1, "double", OP_RW)};
+  op_arg a2[] = {op_arg_dat(chain_x, -1, OP_ID, 1, "double", OP_READ),
+                 op_arg_dat(chain_y, -1, OP_ID, 1, "double", OP_WRITE)};
+  op_loop_chain_begin("fptr");
+  op_par_loop_fptr((fn_t)add_one, "add_one", chain_s, 1, a1);
+  op_par_loop_fptr((fn_t)twice, "twice", chain_s, 2, a2);
+  op_loop_chain_end();
+}
 
 int main(int argc, char **argv)
 {
@@ -112,5 +140,21 @@ int main(int argc, char **argv)
   op_par_loop_fptr((fn_t)spread, NULL, nodes, 3, inc);
   CHECK_ERR(OP2_ERR_ARG_SET, "op_par_loop 'spread'", "ring");
   op_exit();
+
+  /* fusion of compiled kernels (seq and threads: check runs every loop at its call) */
+  if (!strcmp(backend, "seq") || !strcmp(backend, "threads")) {
+    char *out;
+    snprintf(chain_token, sizeof chain_token, "OP2_BACKEND=%s", backend);
+    free(test_stdout_of(start_chain));
+    out = test_stdout_of(run_chain);
+    if (strstr(out, "not fused") != NULL || strstr(out, "'add_one+twice'") == NULL) {
+      fprintf(stderr, "chain of compiled kernels not fused:\n%s", out);
+      return 1;
+    }
+    free(out);
+    op_fetch_data(chain_y, bout);
+    for (i = 0; i < N; i++) CHECK_DBL(bout[i], 2.0);
+    op_exit();
+  }
   return 0;
 }
