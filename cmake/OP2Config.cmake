@@ -2,10 +2,13 @@
 #
 # Provides
 #   OP2::op2          imported shared library libop2 with its C header (C and C++ programs)
-#   OP2::op2_fortran  the Fortran module `op2`, compiled from source with your Fortran compiler
+#   OP2::op2_fortran  the Fortran module `op2` and OP2's Fortran modules (op2_fortran_declarations,
+#                     op2_fortran_reference, op2_fortran_rt_support, op2_fortran_hdf5_declarations),
+#                     compiled from source with your Fortran compiler
 #                     (only when the Fortran language is enabled before find_package(OP2):
 #                     Fortran .mod files are compiler-specific, so none is installed)
 #   OP2_FORTRAN_SOURCE  path of the installed op2.F90, for building the module some other way
+#   OP2_FORTRAN_SOURCES all installed Fortran sources, in compilation order
 # Components: C and CXX (always there), Fortran (needs the Fortran language, see above).
 #
 # The installed tree is relocatable: every path is derived from this file's location,
@@ -18,6 +21,8 @@ get_filename_component(_op2_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE
 set(OP2_INCLUDE_DIR "${_op2_prefix}/include")
 set(OP2_LIBRARY "${_op2_prefix}/lib/libop2.so")
 set(OP2_FORTRAN_SOURCE "${_op2_prefix}/share/op2/fortran/op2.F90")
+set(OP2_FORTRAN_SOURCES "${OP2_FORTRAN_SOURCE}" "${_op2_prefix}/share/op2/fortran/op2_fortran.F90"
+    "${_op2_prefix}/share/op2/fortran/op2_fortran_reference.F90")
 
 foreach(_op2_file IN ITEMS "${OP2_INCLUDE_DIR}/op2.h" "${OP2_LIBRARY}")
   if(NOT EXISTS "${_op2_file}")
@@ -39,7 +44,7 @@ endif()
 if(CMAKE_Fortran_COMPILER_LOADED AND NOT TARGET OP2::op2_fortran)
   if(NOT TARGET op2_fortran_module)
     set(_op2_moddir "${CMAKE_BINARY_DIR}/op2_fortran_module")
-    add_library(op2_fortran_module STATIC "${OP2_FORTRAN_SOURCE}")
+    add_library(op2_fortran_module STATIC ${OP2_FORTRAN_SOURCES})
     set_target_properties(op2_fortran_module PROPERTIES
       Fortran_MODULE_DIRECTORY "${_op2_moddir}"
       POSITION_INDEPENDENT_CODE ON

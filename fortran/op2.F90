@@ -109,7 +109,7 @@ module op2
   public :: op_init, op_exit
   public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
-  public :: op_par_loop
+  public :: op_par_loop, op_par_loop_fptr
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile, op_dat_transfers
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
@@ -190,6 +190,15 @@ module op2
       import :: c_int
       integer(c_int) :: n
     end function c_op_arg_size
+
+    subroutine c_op_par_loop_fptr(fn, name, set, nargs, args) bind(C, name="op_par_loop_fptr")
+      import :: c_funptr, c_ptr, c_int, op_arg
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: name
+      type(c_ptr), value :: set
+      integer(c_int), value :: nargs
+      type(op_arg), intent(in) :: args(*)
+    end subroutine c_op_par_loop_fptr
 
     function c_op_decl_set(size, name) bind(C, name="op_decl_set") result(h)
       import :: c_int, c_char, c_ptr
@@ -1061,6 +1070,25 @@ contains
     type(op_arg), intent(in) :: args(:)
     call c_op_par_loop(kernel%handle, cstr(name), set%handle, int(size(args), c_int), args)
   end subroutine op_par_loop
+
+  !> Run the compiled subroutine `fn` (`c_funloc(sub)`) once per element of `set`, with the
+  !> address of each argument's data, as OP2's op_par_loop_N does (see op2_fortran_reference):
+  !> `sub`'s dummies are explicit-shape arrays or scalars, one per entry of `args`, in order;
+  !> an op_arg_idx dummy gets a 1-based index. `name` names the loop in timings and messages;
+  !> '' derives one from the subroutine's symbol. Host backends only (a device backend
+  !> refuses it with OP2_ERR_BACKEND_UNAVAILABLE).
+  subroutine op_par_loop_fptr(fn, name, set, args)
+    type(c_funptr), intent(in) :: fn
+    character(len=*), intent(in) :: name
+    type(op_set), intent(in) :: set
+    type(op_arg), intent(in) :: args(:)
+    character(kind=c_char, len=len_trim(name) + 1), target :: n
+    type(c_ptr) :: np
+    n = cstr(name)
+    np = c_null_ptr
+    if (len_trim(name) > 0) np = c_loc(n)
+    call c_op_par_loop_fptr(fn, np, set%handle, int(size(args), c_int), args)
+  end subroutine op_par_loop_fptr
 
   ! =============================================================================================
   ! Data, output and diagnostics

@@ -666,6 +666,26 @@ void op_timing_output(void);
 void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, const struct op_arg *args);
 
 /**
+ * Applies a compiled function to every element of `set`, as `op_par_loop` does with a kernel:
+ * `fn` is called once per element with one pointer per argument in `args[0..nargs]` (in order,
+ * exactly what a C kernel would get for it), so a Fortran subroutine with explicit-shape or
+ * scalar dummies (passed by reference) can be given as `c_funloc(sub)`. This is the
+ * per-element tier of OP2's Fortran `op_par_loop_N`. An `op_arg_idx` argument gets the
+ * element's index in the caller's index base (`op_set_index_base`: 1-based after the Fortran
+ * module's op_init), through a private copy. Plans, colouring, threads, lazy evaluation and
+ * MPI are those of every loop: a loop of each shape (argument kinds and types) is generated
+ * and compiled once, whatever the function, whose address is run-time data. The function must
+ * be safe to call from several threads at once on `threads`. `name` names the loop in timings
+ * and messages; NULL derives one from the function's symbol, exported or in its file's symbol
+ * table (the procedure's own name for gfortran's module and internal procedures), or
+ * `fortran_kernel_N` (N counting distinct functions) when it has none.
+ * Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
+ * argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
+ * there). Collective under MPI.
+ */
+void op_par_loop_fptr(void (*fn)(void), const char *name, op_set set, int nargs, const struct op_arg *args);
+
+/**
  * Runs every loop queued by lazy evaluation (`OP2_LAZY=1`) now, in order. Inside a loop chain
  * it runs what the chain has queued so far (its reductions land now). Without queued loops it
  * does nothing. A queued loop's failure is this call's error, naming the loop (the loops before

@@ -1,6 +1,7 @@
 # mk/install.mk: installing op2 for C, C++ and Fortran users, and the tests of that package.
 #
-#   make install PREFIX=dir   lib/libop2.so, bin/op2-pack, include/op2.h, share/op2/fortran/{op2.F90,README.md},
+#   make install PREFIX=dir   lib/libop2.so, bin/op2-pack, include/op2.h, share/op2/fortran/{op2.F90,op2_fortran.F90,
+#                             op2_fortran_reference.F90,README.md} (OP2's Fortran modules),
 #                             lib/cmake/OP2/OP2Config{,Version}.cmake, lib/pkgconfig/op2.pc
 #                             (relocatable: nothing in the tree names PREFIX; DESTDIR honoured)
 #   make test-fortran         installs into build/prefix, builds tests/fortran and
@@ -26,13 +27,16 @@ define op2_install
 	$(INSTALL) -m 755 $(LIBDIR)/op2-pack '$(1)/bin/op2-pack'
 	$(INSTALL) -m 644 $(INC)/op2.h '$(1)/include/op2.h'
 	$(INSTALL) -m 644 fortran/op2.F90 '$(1)/share/op2/fortran/op2.F90'
+	$(INSTALL) -m 644 fortran/op2_fortran.F90 '$(1)/share/op2/fortran/op2_fortran.F90'
+	$(INSTALL) -m 644 fortran/op2_fortran_reference.F90 '$(1)/share/op2/fortran/op2_fortran_reference.F90'
 	$(INSTALL) -m 644 fortran/README.md '$(1)/share/op2/fortran/README.md'
 	$(INSTALL) -m 644 cmake/OP2Config.cmake '$(1)/lib/cmake/OP2/OP2Config.cmake'
 	sed 's/@OP2_VERSION@/$(VERSION)/g' cmake/OP2ConfigVersion.cmake.in > '$(1)/lib/cmake/OP2/OP2ConfigVersion.cmake'
 	sed 's/@OP2_VERSION@/$(VERSION)/g' pkgconfig/op2.pc.in > '$(1)/lib/pkgconfig/op2.pc'
 endef
 
-OP2_INSTALL_INPUTS := $(INC)/op2.h fortran/op2.F90 fortran/README.md cmake/OP2Config.cmake \
+OP2_INSTALL_INPUTS := $(INC)/op2.h fortran/op2.F90 fortran/op2_fortran.F90 \
+                      fortran/op2_fortran_reference.F90 fortran/README.md cmake/OP2Config.cmake \
                       cmake/OP2ConfigVersion.cmake.in pkgconfig/op2.pc.in
 
 .PHONY: install install-test-prefix test-fortran test-consumer

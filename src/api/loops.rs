@@ -2,9 +2,13 @@
 
 use super::handle::{op_kernel, op_set};
 use super::{boundary, c_str};
+use crate::arg::RawArg;
+use crate::codegen::fptr::{self, FptrParam};
+use crate::core::{ElemType, KernelId, SetId};
 use crate::exec_chain;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
+use std::sync::Mutex;
 
 use super::arg::op_arg;
 
@@ -25,31 +29,179 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         let name = c_str(name, CALL, "name")?;
         let k = st.kernel(kernel, &super::LoopName(name), &"kernel")?;
         let s = st.set(set, &super::LoopName(name), &"set")?;
-        if nargs < 0 {
-            op2_bail!(BadLoop, "{CALL} '{name}': nargs {nargs} is negative");
-        }
-        if nargs > 0 && args.is_null() {
-            op2_bail!(BadLoop, "{CALL} '{name}': args is NULL but nargs is {nargs}");
-        }
-        let args: &[op_arg] = if nargs == 0 {
-            &[]
-        } else {
-            // SAFETY: the caller passes nargs op_arg values (op_par_loop's contract).
-            unsafe { std::slice::from_raw_parts(args, nargs as usize) }
+        let raw = decode_args(st, name, nargs, args)?;
+        let ctx = st.ctx_lazy(CALL)?;
+        run(ctx, k, name, s, &raw)
+    })
+}
+
+/// Applies a compiled function to every element of `set`, as `op_par_loop` does with a kernel:
+/// `fn` is called once per element with one pointer per argument in `args[0..nargs]` (in order,
+/// exactly what a C kernel would get for it), so a Fortran subroutine with explicit-shape or
+/// scalar dummies (passed by reference) can be given as `c_funloc(sub)`. This is the
+/// per-element tier of OP2's Fortran `op_par_loop_N`. An `op_arg_idx` argument gets the
+/// element's index in the caller's index base (`op_set_index_base`: 1-based after the Fortran
+/// module's op_init), through a private copy. Plans, colouring, threads, lazy evaluation and
+/// MPI are those of every loop: a loop of each shape (argument kinds and types) is generated
+/// and compiled once, whatever the function, whose address is run-time data. The function must
+/// be safe to call from several threads at once on `threads`. `name` names the loop in timings
+/// and messages; NULL derives one from the function's symbol, exported or in its file's symbol
+/// table (the procedure's own name for gfortran's module and internal procedures), or
+/// `fortran_kernel_N` (N counting distinct functions) when it has none.
+/// Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
+/// argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
+/// there). Collective under MPI.
+#[no_mangle]
+pub extern "C" fn op_par_loop_fptr(
+    r#fn: Option<unsafe extern "C" fn()>,
+    name: *const c_char,
+    set: op_set,
+    nargs: c_int,
+    args: *const op_arg,
+) {
+    const CALL: &str = "op_par_loop_fptr";
+    boundary(CALL, (), |st| {
+        st.ctx_lazy(CALL)?;
+        let Some(f) = r#fn else {
+            op2_bail!(NullArgument, "{CALL}: fn is NULL (give the kernel's address, e.g. c_funloc(kernel))");
         };
-        let mut raw = Vec::with_capacity(args.len());
-        for (i, a) in args.iter().enumerate() {
-            raw.push(match super::arg::decode(st, a, name, i)? {
-                super::arg::Decoded::Arg(r) => r,
-                super::arg::Decoded::Mat { ty, acc } => super::mat::decode_arg(st, a, name, i, ty, acc)?,
+        let addr = f as usize as u64;
+        let (slot, derived) = fn_slot(addr);
+        let name = if name.is_null() { derived } else { c_str(name, CALL, "name")?.to_string() };
+        let s = st.set(set, &super::LoopName(&name), &"set")?;
+        let mut raw = decode_args(st, &name, nargs, args)?;
+        let ctx = st.ctx_lazy(CALL)?;
+        if ctx.backend.is_device() {
+            op2_bail!(
+                BackendUnavailable,
+                "{CALL} '{name}': backend {} runs loops on a device, and a compiled host function cannot run there (op2 has no Fortran device compiler); use seq, threads or check",
+                ctx.backend.kind().name()
+            );
+        }
+        let mut params = Vec::with_capacity(raw.len());
+        for (i, r) in raw.iter().enumerate() {
+            params.push(match *r {
+                RawArg::Dat { dat, idx, .. } => {
+                    let ty = ctx.dats[dat.0 as usize].ty;
+                    if idx < -1 {
+                        FptrParam::Vector(ty)
+                    } else {
+                        FptrParam::Data(ty)
+                    }
+                }
+                RawArg::Gbl { ty, .. } | RawArg::Info { ty, .. } => FptrParam::Data(ty),
+                RawArg::Idx { .. } => FptrParam::Idx,
+                RawArg::Mat { .. } => op2_bail!(
+                    BadLoop,
+                    "{CALL} '{name}': arg {i} is a matrix argument, which a compiled function cannot take (use op_par_loop with a C kernel)"
+                ),
             });
         }
-        let ctx = st.ctx_lazy(CALL)?;
-        super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
-        let r = exec_chain::par_loop(ctx, k, name, s, &raw);
-        super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
-        r
+        let (kname, source) = fptr::kernel(&params, ctx.index_base);
+        let k = ctx.decl_kernel(&source, &kname)?;
+        raw.push(RawArg::Gbl { ptr: slot, dim: 1, ty: ElemType::Ull, acc: crate::arg::Access::Read });
+        run(ctx, k, &name, s, &raw)
     })
+}
+
+/// Every function address `op_par_loop_fptr` has been given, each in a box of its own that
+/// lives as long as the process (the hidden global argument reads it there, also from a loop
+/// that lazy evaluation runs later), with the loop name derived for it. Bounded by the
+/// program's number of kernels. (Boxed on purpose: a box's address stays put when the vector
+/// grows.)
+#[allow(clippy::vec_box)]
+static FN_SLOTS: Mutex<Vec<(Box<u64>, String)>> = Mutex::new(Vec::new());
+
+/// The slot holding `addr` (made on first use), and the name derived for the function.
+fn fn_slot(addr: u64) -> (*mut u8, String) {
+    let mut slots = FN_SLOTS.lock().unwrap_or_else(|p| p.into_inner());
+    let i = match slots.iter().position(|(b, _)| **b == addr) {
+        Some(i) => i,
+        None => {
+            let name = derived_name(addr, slots.len() + 1);
+            slots.push((Box::new(addr), name));
+            slots.len() - 1
+        }
+    };
+    let (b, name) = &mut slots[i];
+    (&mut **b as *mut u64 as *mut u8, name.clone())
+}
+
+/// A loop name for a function given without one: its symbol (exported, or from its object
+/// file's symbol table), as `io::elf::procedure_name` shortens gfortran's; `fortran_kernel_N`
+/// (N counting distinct functions) when it has none.
+fn derived_name(addr: u64, number: usize) -> String {
+    // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` and `dli_fname`
+    // (when not NULL) point to NUL-terminated strings of the dynamic linker.
+    let (exported, file, base) = unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(addr as usize as *const libc::c_void, &mut info) == 0 {
+            (None, None, 0)
+        } else {
+            let text = |p: *const c_char| {
+                if p.is_null() {
+                    None
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_str().ok().map(str::to_string)
+                }
+            };
+            let exact = info.dli_saddr as usize as u64 == addr;
+            (if exact { text(info.dli_sname) } else { None }, text(info.dli_fname), info.dli_fbase as usize as u64)
+        }
+    };
+    let symbol = exported.or_else(|| {
+        let rel = addr.wrapping_sub(base);
+        let from_file = file.filter(|f| !f.is_empty()).and_then(|f| crate::io::elf::function_at(&f, rel, addr));
+        from_file.or_else(|| crate::io::elf::function_at("/proc/self/exe", rel, addr))
+    });
+    match symbol.map(|s| crate::io::elf::procedure_name(&s)) {
+        Some(s) if crate::core::is_c_identifier(&s) => s,
+        _ => format!("fortran_kernel_{number}"),
+    }
+}
+
+/// `op_par_loop`'s arguments, decoded and checked (`nargs` of them at `args`).
+fn decode_args(
+    st: &mut super::ApiState,
+    name: &str,
+    nargs: c_int,
+    args: *const op_arg,
+) -> crate::error::Result<Vec<RawArg>> {
+    const CALL: &str = "op_par_loop";
+    if nargs < 0 {
+        op2_bail!(BadLoop, "{CALL} '{name}': nargs {nargs} is negative");
+    }
+    if nargs > 0 && args.is_null() {
+        op2_bail!(BadLoop, "{CALL} '{name}': args is NULL but nargs is {nargs}");
+    }
+    let args: &[op_arg] = if nargs == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller passes nargs op_arg values (op_par_loop's contract).
+        unsafe { std::slice::from_raw_parts(args, nargs as usize) }
+    };
+    let mut raw = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        raw.push(match super::arg::decode(st, a, name, i)? {
+            super::arg::Decoded::Arg(r) => r,
+            super::arg::Decoded::Mat { ty, acc } => super::mat::decode_arg(st, a, name, i, ty, acc)?,
+        });
+    }
+    Ok(raw)
+}
+
+/// Runs a bound loop, marking the time inside it (`IN_LOOP`).
+fn run(
+    ctx: &mut crate::context::Context,
+    k: KernelId,
+    name: &str,
+    s: SetId,
+    raw: &[RawArg],
+) -> crate::error::Result<()> {
+    super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
+    let r = exec_chain::par_loop(ctx, k, name, s, raw);
+    super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
+    r
 }
 
 /// Runs every loop queued by lazy evaluation (`OP2_LAZY=1`) now, in order. Inside a loop chain

@@ -3,6 +3,7 @@
 
 pub mod cuda;
 pub mod device;
+pub mod fptr;
 pub mod host;
 pub mod host_abi;
 pub mod opencl;

@@ -53,6 +53,9 @@ pub fn c_string(s: &str) -> String {
 
 /// The lane-major copy of the kernel, or why there is none.
 pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<String, String> {
+    if super::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
+        return Err("the kernel is a compiled function, called once per element".to_string());
+    }
     rewrite::rewrite(sig.kernel_source, sig.kernel_name, sig.args, lanes)
 }
 

@@ -45,7 +45,8 @@ mv "$stage" "$prefix"
 # CMake builds (MAKE, MAKEFLAGS with its command-line variables).
 unset MAKE MAKEFLAGS MFLAGS MAKELEVEL
 
-expected_files="lib/libop2.so bin/op2-pack include/op2.h share/op2/fortran/op2.F90 lib/cmake/OP2/OP2Config.cmake
+expected_files="lib/libop2.so bin/op2-pack include/op2.h share/op2/fortran/op2.F90 share/op2/fortran/op2_fortran.F90
+share/op2/fortran/op2_fortran_reference.F90 lib/cmake/OP2/OP2Config.cmake
 lib/cmake/OP2/OP2ConfigVersion.cmake lib/pkgconfig/op2.pc"
 missing=""
 for f in $expected_files; do [ -f "$prefix/$f" ] || missing="$missing $f"; done

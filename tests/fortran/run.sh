@@ -5,7 +5,12 @@
 #      when it exits 0 and prints nothing);
 #   3. check every C function of op2.h has a Fortran binding (check_bindings.sh);
 #   4. run the Fortran Airfoil and the C Airfoil on a small generated mesh and compare their rms
-#      logs: identical bytes on seq, 1e-12 relative on the other backends.
+#      logs: identical bytes on seq, 1e-12 relative on the other backends;
+#   5. OP2's Fortran API: tools/gen_fortran_loops.py --check (op2_fortran_reference.F90 is what
+#      the script writes), build tests/fortran/op2-style with its Makefile against the installed
+#      package, run reduction and jac (each checks its own results) and the OP2-style Airfoil
+#      (rms within 1e-12 of the C Airfoil's) on every host backend of TEST_BACKENDS, and check
+#      that opencl refuses a compiled Fortran kernel with OP2_ERR_BACKEND_UNAVAILABLE (104).
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 #
 # Environment: OP2_PREFIX (installed op2), OP2_BUILD (build directory), OP2_BIN (C examples:
@@ -117,5 +122,59 @@ for backend in $backends; do
     fail "airfoil_f $backend: rms differs from the C airfoil on seq" "$log"
   fi
 done
+
+
+# 5. OP2's Fortran API (op2_fortran_* modules, op_par_loop_N with compiled Fortran kernels).
+if python3 "$root/tools/gen_fortran_loops.py" --check >"$log" 2>&1; then
+  pass "gen_fortran_loops.py --check (op2_fortran_reference.F90 is current)"
+else
+  fail "gen_fortran_loops.py --check" "$log"
+fi
+style=$work/op2-style
+cp "$mesh" "$work/new_grid.dat"               # OP2's programs read this name
+if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >"$log" 2>&1; then
+  pass "make tests/fortran/op2-style (OP2's Fortran API)"
+  for backend in $backends; do
+    case $backend in opencl | cuda) continue ;; esac    # refused: checked below
+    for prog in reduction jac; do
+      if (cd "$work" && OP2_BACKEND=$backend timeout "$to" "$style/$prog") >"$log" 2>&1 &&
+         grep -q "^Test PASSED" "$log"; then
+        pass "op2-style $prog $backend"
+      else
+        fail "op2-style $prog $backend" "$log"
+      fi
+    done
+    out=$work/rms_op2style_$backend.txt
+    if ! (cd "$work" && OP2_BACKEND=$backend timeout "$to" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
+      fail "op2-style airfoil $backend" "$log"
+    elif [ "$(wc -l <"$out")" -ne "$iters" ]; then
+      echo "rms log has $(wc -l <"$out") lines, expected $iters" >"$log"
+      fail "op2-style airfoil $backend" "$log"
+    elif ! grep -q "^  res_calc " "$log"; then
+      echo "(the timing table does not name the loop res_calc after its Fortran kernel)" >>"$log"
+      fail "op2-style airfoil $backend: loops named after their kernels" "$log"
+    elif awk 'NR == FNR { ref[$1] = $2; next }
+              { d = $2 - ref[$1]; if (d < 0) d = -d; r = ref[$1] < 0 ? -ref[$1] : ref[$1];
+                if (!($1 in ref) || d > 1e-12 * r) { print "iteration " $1 ": " $2 " vs " ref[$1]; bad = 1 } }
+              END { exit bad }' "$work/rms_c_seq.txt" "$out" >"$log" 2>&1; then
+      pass "op2-style airfoil $backend: rms within 1e-12 of the C airfoil on seq"
+    else
+      fail "op2-style airfoil $backend: rms differs from the C airfoil on seq" "$log"
+    fi
+  done
+  # A device backend refuses a compiled host kernel, saying why.
+  if (cd "$work" && OP2_BACKEND=opencl timeout "$to" "$style/reduction") >"$log" 2>&1; then
+    echo "(it ran)" >>"$log"
+    fail "op2-style reduction opencl: refused with [104]" "$log"
+  elif grep -q "^op2 error \[104\]: op_par_loop_fptr .*no Fortran device compiler" "$log"; then
+    pass "op2-style reduction opencl: refused with [104]"
+  elif grep -q "^op2 error \[104\]: op_init" "$log"; then
+    pass "op2-style reduction opencl: skipped (opencl unavailable here)"
+  else
+    fail "op2-style reduction opencl: refused with [104]" "$log"
+  fi
+else
+  fail "make tests/fortran/op2-style" "$log"
+fi
 
 finish

@@ -1,0 +1,144 @@
+//! The name of the function at an address of a loaded ELF object, from the object file's own
+//! symbol table (`.symtab`): the dynamic linker only knows exported symbols, and a program's
+//! Fortran subroutines are not exported. Used to name loops whose kernel is a compiled function
+//! (`op_par_loop_fptr` without a name). Anything unexpected (not a 64-bit little-endian ELF
+//! file, no symbol table, a size that does not fit) gives `None`: a name is a convenience.
+
+use std::io::{Read, Seek, SeekFrom};
+
+/// Section headers or a symbol table larger than this are not read (a name is not worth it).
+const MAX_TABLE: u64 = 256 << 20;
+
+/// The name of the function symbol of the ELF file `path` whose range holds `offset`, where
+/// `offset` is the address relative to the object's load base for a shared object or a
+/// position-independent executable (ELF type ET_DYN), and the address itself for a fixed-address
+/// executable (ET_EXEC): pass both, `rel` and `abs`.
+pub fn function_at(path: &str, rel: u64, abs: u64) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut eh = [0u8; 64];
+    f.read_exact(&mut eh).ok()?;
+    // 64-bit (class 2), little-endian (data 1)
+    if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+        return None;
+    }
+    let e_type = u16le(&eh, 16)?;
+    let want = match e_type {
+        2 => abs, // ET_EXEC
+        3 => rel, // ET_DYN
+        _ => return None,
+    };
+    let shoff = u64le(&eh, 40)?;
+    let shentsize = u16le(&eh, 58)? as u64;
+    let shnum = u16le(&eh, 60)? as u64;
+    if shentsize < 64 || shnum == 0 {
+        return None;
+    }
+    let shdrs = read_at(&mut f, shoff, shentsize.checked_mul(shnum)?)?;
+    let section = |i: u64| -> Option<(u32, u64, u64, u32, u64)> {
+        let base = usize::try_from(i.checked_mul(shentsize)?).ok()?;
+        let s = shdrs.get(base..base + 64)?;
+        // sh_type, sh_offset, sh_size, sh_link, sh_entsize
+        Some((u32le(s, 4)?, u64le(s, 24)?, u64le(s, 32)?, u32le(s, 40)?, u64le(s, 56)?))
+    };
+    for i in 0..shnum {
+        let (ty, off, size, link, entsize) = section(i)?;
+        if ty != 2 || entsize < 24 {
+            continue; // SHT_SYMTAB only
+        }
+        let (_, str_off, str_size, _, _) = section(link as u64)?;
+        let syms = read_at(&mut f, off, size)?;
+        let strs = read_at(&mut f, str_off, str_size)?;
+        let mut k = 0usize;
+        let step = usize::try_from(entsize).ok()?;
+        while k + 24 <= syms.len() {
+            let s = &syms[k..k + 24];
+            k += step;
+            let info = s[4];
+            let value = u64le(s, 8)?;
+            let len = u64le(s, 16)?;
+            // STT_FUNC, a defined symbol (st_shndx != 0), holding the address
+            if info & 0xf != 2 || u16le(s, 6)? == 0 || want < value || want >= value.saturating_add(len.max(1)) {
+                continue;
+            }
+            let name_at = usize::try_from(u32le(s, 0)?).ok()?;
+            let rest = strs.get(name_at..)?;
+            let end = rest.iter().position(|&b| b == 0)?;
+            return std::str::from_utf8(&rest[..end]).ok().map(str::to_string);
+        }
+    }
+    None
+}
+
+/// The loop name for a compiled Fortran (or C) function's symbol: gfortran's module mangling
+/// (`__MODULE_MOD_name`), an internal procedure's `.N` suffix and an external procedure's
+/// trailing underscore are taken off (`__airfoil_kernels_MOD_save_soln` is `save_soln`).
+pub fn procedure_name(symbol: &str) -> String {
+    let s = symbol;
+    let s = match s.find("_MOD_") {
+        Some(p) if s.starts_with("__") => &s[p + 5..],
+        _ => s,
+    };
+    let s = match s.rfind('.') {
+        Some(p) if p > 0 && s[p + 1..].bytes().all(|b| b.is_ascii_digit()) => &s[..p],
+        _ => s,
+    };
+    let s = if symbol.contains("_MOD_") { s } else { s.strip_suffix('_').unwrap_or(s) };
+    s.to_string()
+}
+
+fn read_at(f: &mut std::fs::File, off: u64, len: u64) -> Option<Vec<u8>> {
+    if len > MAX_TABLE {
+        return None;
+    }
+    let n = usize::try_from(len).ok()?;
+    let mut buf: Vec<u8> = crate::core::alloc::zeroed(n, "ELF symbol table").ok()?;
+    f.seek(SeekFrom::Start(off)).ok()?;
+    f.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+fn u16le(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32le(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64le(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn procedure_names_from_gfortran_symbols() {
+        assert_eq!(procedure_name("__airfoil_kernels_MOD_save_soln"), "save_soln");
+        assert_eq!(procedure_name("__m_MOD_has_under_"), "has_under_");
+        assert_eq!(procedure_name("cell_count.0"), "cell_count");
+        assert_eq!(procedure_name("res_"), "res");
+        assert_eq!(procedure_name("kernel"), "kernel");
+    }
+
+    #[inline(never)]
+    #[no_mangle]
+    extern "C" fn op2_elf_test_marker() -> u32 {
+        std::hint::black_box(7)
+    }
+
+    #[test]
+    fn finds_a_function_of_this_test_program() {
+        let addr = op2_elf_test_marker as *const () as usize as u64;
+        // SAFETY: dladdr only reads the address and fills `info`.
+        let (path, base) = unsafe {
+            let mut info: libc::Dl_info = std::mem::zeroed();
+            assert!(libc::dladdr(addr as usize as *const libc::c_void, &mut info) != 0);
+            (std::ffi::CStr::from_ptr(info.dli_fname).to_str().unwrap().to_string(), info.dli_fbase as u64)
+        };
+        let path = if path.is_empty() { "/proc/self/exe".to_string() } else { path };
+        assert_eq!(function_at(&path, addr - base, addr).as_deref(), Some("op2_elf_test_marker"));
+        assert_eq!(function_at("/nonexistent/file", 0, 0), None);
+    }
+}
