@@ -879,9 +879,7 @@ fn check_deferral(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> usize {
     let mut tiled_it: Vec<Vec<bool>> = loops.iter().map(|lp| vec![false; lp.size]).collect();
     for (l, rs) in t.deferred.iter().enumerate() {
         for &(s, e) in rs {
-            for i in s as usize..e as usize {
-                deferred[l][i] = true;
-            }
+            deferred[l][s as usize..e as usize].fill(true);
         }
     }
     for (l, tiles) in t.runs.iter().enumerate() {
@@ -897,7 +895,8 @@ fn check_deferral(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> usize {
     let mask_of = |d: u32| pins.rows.iter().find(|(x, _)| *x == d).map(|(_, m)| m);
     // Per element: the deferred accesses so far (loop, iteration, modifies).
     let ndata = loops.iter().flat_map(|l| l.args.iter()).map(|a| a.data as usize + 1).max().unwrap_or(0);
-    let mut seen: Vec<std::collections::HashMap<usize, Vec<(usize, usize, bool)>>> = vec![Default::default(); ndata];
+    type Accesses = std::collections::HashMap<usize, Vec<(usize, usize, bool)>>;
+    let mut seen: Vec<Accesses> = vec![Default::default(); ndata];
     let mut count = 0;
     for (l, lp) in loops.iter().enumerate() {
         for i in 0..lp.size {
@@ -911,13 +910,24 @@ fn check_deferral(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> usize {
                 }
                 continue;
             }
-            assert!(pins.iterations.get(l).is_none_or(|f| f.is_empty() || !f[i]), "pinned loop {l} iteration {i} is tiled");
+            assert!(
+                pins.iterations.get(l).is_none_or(|f| f.is_empty() || !f[i]),
+                "pinned loop {l} iteration {i} is tiled"
+            );
             for a in lp.args.iter().filter(|a| a.reads || a.writes || a.inc) {
                 let m = a.writes || a.inc;
                 for x in elements(a, i) {
                     if let Some(mask) = mask_of(a.data) {
-                        assert!(mask[x] & PIN_TOUCH == 0, "loop {l} iteration {i} is tiled and touches halo row {x} of data {}", a.data);
-                        assert!(!m || mask[x] & PIN_MODIFY == 0, "loop {l} iteration {i} is tiled and modifies exported row {x} of data {}", a.data);
+                        assert!(
+                            mask[x] & PIN_TOUCH == 0,
+                            "loop {l} iteration {i} is tiled and touches halo row {x} of data {}",
+                            a.data
+                        );
+                        assert!(
+                            !m || mask[x] & PIN_MODIFY == 0,
+                            "loop {l} iteration {i} is tiled and modifies exported row {x} of data {}",
+                            a.data
+                        );
                     }
                     for &(l2, i2, m2) in seen[a.data as usize].get(&x).map_or(&[][..], Vec::as_slice) {
                         let before = l2 < l || (t.schedule == Schedule::Sequential && l2 == l && i2 < i);
@@ -947,8 +957,17 @@ fn random_pins(rng: &mut Rng, chain: &[ChainLoop], m: &Mesh) -> Pins {
             let n = m.sizes[set];
             // The last rows as the halo (MPI's numbering puts it last), a few owned ones exported.
             let halo = rng.below(n / 4 + 1);
-            let mask =
-                (0..n).map(|x| if x >= n - halo { PIN_TOUCH } else if rng.chance(8) { PIN_MODIFY } else { 0 }).collect();
+            let mask = (0..n)
+                .map(|x| {
+                    if x >= n - halo {
+                        PIN_TOUCH
+                    } else if rng.chance(8) {
+                        PIN_MODIFY
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             rows.push((d as u32, mask));
         }
     }
@@ -1039,7 +1058,10 @@ fn deferral_by_hand_on_a_line() {
     // Reading an exported row is fine, modifying it is not: cell 1 of u exported defers loop 0's
     // cell 1 and the edges reading u[1]; edge 2 is pinned itself; the cells reading what edges
     // 0-2 increment follow.
-    let pins = Pins { iterations: vec![vec![], vec![false, false, true, false, false]], rows: vec![(U, vec![0, PIN_MODIFY, 0, 0, 0, 0])] };
+    let pins = Pins {
+        iterations: vec![vec![], vec![false, false, true, false, false]],
+        rows: vec![(U, vec![0, PIN_MODIFY, 0, 0, 0, 0])],
+    };
     let t = inspect_pinned(&chain, 2, Schedule::Parallel, &pins).unwrap();
     assert_eq!(t.deferred, vec![vec![(1, 2)], vec![(0, 3)], vec![(0, 4)]]);
     verify_pinned(&chain, &t, &pins).unwrap();

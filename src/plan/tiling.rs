@@ -425,7 +425,10 @@ fn pinned_rows<'p>(loops: &[ChainLoop], prep: &Prepared, pins: &'p Pins) -> Resu
     }
     for (l, (lp, it)) in loops.iter().zip(&pins.iterations).enumerate() {
         if !it.is_empty() && it.len() != lp.size {
-            return Err(bad(ErrorCode::BadSize, format!("pins of loop {l}: {} flags for {} iterations", it.len(), lp.size)));
+            return Err(bad(
+                ErrorCode::BadSize,
+                format!("pins of loop {l}: {} flags for {} iterations", it.len(), lp.size),
+            ));
         }
     }
     Ok(rows)
@@ -486,16 +489,13 @@ pub fn inspect_pinned(loops: &[ChainLoop], tile_size: usize, schedule: Schedule,
         if l == 0 {
             for (i, t) in tile_of.iter_mut().enumerate() {
                 *t = position(schedule, i / tile_size, nblocks);
-            }
-            for i in 0..tile_of.len() {
                 // Sequential: an iteration after a deferred one it conflicts with is deferred.
                 if has_pins
-                    && (pin(i)
-                        || (schedule == Schedule::Sequential && place(lp, slots, &st, i, || 0) == DEFERRED))
+                    && (pin(i) || (schedule == Schedule::Sequential && place(lp, slots, &st, i, || 0) == DEFERRED))
                 {
-                    tile_of[i] = DEFERRED;
+                    *t = DEFERRED;
                 }
-                record(lp, slots, &mut st, i, tile_of[i]);
+                record(lp, slots, &mut st, i, *t);
             }
         } else {
             let size = lp.size;
@@ -688,7 +688,10 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
         let mut prev = 0u32;
         for &(s, e) in t.deferred.get(l).map_or(&[][..], Vec::as_slice) {
             if s >= e || (e as usize) > lp.size || s < prev {
-                return Err(format!("loop {l}: deferred run [{s}, {e}) is empty, unsorted or outside [0, {})", lp.size));
+                return Err(format!(
+                    "loop {l}: deferred run [{s}, {e}) is empty, unsorted or outside [0, {})",
+                    lp.size
+                ));
             }
             prev = e;
             for x in &mut tl[s as usize..e as usize] {
