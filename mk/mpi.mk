@@ -7,7 +7,8 @@
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, RCB and BLOCK on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
 #                           relative at every one of MPI_AF_ITERS iterations; -n 2 with OP2_LAZY=1
-#                           and with --chain, -n 3 RCB with --chain
+#                           and with --chain, -n 3 RCB with --chain (the seq and threads chains
+#                           must say every process tiled them, with deferred elements)
 #   make test-mpi-op2-style the OP2-style Fortran Airfoil (OP2's Fortran API, compiled Fortran
 #                           kernels) under mpiexec -n 2 on seq and threads against the C Airfoil
 #                           on one process, 1e-12 relative (tests/mpi/op2_style.sh)

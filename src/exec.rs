@@ -426,6 +426,23 @@ pub(crate) fn check(
     Ok(validate)
 }
 
+/// The dats a loop reads through its halo (read through a map, or read directly when the exec
+/// halo runs), each once: an exchange refreshes those whose halos are out of date.
+pub(crate) fn halo_read_dats(descs: &[ArgDesc], bound: &[BoundArg], needs_exec_halo: bool) -> Vec<DatId> {
+    let mut out: Vec<DatId> = Vec::new();
+    for (d, b) in descs.iter().zip(bound) {
+        if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
+            let through_halo = *how != DatAccess::Direct || needs_exec_halo;
+            // OP_INC never reads the halo copies (their increments are discarded).
+            let reads = matches!(acc, Access::Read | Access::Rw);
+            if reads && through_halo && !out.contains(dat) {
+                out.push(*dat);
+            }
+        }
+    }
+    out
+}
+
 /// Phase "exchange": the halos the loop reads and that are out of date (dats read through a map,
 /// or read directly when the exec halo runs). One exchange per loop, one message per neighbour.
 /// On a device, or when validating, the exchange is done here, through host memory and without
@@ -439,17 +456,8 @@ fn exchange(
     validate: bool,
 ) -> Result<(Vec<DatId>, Vec<DatId>)> {
     let device = ctx.backend.is_device();
-    let mut halo_reads: Vec<DatId> = Vec::new();
-    for (d, b) in descs.iter().zip(bound) {
-        if let (ArgDesc::Dat { acc, how, .. }, BoundArg::Dat { dat, enabled: true, .. }) = (d, b) {
-            let through_halo = *how != DatAccess::Direct || compiled.needs_exec_halo;
-            // OP_INC never reads the halo copies (their increments are discarded).
-            let reads = matches!(acc, Access::Read | Access::Rw);
-            if reads && through_halo && ctx.dats[dat.0 as usize].halo_dirty && !halo_reads.contains(dat) {
-                halo_reads.push(*dat);
-            }
-        }
-    }
+    let mut halo_reads = halo_read_dats(descs, bound, compiled.needs_exec_halo);
+    halo_reads.retain(|d| ctx.dats[d.0 as usize].halo_dirty);
     let mut refreshed: Vec<DatId> = Vec::new();
     if (device || validate) && ctx.comm.partitioned && !halo_reads.is_empty() {
         // Devices: the exchange goes through host memory before the loop (the owned rows come
@@ -648,7 +656,7 @@ fn compute_sections(
 
 /// Phase "reduce": combines the processes' partials (each process's scratch is reseeded with
 /// the caller's value first, which the combination adds once).
-fn reduce(
+pub(crate) fn reduce(
     comm: &crate::mpi::Comm,
     bound: &[BoundArg],
     call: &mut LoopCall,

@@ -1,14 +1,24 @@
 //! Runs a queue of loops (lazy evaluation, or a loop chain) as one chain. On the host backends
-//! (`seq`, `threads`) on one process, a chain of two or more loops is sparse-tiled
-//! (`plan::tiling`): the first loop's elements are cut into tiles of `OP2_TILE_SIZE`, each later
-//! loop's elements join the first tile after which everything they depend on is done, and each
-//! tile runs its share of every loop in turn, so the data a tile touches stays in cache from one
-//! loop to the next. `seq` runs tiles in order (every dat bit for bit as eager); `threads` runs
-//! the tiles of a level at once (two tiles of a level touch no common element where either
-//! writes). The inspection is done once per chain shape and reused. Device backends are not
-//! tiled: they run direct loops fused into fewer launches (`exec_device`). Everywhere else (MPI,
-//! `OP2_VALIDATE=1`, the check backend, matrices), loops run one after another with the
-//! driver's phases (`exec`).
+//! (`seq`, `threads`), a chain of two or more loops is sparse-tiled (`plan::tiling`): the first
+//! loop's elements are cut into tiles of `OP2_TILE_SIZE`, each later loop's elements join the
+//! first tile after which everything they depend on is done, and each tile runs its share of
+//! every loop in turn, so the data a tile touches stays in cache from one loop to the next. On
+//! one process `seq` runs tiles in order (every dat bit for bit as eager); `threads` runs the
+//! tiles of a level at once (two tiles of a level touch no common element where either writes).
+//! The inspection is done once per chain shape (and partition) and reused.
+//!
+//! Under MPI (`run_tiled` with `run_deferred`), the tiles run first, with no communication, and
+//! leave out (`mpi_pins`, `plan::tiling::inspect_pinned`) every element that touches a halo row
+//! (an exchange may refresh it before its loop), that modifies a row a neighbour imports of a dat
+//! the chain exchanges (the exchange must send the row as of its loop), a loop's exec-halo
+//! elements, and everything that must follow those (reads what they wrote, or writes what they
+//! touched, in a later loop). Then each loop in chain order runs as eager would, on its deferred
+//! elements only: halo exchange (the tiles changed no halo row and no dirty flag), owned elements,
+//! reduction partials, exec halo, reductions across processes, hand-back. The result is eager's
+//! at every process count (within rounding: iterations of one loop may change order, as on
+//! `threads`; the schedule is `Parallel` on `seq` too). Device backends are not tiled: they run
+//! direct loops fused into fewer launches (`exec_device`). Everywhere else (`OP2_VALIDATE=1`,
+//! the check backend, matrices), loops run one after another with the driver's phases (`exec`).
 
 use crate::arg::RawArg;
 use crate::arg::{Access, BoundArg};
@@ -113,18 +123,28 @@ pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether the chain is tiled, and how: two or more loops, on seq or threads, on one process,
-/// without validation, matrices or `op_arg_idx` under MPI, with a tile size that is not 0.
+/// Whether the chain is tiled, and how: two or more loops, on seq or threads, without
+/// validation or matrices, with a tile size that is not 0. Under MPI
+/// (partitioned sets), the schedule is `Parallel` on seq too: iterations of one loop may change
+/// order between the tiles and the deferred part (`run_deferred`), which on `Sequential` would
+/// defer every later iteration that increments what a deferred one did (most of the mesh).
 fn tiles(ctx: &Context, queue: &[ParLoop]) -> Option<Schedule> {
+    let distributed = ctx.comm.distributed();
     let schedule = match ctx.backend.kind() {
-        BackendKind::Seq => Schedule::Sequential,
-        BackendKind::Threads => Schedule::Parallel,
+        BackendKind::Seq if !distributed => Schedule::Sequential,
+        BackendKind::Seq | BackendKind::Threads => Schedule::Parallel,
         _ => return None,
     };
     let size = ctx.config.tile_size.unwrap_or(DEFAULT_TILE_SIZE);
+    // `op_arg_idx` on a host backend under MPI reads the layout's table of original indices
+    // (read-only, nothing to order); on a device it needs a synthesised map (`synth`).
     let plain = |l: &ParLoop| l.compiled.is_some() && !l.has_mat() && l.synth.is_empty();
-    (queue.len() >= 2 && size > 0 && !ctx.comm.distributed() && !ctx.config.validate && queue.iter().all(plain))
-        .then_some(schedule)
+    (queue.len() >= 2
+        && size > 0
+        && (!distributed || ctx.comm.partitioned)
+        && !ctx.config.validate
+        && queue.iter().all(plain))
+    .then_some(schedule)
 }
 
 /// The chain's description for the inspector: per loop, its size and each enabled dat argument.
@@ -153,7 +173,7 @@ fn chain_loops<'c>(ctx: &'c Context, queue: &[ParLoop]) -> Vec<ChainLoop<'c>> {
 
 fn chain_key(queue: &[ParLoop], tile_size: usize, schedule: Schedule) -> ChainKey {
     let loops = queue.iter().map(|l| (l.set, l.dat_args().collect())).collect();
-    ChainKey { loops, tile_size, schedule, groups: Vec::new() }
+    ChainKey { loops, tile_size, schedule, groups: Vec::new(), layout: 0 }
 }
 
 /// The name a chain goes by in timings and diagnostics: the open chain's, else its first and
@@ -288,13 +308,17 @@ fn fused_lib(ctx: &mut Context, loops: &[ParLoop]) -> Option<Arc<Fused>> {
 fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &str) -> Result<()> {
     let tile_size = ctx.config.tile_size.unwrap_or(DEFAULT_TILE_SIZE);
     let t0 = Instant::now();
-    let groups = if ctx.config.fuse {
+    // Under MPI each loop runs its deferred part with its own exchange: no fusion.
+    let distributed = ctx.comm.distributed();
+    let threads = ctx.backend.kind() == BackendKind::Threads;
+    let groups = if ctx.config.fuse && !distributed {
         groups(ctx, queue)
     } else {
         (0..queue.len()).map(|k| Group { loops: k..k + 1, fused: None }).collect()
     };
     let mut key = chain_key(queue, tile_size, schedule);
     key.groups = groups.iter().map(|g| g.loops.len()).collect();
+    key.layout = if distributed { ctx.comm.partition_epoch } else { 0 };
     let name = chain_name(ctx, queue);
     let tiling = match ctx.lazy.tilings.get(&key) {
         Some(t) => t.clone(),
@@ -308,31 +332,55 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
                 }
                 loops.push(ChainLoop { size: per_loop[g.loops.start].size, args });
             }
+            // Under MPI: each loop over the elements eager runs (its exec halo too when it writes
+            // indirectly), and what depends on halos deferred (`mpi_pins`).
+            let pins = if distributed {
+                for (cl, l) in loops.iter_mut().zip(queue) {
+                    cl.size = eager_size(ctx, l);
+                }
+                Some(mpi_pins(ctx, queue, &loops)?)
+            } else {
+                None
+            };
             let inspect = |size: usize| {
-                tiling::inspect(&loops, size, schedule)
-                    .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))
+                match &pins {
+                    Some(p) => tiling::inspect_pinned(&loops, size, schedule, p),
+                    None => tiling::inspect(&loops, size, schedule),
+                }
+                .map_err(|e| Op2Error::new(e.code, format!("{call}: {name}: tiling: {}", e.message)))
             };
             let mut t = inspect(tile_size)?;
             // In parallel, tiles narrower than the chain's reach grow into each other and the
             // levels cascade (a chain of levels runs one tile at a time): wider tiles, while
             // the seed still gives every thread several.
             let mut size = tile_size;
-            while schedule == Schedule::Parallel
-                && t.nlevels > PARALLEL_LEVELS
-                && t.tiles >= 8 * PARALLEL_LEVELS as usize
-            {
+            while threads && t.nlevels > PARALLEL_LEVELS && t.tiles >= 8 * PARALLEL_LEVELS as usize {
                 size *= 2;
                 t = inspect(size)?;
             }
             if ctx.config.debug_tiling {
-                tiling::verify(&loops, &t).map_err(|m| {
+                match &pins {
+                    Some(p) => tiling::verify_pinned(&loops, &t, p),
+                    None => tiling::verify(&loops, &t),
+                }
+                .map_err(|m| {
                     crate::op2_err!(Internal, "{call}: {name}: the tiling of {} loops is wrong: {m}", queue.len())
                 })?;
             }
+            let total: usize = loops.iter().map(|l| l.size).sum();
+            drop(loops);
             let t = Arc::new(t);
             ctx.lazy.tilings.insert(key, t.clone());
             let group_names = group_names(queue, &groups);
             ctx.diags_chain(&name, group_names.iter().map(String::as_str), &t);
+            if distributed && ctx.config.diags >= 2 {
+                let deferred: usize = (0..queue.len()).map(|l| t.deferred_len(l)).sum();
+                crate::timing::print_after_c_stdio(&format!(
+                    "op2: {name}: MPI rank {}: {} elements tiled, {deferred} deferred (after the tiles, loop by loop with the halo exchanges)\n",
+                    ctx.comm.rank(),
+                    total - deferred
+                ));
+            }
             t
         }
     };
@@ -355,6 +403,18 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         }
     }
     let bytes: Vec<u64> = queue.iter().map(|l| crate::exec::bytes_moved(ctx, &l.shape.args, &l.bound, l.set)).collect();
+    // Dat names for messages, owned: the deferred part exchanges halos (dats mutable) while the
+    // calls live.
+    let names: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            queue[g.loops.clone()]
+                .iter()
+                .flat_map(|l| crate::exec::dat_names(&l.bound, &ctx.dats))
+                .map(str::to_string)
+                .collect()
+        })
+        .collect();
 
     let Context { sets, maps, dats, backend, comm, timings, kernels: _, consts: _, mats, .. } = ctx;
     let mut pointers = Vec::with_capacity(queue.len());
@@ -391,7 +451,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         .collect();
     let mut pointers = pointers.into_iter();
     let mut calls: Vec<LoopCall> = Vec::with_capacity(groups.len());
-    for (g, (descs, bound, gname)) in groups.iter().zip(&merged) {
+    for ((g, (descs, bound, gname)), names) in groups.iter().zip(&merged).zip(&names) {
         let first = &queue[g.loops.start];
         let (mut slots, mut reductions, mut indirect) = (Vec::new(), Vec::new(), Vec::new());
         let mut off = 0;
@@ -427,19 +487,45 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             maps: crate::exec::arg_maps(bound, &[], maps),
             name: if g.fused.is_some() { gname } else { &first.name },
             set: first.set,
-            set_size: sets[first.set.0 as usize].size,
+            set_size: if distributed { sets[first.set.0 as usize].exec_end } else { sets[first.set.0 as usize].size },
             lib,
             descs,
             slots,
             scratch_entries: if g.fused.is_some() { 0 } else { host::scratch_entries(descs) },
             reductions,
             indirect,
-            dat_names: crate::exec::dat_names(bound, dats),
+            dat_names: names.iter().map(String::as_str).collect(),
         });
     }
     let started = Instant::now();
     let r = backend.compute_tiled(&mut calls, &tiling);
-    let elapsed = started.elapsed();
+    let mut elapsed = started.elapsed();
+    if distributed {
+        if let Err(e) = r {
+            return Err(Op2Error::new(
+                e.code,
+                format!("{name} (queued, run by {call}): {}; the chain's dats are partly updated", e.message),
+            ));
+        }
+        let deferred = Deferred { queue, tiling: &tiling, checked: &checked, bytes: &bytes, call };
+        elapsed += run_deferred(&deferred, &mut calls, sets, dats, comm, timings)?;
+        drop(calls);
+        let row = timings.entry(&name);
+        row.calls += 1;
+        row.time += elapsed + inspect_time;
+        row.bytes += bytes.iter().sum::<u64>();
+        if row.members.is_none() {
+            row.members = Some(format!(
+                "{} ({} tiles, {} level{}; MPI: {} elements deferred)",
+                group_names(queue, &groups).join(" "),
+                tiling.tiles,
+                tiling.nlevels,
+                if tiling.nlevels == 1 { "" } else { "s" },
+                (0..queue.len()).map(|l| tiling.deferred_len(l)).sum::<usize>()
+            ));
+        }
+        return Ok(());
+    }
     // Each loop's reductions back, with its own argument positions.
     let mut reductions: Vec<Vec<crate::backend::Reduction>> = Vec::with_capacity(queue.len());
     for (g, c) in groups.iter().zip(calls.iter_mut()) {
@@ -492,6 +578,145 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         ));
     }
     Ok(())
+}
+
+/// The elements eager runs of a loop: the owned ones, and under MPI its exec halo too when it
+/// writes indirectly.
+fn eager_size(ctx: &Context, l: &ParLoop) -> usize {
+    let s = &ctx.sets[l.set.0 as usize];
+    match &l.compiled {
+        Some(c) if c.needs_exec_halo && ctx.comm.distributed() => s.exec_end,
+        _ => s.size,
+    }
+}
+
+/// What a chain's tiles must leave to the deferred part under MPI (`run_deferred`), as pins for
+/// the inspector: every loop's exec-halo iterations (eager runs them after the owned ones,
+/// outside the reductions); every halo row of every dat (an exchange before some loop may
+/// refresh it; tiles run before every exchange), pinned against any access; and every row a
+/// neighbour imports of a dat some loop of the chain reads through its halo, pinned against
+/// modification (an exchange in the deferred part must send its value as of its loop in eager
+/// order, so only deferred iterations, which run in loop order, may modify it). The inspector
+/// defers everything that must follow those; all else (mostly the core) is tiled.
+fn mpi_pins(ctx: &Context, queue: &[ParLoop], loops: &[ChainLoop]) -> Result<tiling::Pins> {
+    use crate::core::alloc;
+    let mut exchanged: Vec<crate::core::DatId> = Vec::new();
+    for l in queue {
+        let needs = l.compiled.as_ref().is_some_and(|c| c.needs_exec_halo);
+        for d in crate::exec::halo_read_dats(&l.shape.args, &l.bound, needs) {
+            if !exchanged.contains(&d) {
+                exchanged.push(d);
+            }
+        }
+    }
+    let mut pins = tiling::Pins::default();
+    for (l, cl) in queue.iter().zip(loops) {
+        let owned = ctx.sets[l.set.0 as usize].size;
+        if cl.size > owned {
+            let mut flags = alloc::filled(cl.size, false, "loop chain under MPI: exec-halo iterations")?;
+            flags[owned..].fill(true);
+            pins.iterations.push(flags);
+        } else {
+            pins.iterations.push(Vec::new());
+        }
+    }
+    let mut seen: Vec<u32> = Vec::new();
+    for a in loops.iter().flat_map(|l| l.args.iter()) {
+        if seen.contains(&a.data) {
+            continue;
+        }
+        seen.push(a.data);
+        let dat = &ctx.dats[a.data as usize];
+        let set = &ctx.sets[dat.set.0 as usize];
+        let mut rows = alloc::zeroed::<u8>(a.data_size, "loop chain under MPI: pinned rows")?;
+        if let Some(r) = rows.get_mut(set.size..) {
+            r.fill(tiling::PIN_TOUCH);
+        }
+        if exchanged.contains(&crate::core::DatId(a.data)) {
+            if let Some(layout) = ctx.comm.layout(dat.set) {
+                for (_, list) in &layout.exports {
+                    for &x in list {
+                        if let Some(r) = rows.get_mut(x as usize) {
+                            *r |= tiling::PIN_MODIFY;
+                        }
+                    }
+                }
+            }
+        }
+        if rows.iter().any(|&r| r != 0) {
+            pins.rows.push((a.data, rows));
+        }
+    }
+    Ok(pins)
+}
+
+/// What `run_deferred` needs of the chain besides the session's parts.
+struct Deferred<'q> {
+    queue: &'q [ParLoop],
+    tiling: &'q tiling::Tiling,
+    checked: &'q [Arc<crate::loop_cache::CompiledLoop>],
+    bytes: &'q [u64],
+    call: &'q str,
+}
+
+/// Under MPI, after the tiles: each loop in chain order as eager runs it, on its deferred
+/// iterations only: its halo exchange (the dats it reads through its halo that are out of date:
+/// the tiles marked nothing, so the dirty flags are eager's at this loop), its deferred owned
+/// iterations, its reductions' partials (owned elements only), its deferred exec-halo
+/// iterations, the reductions across processes, the hand-back (halos refreshed and dirtied, the
+/// caller's globals) and its timing record. One loop per call (no fusion). Returns the time
+/// spent running.
+fn run_deferred(
+    d: &Deferred,
+    calls: &mut [LoopCall],
+    sets: &[crate::core::Set],
+    dats: &mut [crate::core::Dat],
+    comm: &mut crate::mpi::Comm,
+    timings: &mut crate::timing::Timings,
+) -> Result<Duration> {
+    let mut elapsed = Duration::ZERO;
+    let n = d.queue.len();
+    for (k, (l, c)) in d.queue.iter().zip(calls.iter_mut()).enumerate() {
+        let fail = |e: Op2Error| queued_failure(e, &l.name, d.call, n - k - 1);
+        let halo_before = (comm.halo_time, comm.halo_bytes, comm.messages);
+        let compiled = &d.checked[k];
+        let mut list = crate::exec::halo_read_dats(&l.shape.args, &l.bound, compiled.needs_exec_halo);
+        list.retain(|x| dats[x.0 as usize].halo_dirty);
+        let ex = comm.halo_exchange_begin(dats, list).map_err(fail)?;
+        let refreshed = comm.halo_exchange_end(ex).map_err(fail)?;
+        let owned = sets[l.set.0 as usize].size as u32;
+        let started = Instant::now();
+        let runs = d.tiling.deferred.get(k).map_or(&[][..], Vec::as_slice);
+        let run = |c: &mut LoopCall, s: u32, e: u32| -> Result<()> {
+            let mut slots = std::mem::take(&mut c.slots);
+            // SAFETY: the driver built `slots` for this loop; the runs lie in its elements.
+            let r = unsafe { c.run_range(s as usize, e as usize, &mut slots) };
+            c.slots = slots;
+            r
+        };
+        for &(s, e) in runs {
+            if s < e.min(owned) {
+                run(c, s, e.min(owned)).map_err(fail)?;
+            }
+        }
+        // Reductions cover owned elements only: their partials before the exec halo runs.
+        let partial = (!c.reductions.is_empty()).then(|| c.reductions.clone());
+        for &(s, e) in runs {
+            if s.max(owned) < e {
+                run(c, s.max(owned), e).map_err(fail)?;
+            }
+        }
+        // The reduction starts from its variable's value at its call (an earlier loop of the
+        // chain may have handed a result to the same variable).
+        l.restore_seeds();
+        crate::exec::reduce(comm, &l.bound, c, partial).map_err(fail)?;
+        elapsed += started.elapsed();
+        let reductions = std::mem::take(&mut c.reductions);
+        crate::exec::hand_back(dats, &l.shape.args, &l.bound, false, Vec::new(), refreshed, &reductions);
+        crate::exec::record(timings, comm, &l.name, &compiled.lib, Duration::ZERO, l.jit_time, d.bytes[k], halo_before);
+        compiled.ran.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(elapsed)
 }
 
 /// Each group's name: its loop's, or its fused loops' joined by `+`.

@@ -141,6 +141,9 @@ pub struct ChainKey {
     pub schedule: Schedule,
     /// The loops of each fusion group, in order (1: unfused).
     pub groups: Vec<usize>,
+    /// Under MPI, the partition the tiling was made for (`Comm::partition_epoch`; 0 on one
+    /// process): the sets' local numberings and halos it depends on.
+    pub layout: u64,
 }
 
 /// The session's lazy state: loops waiting to run, the open chain (if any), and the tilings of

@@ -821,3 +821,258 @@ fn airfoil_720k_timing() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deferral (MPI: the tiles run what depends on no halo; the rest runs after, loop by loop)
+
+/// A model of MPI's halo exchange before loop `k`: every data with pinned rows sets each of its
+/// `PIN_TOUCH` rows (halo) from the current values of its `PIN_MODIFY` rows (the rows other
+/// processes import) and `k`.
+fn exchange(pins: &Pins, k: usize, vals: &mut [Vec<f64>]) {
+    for (d, mask) in &pins.rows {
+        let Some(v) = vals.get_mut(*d as usize) else { continue };
+        if v.is_empty() {
+            continue;
+        }
+        let sent: f64 = mask.iter().zip(v.iter()).filter(|(m, _)| **m & PIN_MODIFY != 0).map(|(_, x)| *x).sum();
+        for (x, m) in v.iter_mut().zip(mask) {
+            if m & PIN_TOUCH != 0 {
+                *x = 0.5 * sent + k as f64 + 0.001 * *x;
+            }
+        }
+    }
+}
+
+/// Loop by loop, each loop after its exchange.
+fn eager_exchanging(loops: &[ChainLoop], pins: &Pins) -> Vec<Vec<f64>> {
+    let mut vals = initial(loops);
+    for (l, lp) in loops.iter().enumerate() {
+        exchange(pins, l, &mut vals);
+        for i in 0..lp.size {
+            kernel(l, i, lp, &mut vals);
+        }
+    }
+    vals
+}
+
+/// Phase 1: the tiles (levels in order, a level's tiles in decreasing index order), no exchange;
+/// phase 2: per loop in order, its exchange, then its deferred iterations.
+fn two_phases(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> Vec<Vec<f64>> {
+    let mut vals = tiled(loops, t);
+    for (l, lp) in loops.iter().enumerate() {
+        exchange(pins, l, &mut vals);
+        for &(s, e) in &t.deferred[l] {
+            for i in s as usize..e as usize {
+                kernel(l, i, lp, &mut vals);
+            }
+        }
+    }
+    vals
+}
+
+/// Brute force, independent of `verify`: no tiled iteration is pinned, touches a row pinned
+/// against its access, or conflicts with (both touch an element, one modifies it) a deferred
+/// iteration before it in eager order (an earlier loop; on Sequential, also earlier in its own
+/// loop). Returns the number of deferred iterations.
+fn check_deferral(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> usize {
+    let mut deferred: Vec<Vec<bool>> = loops.iter().map(|lp| vec![false; lp.size]).collect();
+    let mut tiled_it: Vec<Vec<bool>> = loops.iter().map(|lp| vec![false; lp.size]).collect();
+    for (l, rs) in t.deferred.iter().enumerate() {
+        for &(s, e) in rs {
+            deferred[l][s as usize..e as usize].fill(true);
+        }
+    }
+    for (l, tiles) in t.runs.iter().enumerate() {
+        for rs in tiles {
+            for &(s, e) in rs {
+                for i in s as usize..e as usize {
+                    assert!(!deferred[l][i], "loop {l} iteration {i} both tiled and deferred");
+                    tiled_it[l][i] = true;
+                }
+            }
+        }
+    }
+    let mask_of = |d: u32| pins.rows.iter().find(|(x, _)| *x == d).map(|(_, m)| m);
+    // Per element: the deferred accesses so far (loop, iteration, modifies).
+    let ndata = loops.iter().flat_map(|l| l.args.iter()).map(|a| a.data as usize + 1).max().unwrap_or(0);
+    type Accesses = std::collections::HashMap<usize, Vec<(usize, usize, bool)>>;
+    let mut seen: Vec<Accesses> = vec![Default::default(); ndata];
+    let mut count = 0;
+    for (l, lp) in loops.iter().enumerate() {
+        for i in 0..lp.size {
+            assert!(deferred[l][i] || tiled_it[l][i], "loop {l} iteration {i} runs nowhere");
+            if deferred[l][i] {
+                count += 1;
+                for a in lp.args.iter().filter(|a| a.reads || a.writes || a.inc) {
+                    for x in elements(a, i) {
+                        seen[a.data as usize].entry(x).or_default().push((l, i, a.writes || a.inc));
+                    }
+                }
+                continue;
+            }
+            assert!(
+                pins.iterations.get(l).is_none_or(|f| f.is_empty() || !f[i]),
+                "pinned loop {l} iteration {i} is tiled"
+            );
+            for a in lp.args.iter().filter(|a| a.reads || a.writes || a.inc) {
+                let m = a.writes || a.inc;
+                for x in elements(a, i) {
+                    if let Some(mask) = mask_of(a.data) {
+                        assert!(
+                            mask[x] & PIN_TOUCH == 0,
+                            "loop {l} iteration {i} is tiled and touches halo row {x} of data {}",
+                            a.data
+                        );
+                        assert!(
+                            !m || mask[x] & PIN_MODIFY == 0,
+                            "loop {l} iteration {i} is tiled and modifies exported row {x} of data {}",
+                            a.data
+                        );
+                    }
+                    for &(l2, i2, m2) in seen[a.data as usize].get(&x).map_or(&[][..], Vec::as_slice) {
+                        let before = l2 < l || (t.schedule == Schedule::Sequential && l2 == l && i2 < i);
+                        assert!(
+                            !(before && (m || m2)),
+                            "loop {l} iteration {i} is tiled but depends on deferred loop {l2} iteration {i2} (element {x} of data {})",
+                            a.data
+                        );
+                    }
+                }
+            }
+        }
+    }
+    count
+}
+
+/// Random pins for a chain on a mesh: some iterations, and per data some halo rows
+/// (`PIN_TOUCH`) and some exported rows (`PIN_MODIFY`).
+fn random_pins(rng: &mut Rng, chain: &[ChainLoop], m: &Mesh) -> Pins {
+    let iterations = chain
+        .iter()
+        .map(|lp| if rng.chance(50) { (0..lp.size).map(|_| rng.chance(5)).collect() } else { Vec::new() })
+        .collect();
+    let mut rows = Vec::new();
+    for (d, &set) in m.data_set.iter().enumerate() {
+        if rng.chance(70) {
+            let n = m.sizes[set];
+            // The last rows as the halo (MPI's numbering puts it last), a few owned ones exported.
+            let halo = rng.below(n / 4 + 1);
+            let mask = (0..n)
+                .map(|x| {
+                    if x >= n - halo {
+                        PIN_TOUCH
+                    } else if rng.chance(8) {
+                        PIN_MODIFY
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            rows.push((d as u32, mask));
+        }
+    }
+    Pins { iterations, rows }
+}
+
+#[test]
+fn deferral_keeps_eager_results_with_exchanges_between_loops() {
+    let mut rng = Rng(0xdefe_11ed_0a11);
+    let (mut cases, mut deferred, mut total, mut partial) = (0, 0usize, 0usize, 0);
+    for round in 0..300 {
+        let mesh = random_mesh(&mut rng);
+        let legal = round % 2 == 0;
+        let chain = random_chain(&mut rng, &mesh, legal);
+        let pins = random_pins(&mut rng, &chain, &mesh);
+        let expect = eager_exchanging(&chain, &pins);
+        for tile_size in [1, 7, 1000] {
+            for schedule in [Schedule::Sequential, Schedule::Parallel] {
+                let t = inspect_pinned(&chain, tile_size, schedule, &pins).unwrap();
+                cases += 1;
+                assert_eq!(t.deferred.len(), chain.len());
+                if let Err(e) = verify_pinned(&chain, &t, &pins) {
+                    panic!("round {round} tile size {tile_size} {schedule:?}: {e}\n{chain:?}\n{pins:?}\n{t:?}");
+                }
+                let n = check_deferral(&chain, &t, &pins);
+                let all: usize = chain.iter().map(|l| l.size).sum();
+                assert_eq!((0..chain.len()).map(|l| t.deferred_len(l)).sum::<usize>(), n);
+                deferred += n;
+                total += all;
+                partial += (n > 0 && n < all) as usize;
+                match schedule {
+                    Schedule::Sequential => assert_eq!(
+                        bits(&two_phases(&chain, &t, &pins)),
+                        bits(&expect),
+                        "round {round} tile size {tile_size}"
+                    ),
+                    Schedule::Parallel if legal => {
+                        assert!(close(&two_phases(&chain, &t, &pins), &expect), "round {round} tile size {tile_size}")
+                    }
+                    Schedule::Parallel => {}
+                }
+            }
+        }
+    }
+    eprintln!("deferral: {cases} tilings, {deferred} of {total} iterations deferred, {partial} partly deferred");
+    // The pins leave most work to the tiles and defer some in most cases.
+    assert!(deferred > total / 20 && deferred < total * 9 / 10, "{deferred} of {total}");
+    assert!(partial > cases / 2, "{partial} of {cases}");
+}
+
+#[test]
+fn deferral_by_hand_on_a_line() {
+    // line_chain (6 cells, 5 edges; cells write u, edges read u and increment r, cells read r and
+    // write u), tiles of 2 cells. Cell 5 of u in the halo: loop 0's cell 5 touches it, edge 4
+    // reads it, and loop 2's cell 5 touches it and cell 4 reads r[4] that edge 4 increments.
+    let chain = line_chain();
+    let halo = Pins { iterations: Vec::new(), rows: vec![(U, vec![0, 0, 0, 0, 0, PIN_TOUCH])] };
+    let t = inspect_pinned(&chain, 2, Schedule::Sequential, &halo).unwrap();
+    assert_eq!(t.deferred, vec![vec![(5, 6)], vec![(4, 5)], vec![(4, 6)]]);
+    assert_eq!(t.runs[0], vec![vec![(0, 2)], vec![(2, 4)], vec![(4, 5)]]);
+    assert_eq!(t.runs[1], vec![vec![(0, 1)], vec![(1, 3)], vec![(3, 4)]]);
+    assert_eq!(t.runs[2], vec![vec![(0, 1)], vec![(1, 3)], vec![(3, 4)]]);
+    assert_eq!((t.deferred_len(0), t.deferred_len(1), t.deferred_len(2)), (1, 1, 2));
+    verify_pinned(&chain, &t, &halo).unwrap();
+    // A pinned iteration in a tile (no ordering broken): refused by verify_pinned only.
+    let mut broken = t.clone();
+    broken.runs[0][2] = vec![(4, 6)];
+    broken.deferred[0] = vec![];
+    verify(&chain, &broken).unwrap();
+    assert!(verify_pinned(&chain, &broken, &halo).unwrap_err().contains("loop 0 iteration 5 is pinned"));
+    // An iteration that depends on a deferred one, in a tile: refused by verify.
+    let mut broken = t.clone();
+    broken.runs[1][2] = vec![(3, 5)];
+    broken.deferred[1] = vec![];
+    assert!(verify(&chain, &broken).unwrap_err().contains("loop 1 iteration 4"));
+
+    // Cell 1 of r exported: the edges that increment it (0 and 1) are deferred. Sequential keeps
+    // each loop's increments in order, so every later edge sharing a cell follows (all edges),
+    // and every cell reads r after them; Parallel defers the cells reading r[0..3) only.
+    let export = Pins { iterations: Vec::new(), rows: vec![(R, vec![0, PIN_MODIFY, 0, 0, 0, 0])] };
+    let t = inspect_pinned(&chain, 2, Schedule::Sequential, &export).unwrap();
+    assert_eq!(t.deferred, vec![vec![], vec![(0, 5)], vec![(0, 6)]]);
+    verify_pinned(&chain, &t, &export).unwrap();
+    let t = inspect_pinned(&chain, 2, Schedule::Parallel, &export).unwrap();
+    assert_eq!(t.deferred, vec![vec![], vec![(0, 2)], vec![(0, 3)]]);
+    verify_pinned(&chain, &t, &export).unwrap();
+
+    // Reading an exported row is fine, modifying it is not: cell 1 of u exported defers loop 0's
+    // cell 1 and the edges reading u[1]; edge 2 is pinned itself; the cells reading what edges
+    // 0-2 increment follow.
+    let pins = Pins {
+        iterations: vec![vec![], vec![false, false, true, false, false]],
+        rows: vec![(U, vec![0, PIN_MODIFY, 0, 0, 0, 0])],
+    };
+    let t = inspect_pinned(&chain, 2, Schedule::Parallel, &pins).unwrap();
+    assert_eq!(t.deferred, vec![vec![(1, 2)], vec![(0, 3)], vec![(0, 4)]]);
+    verify_pinned(&chain, &t, &pins).unwrap();
+
+    // Pins of the wrong size are errors.
+    let bad = Pins { iterations: vec![vec![true]], rows: Vec::new() };
+    assert_eq!(inspect_pinned(&chain, 2, Schedule::Sequential, &bad).unwrap_err().code, ErrorCode::BadSize);
+    let bad = Pins { iterations: Vec::new(), rows: vec![(U, vec![0; 5])] };
+    assert_eq!(inspect_pinned(&chain, 2, Schedule::Sequential, &bad).unwrap_err().code, ErrorCode::BadSize);
+    // Without pins, nothing is deferred and the tiling is inspect's.
+    let plain = inspect_pinned(&chain, 2, Schedule::Sequential, &Pins::default()).unwrap();
+    assert_eq!(plain, inspect(&chain, 2, Schedule::Sequential).unwrap());
+    assert!(plain.deferred.iter().all(Vec::is_empty));
+}

@@ -251,6 +251,7 @@ pub fn partition(
         ctx.comm.sets[s].layout = Some(l);
     }
     ctx.comm.partitioned = true;
+    ctx.comm.partition_epoch += 1;
     ctx.mats_after_renumber()?;
     if ctx.config.diags >= 1 {
         let mut line = format!(
@@ -472,6 +473,15 @@ pub fn timing_table(ctx: &Context) -> Result<Option<String>> {
         "  MPI halo exchanges: {:.6} s and {:.0} bytes sent per process (mean); {} exchanges, {} messages on process 0",
         halo_t, halo_b, ctx.comm.exchanges, ctx.comm.messages
     );
+    // Chains (lazy evaluation, op_loop_chain_begin/end) as process 0 ran them.
+    if ctx.timings.loops().iter().any(|l| l.members.is_some()) {
+        let _ = writeln!(s, "op2 loop chains (process 0; time in the chain's row; its loops count calls and bytes)");
+        for l in ctx.timings.loops() {
+            if let Some(m) = &l.members {
+                let _ = writeln!(s, "  {:<24} {m}", l.name);
+            }
+        }
+    }
     Ok(Some(s))
 }
 

@@ -73,6 +73,8 @@ pub struct Comm {
     pub sets: Vec<SetDist>,
     /// `op_partition` has built the layouts.
     pub partitioned: bool,
+    /// Counts the partitions made (what a cached chain tiling under MPI was made for).
+    pub partition_epoch: u64,
     /// `OP2_MPI_CHECK=1`: loops (and matrix operations) enter like every other collective
     /// call (`enter`), so processes at different loops are an error instead of a hang.
     pub check: bool,

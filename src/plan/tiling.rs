@@ -149,12 +149,41 @@ pub struct Tiling {
     pub nlevels: u32,
     /// The schedule the tiling was built for ([`verify`] checks its rule).
     pub schedule: Schedule,
+    /// Per loop: its deferred iterations ([`inspect_pinned`]), sorted, disjoint runs [start,
+    /// end) that run after every tile, loop by loop in chain order, each loop's in increasing
+    /// order. Empty (no loops) or all empty without pins.
+    pub deferred: Vec<Vec<(u32, u32)>>,
 }
+
+/// What a tile may not run ([`inspect_pinned`]): pinned iterations and iterations that touch
+/// pinned elements are deferred, to run after every tile, loop by loop.
+#[derive(Clone, Debug, Default)]
+pub struct Pins {
+    /// Per loop, one flag per iteration (or empty: none): `true` defers the iteration.
+    pub iterations: Vec<Vec<bool>>,
+    /// Per data id, one entry per element: [`PIN_TOUCH`] defers every iteration that touches the
+    /// element, [`PIN_MODIFY`] every iteration that modifies it, 0 none. Data not listed: none.
+    pub rows: Vec<(u32, Vec<u8>)>,
+}
+
+/// [`Pins::rows`]: an iteration that modifies the element is deferred.
+pub const PIN_MODIFY: u8 = 1;
+/// [`Pins::rows`]: an iteration that touches the element is deferred.
+pub const PIN_TOUCH: u8 = 2;
+
+/// The tile index of a deferred iteration inside the inspector (its mark is `DEFERRED + 1`,
+/// larger than every tile's).
+const DEFERRED: u32 = u32::MAX - 1;
 
 impl Tiling {
     /// Number of iterations of loop `l` run in tile `t`.
     pub fn tile_len(&self, l: usize, t: usize) -> usize {
         self.runs[l][t].iter().map(|&(s, e)| (e - s) as usize).sum()
+    }
+
+    /// Number of deferred iterations of loop `l` (0 without pins).
+    pub fn deferred_len(&self, l: usize) -> usize {
+        self.deferred.get(l).map_or(0, |rs| rs.iter().map(|&(s, e)| (e - s) as usize).sum())
     }
 
     /// The tiles of each level, ascending: `levels()[v]` may run concurrently, after level
@@ -340,7 +369,9 @@ fn place(lp: &ChainLoop, slots: &[usize], st: &[Track], i: usize, fallback: impl
         arg.for_each(i, |x| {
             let e = tr[x].0;
             floor = floor.max(e[dep]);
-            hint = hint.max(e[A]);
+            if e[A] != DEFERRED + 1 {
+                hint = hint.max(e[A]);
+            }
         });
     }
     if floor > 0 {
@@ -372,29 +403,99 @@ fn place(lp: &ChainLoop, slots: &[usize], st: &[Track], i: usize, fallback: impl
 /// Cost: two passes over each loop's maps (three on Parallel) and a pair of `u32` per element of
 /// each array.
 pub fn inspect(loops: &[ChainLoop], tile_size: usize, schedule: Schedule) -> Result<Tiling> {
+    inspect_pinned(loops, tile_size, schedule, &Pins::default())
+}
+
+/// Per dense data slot: its pinned elements, if any.
+fn pinned_rows<'p>(loops: &[ChainLoop], prep: &Prepared, pins: &'p Pins) -> Result<Vec<Option<&'p [u8]>>> {
+    let mut rows: Vec<Option<&[u8]>> = vec![None; prep.sizes.len()];
+    for (data, mask) in &pins.rows {
+        let slot = loops
+            .iter()
+            .zip(&prep.slot)
+            .find_map(|(lp, sl)| lp.args.iter().zip(sl).find(|(a, _)| a.data == *data).map(|(_, &d)| d));
+        let Some(d) = slot else { continue };
+        if mask.len() != prep.sizes[d] {
+            return Err(bad(
+                ErrorCode::BadSize,
+                format!("pins of data {data}: {} flags for {} elements", mask.len(), prep.sizes[d]),
+            ));
+        }
+        rows[d] = Some(mask.as_slice());
+    }
+    for (l, (lp, it)) in loops.iter().zip(&pins.iterations).enumerate() {
+        if !it.is_empty() && it.len() != lp.size {
+            return Err(bad(
+                ErrorCode::BadSize,
+                format!("pins of loop {l}: {} flags for {} iterations", it.len(), lp.size),
+            ));
+        }
+    }
+    Ok(rows)
+}
+
+/// Whether iteration `i` of a loop is pinned: by its flag, or by an element it touches.
+#[inline]
+fn pinned(lp: &ChainLoop, slots: &[usize], rows: &[Option<&[u8]>], flags: &[bool], i: usize) -> bool {
+    if flags.get(i) == Some(&true) {
+        return true;
+    }
+    let mut p = false;
+    for (arg, &d) in lp.args.iter().zip(slots) {
+        let Some(mask) = rows[d] else { continue };
+        if !arg.touches() {
+            continue;
+        }
+        let need = if arg.modifies() { PIN_MODIFY | PIN_TOUCH } else { PIN_TOUCH };
+        arg.for_each(i, |x| p |= mask[x] & need != 0);
+        if p {
+            return true;
+        }
+    }
+    false
+}
+
+/// [`inspect`], with some iterations deferred: those `pins` names, and every iteration that
+/// must follow a deferred one (it reads what a deferred iteration modified, or modifies what
+/// one touched, in an earlier loop, or, on `Sequential`, earlier in its own loop). Deferred
+/// iterations are in no tile: they run after every tile, loop by loop in chain order
+/// ([`Tiling::deferred`]), and nothing in a tile depends on them. (Under MPI: the iterations
+/// that touch halo rows, or modify rows that a neighbour imports, with everything that depends
+/// on them, run after the tiles with the loops' halo exchanges; see `exec_chain`.)
+pub fn inspect_pinned(loops: &[ChainLoop], tile_size: usize, schedule: Schedule, pins: &Pins) -> Result<Tiling> {
     if tile_size == 0 {
         return Err(bad(ErrorCode::BadSize, "tile size is 0".into()));
     }
     let prep = prepare(loops)?;
+    let rows = pinned_rows(loops, &prep, pins)?;
+    let has_pins = rows.iter().any(Option::is_some) || pins.iterations.iter().any(|v| v.contains(&true));
     let seed = loops.first().map_or(0, |l| l.size);
     let nblocks = seed.div_ceil(tile_size).max(1);
-    if nblocks > u32::MAX as usize - 1 {
+    if nblocks > u32::MAX as usize - 3 {
         return Err(bad(ErrorCode::BadSize, format!("{nblocks} tiles do not fit 32 bits")));
     }
     let mut st = tracks(&prep, "loop chain inspector: per-element tiles")?;
     let maxlen = loops.iter().map(|l| l.size).max().unwrap_or(0);
     let mut tile_of = alloc::zeroed::<u32>(maxlen, "loop chain inspector: tile of each iteration")?;
     let mut runs = Vec::with_capacity(loops.len());
+    let mut deferred = Vec::with_capacity(loops.len());
+    let no_flags: Vec<bool> = Vec::new();
 
     for (l, lp) in loops.iter().enumerate() {
         let slots = &prep.slot[l];
+        let flags = pins.iterations.get(l).unwrap_or(&no_flags);
+        let pin = |i: usize| has_pins && pinned(lp, slots, &rows, flags, i);
         let tile_of = &mut tile_of[..lp.size];
         if l == 0 {
             for (i, t) in tile_of.iter_mut().enumerate() {
                 *t = position(schedule, i / tile_size, nblocks);
-            }
-            for (i, &t) in tile_of.iter().enumerate() {
-                record(lp, slots, &mut st, i, t);
+                // Sequential: an iteration after a deferred one it conflicts with is deferred.
+                if has_pins
+                    && (pin(i) || (schedule == Schedule::Sequential && place(lp, slots, &st, i, || 0) == DEFERRED))
+                {
+                    *t = DEFERRED;
+                }
+                record(lp, slots, &mut st, i, *t);
             }
         } else {
             let size = lp.size;
@@ -403,14 +504,14 @@ pub fn inspect(loops: &[ChainLoop], tile_size: usize, schedule: Schedule) -> Res
             match schedule {
                 Schedule::Sequential => {
                     for (i, slot) in tile_of.iter_mut().enumerate() {
-                        let t = place(lp, slots, &st, i, || fallback(i));
+                        let t = if pin(i) { DEFERRED } else { place(lp, slots, &st, i, || fallback(i)) };
                         *slot = t;
                         record(lp, slots, &mut st, i, t);
                     }
                 }
                 Schedule::Parallel => {
                     for (i, t) in tile_of.iter_mut().enumerate() {
-                        *t = place(lp, slots, &st, i, || fallback(i));
+                        *t = if pin(i) { DEFERRED } else { place(lp, slots, &st, i, || fallback(i)) };
                     }
                     for (i, &t) in tile_of.iter().enumerate() {
                         record(lp, slots, &mut st, i, t);
@@ -418,7 +519,9 @@ pub fn inspect(loops: &[ChainLoop], tile_size: usize, schedule: Schedule) -> Res
                 }
             }
         }
-        runs.push(runs_of(tile_of, nblocks)?);
+        let (r, d) = runs_of(tile_of, nblocks)?;
+        runs.push(r);
+        deferred.push(d);
     }
     drop(tile_of);
 
@@ -431,29 +534,39 @@ pub fn inspect(loops: &[ChainLoop], tile_size: usize, schedule: Schedule) -> Res
         Schedule::Parallel => levels(loops, &prep, &runs, nblocks, &mut st)?,
     };
     let nlevels = level.iter().copied().max().map_or(0, |m| m + 1);
-    Ok(Tiling { tiles: nblocks, runs, level, nlevels, schedule })
+    Ok(Tiling { tiles: nblocks, runs, level, nlevels, schedule, deferred })
 }
 
-/// Cuts one loop's tile assignment into per-tile runs of consecutive iterations.
-fn runs_of(tile_of: &[u32], tiles: usize) -> Result<Vec<Vec<(u32, u32)>>> {
+/// Cuts one loop's tile assignment into per-tile runs of consecutive iterations, and the runs of
+/// its deferred iterations.
+#[allow(clippy::type_complexity)]
+fn runs_of(tile_of: &[u32], tiles: usize) -> Result<(Vec<Vec<(u32, u32)>>, Vec<(u32, u32)>)> {
     let mut count = alloc::zeroed::<usize>(tiles, "loop chain inspector: runs per tile")?;
+    let mut ndeferred = 0usize;
     for (i, &t) in tile_of.iter().enumerate() {
         if i == 0 || tile_of[i - 1] != t {
-            count[t as usize] += 1;
+            match count.get_mut(t as usize) {
+                Some(c) => *c += 1,
+                None => ndeferred += 1,
+            }
         }
     }
     let mut out = alloc::with_capacity(tiles, "loop chain inspector: tiles")?;
     for &c in &count {
         out.push(alloc::with_capacity(c, "loop chain inspector: runs of a tile")?);
     }
+    let mut deferred = alloc::with_capacity(ndeferred, "loop chain inspector: deferred runs")?;
     let mut start = 0;
     for i in 1..=tile_of.len() {
         if i == tile_of.len() || tile_of[i] != tile_of[start] {
-            out[tile_of[start] as usize].push((start as u32, i as u32));
+            match out.get_mut(tile_of[start] as usize) {
+                Some(o) => o.push((start as u32, i as u32)),
+                None => deferred.push((start as u32, i as u32)),
+            }
             start = i;
         }
     }
-    Ok(out)
+    Ok((out, deferred))
 }
 
 /// Calls `f(arg, slot, element)` for every access of tile `t` (every loop, in order).
@@ -531,8 +644,11 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
     if t.level.len() != t.tiles {
         return Err(format!("tiling has {} levels for {} tiles", t.level.len(), t.tiles));
     }
-    if t.tiles > u32::MAX as usize - 1 {
+    if t.tiles > u32::MAX as usize - 3 {
         return Err(format!("{} tiles", t.tiles));
+    }
+    if !t.deferred.is_empty() && t.deferred.len() != loops.len() {
+        return Err(format!("tiling has deferred runs for {} loops, the chain has {}", t.deferred.len(), loops.len()));
     }
     // Execution rank of each tile: by level, then index.
     let mut order = alloc::with_capacity::<u32>(t.tiles, "tiling check: tile order").map_err(oom)?;
@@ -569,6 +685,22 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
                 }
             }
         }
+        let mut prev = 0u32;
+        for &(s, e) in t.deferred.get(l).map_or(&[][..], Vec::as_slice) {
+            if s >= e || (e as usize) > lp.size || s < prev {
+                return Err(format!(
+                    "loop {l}: deferred run [{s}, {e}) is empty, unsorted or outside [0, {})",
+                    lp.size
+                ));
+            }
+            prev = e;
+            for x in &mut tl[s as usize..e as usize] {
+                if *x != NONE {
+                    return Err(format!("loop {l}: an iteration in [{s}, {e}) is in tile {} and deferred", *x));
+                }
+                *x = DEFERRED;
+            }
+        }
         if let Some(i) = tl.iter().position(|&x| x == NONE) {
             return Err(format!("loop {l}: iteration {i} is in no tile"));
         }
@@ -578,13 +710,18 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
     check_levels(loops, &prep, t, &order)?;
 
     // Eager order against tiled order. Keys (0: none): Sequential, the position of the
-    // iteration in the tiled execution; Parallel, (rank of its tile, loop).
+    // iteration in the tiled execution; Parallel, (rank of its tile, loop). Deferred iterations
+    // run after every tile, loop by loop: rank `tiles + loop`.
     let mut key: Vec<Vec<u64>> = Vec::with_capacity(loops.len());
     for (l, lp) in loops.iter().enumerate() {
         key.push(alloc::zeroed(lp.size, "tiling check: iteration keys").map_err(oom)?);
         if t.schedule == Schedule::Parallel {
             for (i, k) in key[l].iter_mut().enumerate() {
-                *k = ((rank[tile_of[l][i] as usize] as u64) << 32 | l as u64) + 1;
+                let r = match tile_of[l][i] {
+                    DEFERRED => (t.tiles + l) as u64,
+                    b => rank[b as usize] as u64,
+                };
+                *k = (r << 32 | l as u64) + 1;
             }
         }
     }
@@ -597,6 +734,14 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
                         pos += 1;
                         *x = pos;
                     }
+                }
+            }
+        }
+        for (l, k) in key.iter_mut().enumerate() {
+            for &(s, e) in t.deferred.get(l).map_or(&[][..], Vec::as_slice) {
+                for x in &mut k[s as usize..e as usize] {
+                    pos += 1;
+                    *x = pos;
                 }
             }
         }
@@ -680,6 +825,29 @@ pub fn verify(loops: &[ChainLoop], t: &Tiling) -> std::result::Result<(), String
                     }
                     *a = (*a).max(k);
                 });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`verify`] for a tiling made with `pins` ([`inspect_pinned`]): the deferred iterations run
+/// after every tile, loop by loop, and besides, no iteration in a tile is pinned or touches an
+/// element pinned against its access.
+pub fn verify_pinned(loops: &[ChainLoop], t: &Tiling, pins: &Pins) -> std::result::Result<(), String> {
+    verify(loops, t)?;
+    let prep = prepare(loops).map_err(|e| e.message)?;
+    let rows = pinned_rows(loops, &prep, pins).map_err(|e| e.message)?;
+    let none: Vec<bool> = Vec::new();
+    for (l, lp) in loops.iter().enumerate() {
+        let flags = pins.iterations.get(l).unwrap_or(&none);
+        for (b, rs) in t.runs[l].iter().enumerate() {
+            for &(s, e) in rs {
+                for i in s as usize..e as usize {
+                    if pinned(lp, &prep.slot[l], &rows, flags, i) {
+                        return Err(format!("loop {l} iteration {i} is pinned, and runs in tile {b}"));
+                    }
+                }
             }
         }
     }
