@@ -147,7 +147,10 @@ int main(int argc, char **argv)
     snprintf(chain_token, sizeof chain_token, "OP2_BACKEND=%s", backend);
     free(test_stdout_of(start_chain));
     out = test_stdout_of(run_chain);
-    if (strstr(out, "not fused") != NULL || strstr(out, "'add_one+twice'") == NULL) {
+    /* OP2_VALIDATE=1 runs every loop at its call: nothing to fuse then (values still checked) */
+    const char *validate = getenv("OP2_VALIDATE");
+    int validating = validate != NULL && strcmp(validate, "0") != 0;
+    if (!validating && (strstr(out, "not fused") != NULL || strstr(out, "'add_one+twice'") == NULL)) {
       fprintf(stderr, "chain of compiled kernels not fused:\n%s", out);
       return 1;
     }
