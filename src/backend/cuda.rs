@@ -405,6 +405,42 @@ impl Backend for Cuda {
         }
     }
 
+    fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.enter("halo rows download")?;
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        super::device::read_rows(self.soa, shape, rows, host, runs, |off, out| {
+            if off + out.len() > buf.bytes {
+                op2_bail!(
+                    Internal,
+                    "cuda: halo rows download: {} bytes at {off} of a buffer of {}",
+                    out.len(),
+                    buf.bytes
+                );
+            }
+            // SAFETY: the range lies inside the buffer (checked above).
+            unsafe { cu::memcpy_dtoh_sync(out, buf.ptr + off as sys::CUdeviceptr) }
+                .map_err(|e| drv("cuMemcpyDtoH (halo export rows)", e))
+        })
+    }
+
+    fn upload_rows(&mut self, d: DatId, shape: DatShape, host: &[u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.enter("halo rows upload")?;
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        super::device::write_rows(self.soa, shape, rows, host, runs, |off, data| {
+            if off + data.len() > buf.bytes {
+                op2_bail!(
+                    Internal,
+                    "cuda: halo rows upload: {} bytes at {off} of a buffer of {}",
+                    data.len(),
+                    buf.bytes
+                );
+            }
+            // SAFETY: the range lies inside the buffer (checked above).
+            unsafe { cu::memcpy_htod_sync(buf.ptr + off as sys::CUdeviceptr, data) }
+                .map_err(|e| drv("cuMemcpyHtoD (halo import rows)", e))
+        })
+    }
+
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
         if start >= end {
             return Ok(());

@@ -305,6 +305,101 @@ pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::bor
     }
 }
 
+/// The byte segments of row ranges `runs` ((first row, rows)) of a dat of `rows` rows in its
+/// device layout: (device offset, first row, rows, component) with component `None` for whole
+/// rows (AoS or dim 1), else one segment per component of a structure-of-arrays copy.
+fn row_segments(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    runs: &[(usize, usize)],
+    what: &str,
+) -> Result<Vec<(usize, usize, usize, Option<usize>)>> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let mut out = Vec::with_capacity(runs.len() * if soa { dim } else { 1 });
+    for &(first, n) in runs {
+        if first.checked_add(n).is_none_or(|end| end > rows) {
+            op2_bail!(Internal, "{what}: rows {first}..{} of a dat of {rows} rows", first.saturating_add(n));
+        }
+        if n == 0 {
+            continue;
+        }
+        if soa && dim > 1 {
+            for k in 0..dim {
+                out.push(((k * rows + first) * es, first, n, Some(k)));
+            }
+        } else {
+            out.push((first * dim * es, first, n, None));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads row ranges `runs` of a dat's device copy (`rows` rows on the device) into the same rows
+/// of `host` (host layout) by `read_at(device offset, out)`; returns the bytes moved.
+pub fn read_rows(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    host: &mut [u8],
+    runs: &[(usize, usize)],
+    mut read_at: impl FnMut(usize, &mut [u8]) -> Result<()>,
+) -> Result<u64> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let eb = dim * es;
+    if host.len() < rows * eb {
+        op2_bail!(Internal, "halo rows download: {} host bytes for {rows} rows of {eb}", host.len());
+    }
+    let mut moved = 0u64;
+    for (off, first, n, comp) in row_segments(soa, shape, rows, runs, "halo rows download")? {
+        match comp {
+            None => read_at(off, &mut host[first * eb..(first + n) * eb])?,
+            Some(k) => {
+                let mut t = vec![0u8; n * es];
+                read_at(off, &mut t)?;
+                for (i, v) in t.chunks_exact(es).enumerate() {
+                    let at = (first + i) * eb + k * es;
+                    host[at..at + es].copy_from_slice(v);
+                }
+            }
+        }
+        moved += (n * es * if comp.is_some() { 1 } else { dim }) as u64;
+    }
+    Ok(moved)
+}
+
+/// Writes row ranges `runs` of `host` (host layout) into the same rows of a dat's device copy
+/// (`rows` rows) by `write_at(device offset, bytes)`; returns the bytes moved.
+pub fn write_rows(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    host: &[u8],
+    runs: &[(usize, usize)],
+    mut write_at: impl FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<u64> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let eb = dim * es;
+    if host.len() < rows * eb {
+        op2_bail!(Internal, "halo rows upload: {} host bytes for {rows} rows of {eb}", host.len());
+    }
+    let mut moved = 0u64;
+    for (off, first, n, comp) in row_segments(soa, shape, rows, runs, "halo rows upload")? {
+        match comp {
+            None => write_at(off, &host[first * eb..(first + n) * eb])?,
+            Some(k) => {
+                let mut t = Vec::with_capacity(n * es);
+                for r in first..first + n {
+                    t.extend_from_slice(&host[r * eb + k * es..r * eb + (k + 1) * es]);
+                }
+                write_at(off, &t)?;
+            }
+        }
+        moved += (n * es * if comp.is_some() { 1 } else { dim }) as u64;
+    }
+    Ok(moved)
+}
+
 /// Fills `host` (rows of dim values) by `read`, which copies the device's bytes of a dat into
 /// the slice it is given (through a structure-of-arrays copy when `soa` and dim > 1).
 pub fn read_host_layout(

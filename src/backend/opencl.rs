@@ -613,6 +613,33 @@ impl Backend for OpenCl {
         }
     }
 
+    fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.check_process("halo rows download")?;
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        let queue = &self.queue;
+        super::device::read_rows(self.soa, shape, rows, host, runs, |off, out| {
+            // SAFETY: blocking read of `out` from rows inside the buffer (read_rows checks them).
+            unsafe { queue.enqueue_read_buffer(buf, CL_BLOCKING, off, out, &[]) }
+                .map(drop)
+                .map_err(|e| cl_err("clEnqueueReadBuffer (halo export rows)", e))
+        })
+    }
+
+    fn upload_rows(&mut self, d: DatId, shape: DatShape, host: &[u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.check_process("halo rows upload")?;
+        let Some(&rows) = self.rows.get(&d) else { return Ok(0) };
+        let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("halo rows upload", "no buffer"))?;
+        let queue = &self.queue;
+        let r = super::device::write_rows(self.soa, shape, rows, host, runs, |off, data| {
+            // SAFETY: blocking write of `data` into rows inside the buffer (write_rows checks them).
+            unsafe { queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, off, data, &[]) }
+                .map(drop)
+                .map_err(|e| cl_err("clEnqueueWriteBuffer (halo import rows)", e))
+        });
+        self.dats.insert(d, buf);
+        r
+    }
+
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
         if start >= end {
             return Ok(());

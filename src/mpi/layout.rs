@@ -116,6 +116,35 @@ impl SetLayout {
     }
 }
 
+impl SetLayout {
+    /// The owned rows some neighbour needs (every neighbour's export list, merged), as
+    /// (first row, rows) ranges: what a device downloads for an exchange.
+    pub fn export_runs(&self) -> Vec<(usize, usize)> {
+        runs(self.exports.iter().flat_map(|(_, v)| v.iter().copied()))
+    }
+
+    /// The halo rows the neighbours send (every import list, merged), as ranges: what a device
+    /// uploads after an exchange (each neighbour's share is one run per halo kind).
+    pub fn import_runs(&self) -> Vec<(usize, usize)> {
+        runs(self.imports.iter().flat_map(|(_, v)| v.iter().copied()))
+    }
+}
+
+/// Rows as (first row, rows) ranges of consecutive rows, ascending, each row once.
+pub fn runs(rows: impl IntoIterator<Item = u32>) -> Vec<(usize, usize)> {
+    let mut v: Vec<u32> = rows.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for r in v {
+        match out.last_mut() {
+            Some((first, n)) if *first + *n == r as usize => *n += 1,
+            _ => out.push((r as usize, 1)),
+        }
+    }
+    out
+}
+
 /// Process `me`'s layout of set `s`.
 pub fn set_layout(h: &Halos, parts: &[Vec<i32>], s: usize, me: i32) -> SetLayout {
     let p = &parts[s];
