@@ -99,6 +99,26 @@ struct Prog {
     _program: Program,
 }
 
+/// The gather kernel of halo exchanges: copies rows `rows[0..n]` of a dat's device copy (rows
+/// of `eb` bytes, components of `es` bytes; structure-of-arrays with `soa_rows` rows per
+/// component when non-zero) into `dst`, packed in host layout, one work-item per byte (the
+/// export rows of a mesh are scattered and few: one launch and one read instead of a read per
+/// range of consecutive rows).
+const GATHER_SOURCE: &str =
+    "__kernel void op2_kernel(__global const uchar *src, __global uchar *dst, __global const uint *rows,
+                         const uint n, const uint eb, const uint es, const uint soa_rows)
+{
+  size_t i = get_global_id(0);
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+}
+";
+
+/// Export rows in more ranges than this are gathered on the device (`GATHER_SOURCE`: one
+/// launch and one read); one range is read as it is.
+const GATHER_MIN_RUNS: usize = 1;
+
 pub struct OpenCl {
     device: Device,
     /// `OP2_DUMP_SOURCE`: each program's source is written there before it is built.
@@ -140,6 +160,10 @@ pub struct OpenCl {
     soa: bool,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
+    /// Per dat: the export rows last gathered and their device copy (fixed after op_partition,
+    /// so uploaded once), and the packed buffer gathers fill.
+    gather_rows: HashMap<DatId, (Vec<u32>, Buffer<u32>)>,
+    gather_out: Option<(Buffer<u8>, usize)>,
     /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
     part_size: Option<usize>,
     /// op2's disk cache, where program binaries are kept (`<key>.clbin`).
@@ -266,6 +290,8 @@ impl OpenCl {
             include_dirs: emit::include_dirs(cflags),
             soa,
             rows: HashMap::new(),
+            gather_rows: HashMap::new(),
+            gather_out: None,
             part_size,
             cache,
             identity,
@@ -326,6 +352,61 @@ impl OpenCl {
         unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[]) }
             .map_err(|e| cl_err(&format!("clEnqueueReadBuffer ({what})"), e))?;
         Ok(())
+    }
+
+    /// `download_rows` by the gather kernel: the rows packed on the device, then one read.
+    fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        let Some(&total) = self.rows.get(&d) else { return Ok(0) };
+        let eb = shape.dim * shape.elem;
+        let mut list: Vec<u32> = Vec::new();
+        for &(first, n) in runs {
+            if first.checked_add(n).is_none_or(|end| end > total) || host.len() < total * eb {
+                op2_bail!(Internal, "halo rows download: rows {first}..{} of a dat of {total} rows", first + n);
+            }
+            list.extend((first..first + n).map(|r| r as u32));
+        }
+        let n = list.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let prog = self.program(GATHER_SOURCE.to_string(), "halo exchange", "op2_gather_rows")?;
+        if self.gather_rows.get(&d).is_none_or(|(v, _)| *v != list) {
+            let mut b = self.create_buffer::<u32>(n, "a halo exchange's row list")?;
+            self.write(&mut b, &list, "a halo exchange's row list")?;
+            self.gather_rows.insert(d, (list, b));
+        }
+        if self.gather_out.as_ref().is_none_or(|(_, cap)| *cap < n * eb) {
+            self.gather_out = Some((self.create_buffer::<u8>(n * eb, "a halo exchange's packed rows")?, n * eb));
+        }
+        let (Some(src), Some((_, idx)), Some((dst, _))) =
+            (self.dats.get(&d), self.gather_rows.get(&d), &self.gather_out)
+        else {
+            return Ok(0);
+        };
+        let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
+        let k = &self.programs[prog].kernel;
+        let global = [n * eb];
+        // SAFETY: the kernel's seven arguments, buffers of at least the sizes it reads and
+        // writes (rows < total, checked above; dst holds n * eb bytes), and a 1-D launch.
+        unsafe {
+            k.set_arg(0, src).map_err(|e| cl_err("clSetKernelArg 0 (halo gather)", e))?;
+            k.set_arg(1, dst).map_err(|e| cl_err("clSetKernelArg 1 (halo gather)", e))?;
+            k.set_arg(2, idx).map_err(|e| cl_err("clSetKernelArg 2 (halo gather)", e))?;
+            for (i, v) in [n as u32, eb as u32, shape.elem as u32, soa_rows].iter().enumerate() {
+                k.set_arg(3 + i as u32, v).map_err(|e| cl_err("clSetKernelArg (halo gather)", e))?;
+            }
+            self.queue
+                .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
+                .map_err(|e| cl_err("clEnqueueNDRangeKernel (halo gather)", e))?;
+        }
+        let mut packed = vec![0u8; n * eb];
+        self.read(dst, &mut packed, "a halo exchange's packed rows")?;
+        let (idx_host, _) = &self.gather_rows[&d];
+        for (r, row) in idx_host.iter().zip(packed.chunks_exact(eb)) {
+            let at = *r as usize * eb;
+            host[at..at + eb].copy_from_slice(row);
+        }
+        Ok((n * eb) as u64)
     }
 
     /// The program for this source, built on first use; its index in `programs`.
@@ -592,6 +673,7 @@ impl Backend for OpenCl {
 
     fn free(&mut self, d: DatId) {
         self.rows.remove(&d);
+        self.gather_rows.remove(&d);
         let buf = self.dats.remove(&d);
         let mem = self.host_mem.remove(&d);
         if self.check_process("op_free_dat_temp_char").is_err() {
@@ -615,6 +697,9 @@ impl Backend for OpenCl {
 
     fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
         self.check_process("halo rows download")?;
+        if runs.len() > GATHER_MIN_RUNS {
+            return self.gather(d, shape, host, runs);
+        }
         let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
         let queue = &self.queue;
         super::device::read_rows(self.soa, shape, rows, host, runs, |off, out| {
