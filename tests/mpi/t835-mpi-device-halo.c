@@ -7,7 +7,8 @@
  * reading w directly exchanges w through the exec halo (8 bytes down to the next process, 8 up
  * from the previous one). On a device, op_dat_transfers must count exactly those rows (not the
  * whole dats), in both device layouts (AoS, then OP_AUTO_SOA=1); results equal the
- * hand-computed chain on every backend.
+ * hand-computed chain on every backend. Under MPI, op_diagnostic_output says whether the MPI
+ * library is CUDA-aware (MPIX_Query_cuda_support, probed at run time).
  * mpi-n: 1 2 3 */
 #include "test.h"
 #include "grid.h"
@@ -78,6 +79,12 @@ static void run(const char *backend, int rank, int p, int soa)
       test_fail_(__FILE__, __LINE__, "soa=%d rank %d of %d: w moved %lld up, %lld down; want %lld, %lld", soa, rank, p,
                  up, down, wup, wdown);
   }
+  /* diagnostics report the MPI library's CUDA-awareness (probed at run time) under MPI */
+  char *diag = test_stdout_of(op_diagnostic_output);
+  if (p > 1 && !strstr(diag, "CUDA-aware MPI: ")) test_fail_(__FILE__, __LINE__, "diagnostics without 'CUDA-aware MPI: ': %s", diag);
+  if (p > 1 && device && !strstr(diag, "device halo exchanges: export and import rows staged through host memory"))
+    test_fail_(__FILE__, __LINE__, "diagnostics without the device halo exchange line: %s", diag);
+  free(diag);
   op_fetch_data_idx(r, got, 0, N - 1);
   for (i = 0; i < N; i++) CHECK_NEAR(got[i], want[i], 1e-12 * (fabs(want[i]) + 1.0));
   /* u on the host after the partial downloads: the last iteration's values everywhere */
