@@ -305,6 +305,63 @@ pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::bor
     }
 }
 
+/// Export rows in more ranges than this are gathered on the device (`GATHER_OPENCL`,
+/// `GATHER_CUDA`: one launch and one read); one range is read as it is.
+pub const GATHER_MIN_RUNS: usize = 1;
+
+/// The gather kernel of halo exchanges (OpenCL C): copies rows `rows[0..n]` of a dat's device
+/// copy (rows of `eb` bytes, components of `es` bytes; structure-of-arrays with `soa_rows` rows
+/// per component when non-zero) into `dst`, packed in host layout, one work-item per byte (the
+/// export rows of a mesh are scattered and few: one launch and one read instead of a read per
+/// range of consecutive rows). Arguments: src, dst, rows, n, eb, es, soa_rows.
+pub const GATHER_OPENCL: &str =
+    "__kernel void op2_kernel(__global const uchar *src, __global uchar *dst, __global const uint *rows,
+                         const uint n, const uint eb, const uint es, const uint soa_rows)
+{
+  size_t i = get_global_id(0);
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+}
+";
+
+/// `GATHER_OPENCL` in CUDA C++ (NVRTC), same arguments, one thread per byte.
+pub const GATHER_CUDA: &str =
+    "extern \"C\" __global__ void op2_kernel(const unsigned char *src, unsigned char *dst, const unsigned int *rows,
+                                      unsigned int n, unsigned int eb, unsigned int es, unsigned int soa_rows)
+{
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+}
+";
+
+/// The rows of ranges `runs` of a dat of `rows` rows, in order (what a gather copies); a range
+/// past the end is an internal error.
+pub fn gather_list(runs: &[(usize, usize)], rows: usize) -> Result<Vec<u32>> {
+    let mut list: Vec<u32> = Vec::new();
+    for &(first, n) in runs {
+        if first.checked_add(n).is_none_or(|end| end > rows) {
+            op2_bail!(
+                Internal,
+                "halo rows download: rows {first}..{} of a dat of {rows} rows",
+                first.saturating_add(n)
+            );
+        }
+        list.extend((first..first + n).map(|r| r as u32));
+    }
+    Ok(list)
+}
+
+/// Puts gathered rows (`packed`, rows of `eb` bytes in `list`'s order) into their rows of `host`.
+pub fn scatter_gathered(list: &[u32], packed: &[u8], eb: usize, host: &mut [u8]) {
+    for (r, row) in list.iter().zip(packed.chunks_exact(eb)) {
+        let at = *r as usize * eb;
+        host[at..at + eb].copy_from_slice(row);
+    }
+}
+
 /// The byte segments of row ranges `runs` ((first row, rows)) of a dat of `rows` rows in its
 /// device layout: (device offset, first row, rows, component) with component `None` for whole
 /// rows (AoS or dim 1), else one segment per component of a structure-of-arrays copy.

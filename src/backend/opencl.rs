@@ -99,26 +99,6 @@ struct Prog {
     _program: Program,
 }
 
-/// The gather kernel of halo exchanges: copies rows `rows[0..n]` of a dat's device copy (rows
-/// of `eb` bytes, components of `es` bytes; structure-of-arrays with `soa_rows` rows per
-/// component when non-zero) into `dst`, packed in host layout, one work-item per byte (the
-/// export rows of a mesh are scattered and few: one launch and one read instead of a read per
-/// range of consecutive rows).
-const GATHER_SOURCE: &str =
-    "__kernel void op2_kernel(__global const uchar *src, __global uchar *dst, __global const uint *rows,
-                         const uint n, const uint eb, const uint es, const uint soa_rows)
-{
-  size_t i = get_global_id(0);
-  if (i >= (size_t)n * eb) return;
-  size_t r = i / eb, b = i % eb, row = rows[r];
-  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
-}
-";
-
-/// Export rows in more ranges than this are gathered on the device (`GATHER_SOURCE`: one
-/// launch and one read); one range is read as it is.
-const GATHER_MIN_RUNS: usize = 1;
-
 pub struct OpenCl {
     device: Device,
     /// `OP2_DUMP_SOURCE`: each program's source is written there before it is built.
@@ -358,18 +338,15 @@ impl OpenCl {
     fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
         let Some(&total) = self.rows.get(&d) else { return Ok(0) };
         let eb = shape.dim * shape.elem;
-        let mut list: Vec<u32> = Vec::new();
-        for &(first, n) in runs {
-            if first.checked_add(n).is_none_or(|end| end > total) || host.len() < total * eb {
-                op2_bail!(Internal, "halo rows download: rows {first}..{} of a dat of {total} rows", first + n);
-            }
-            list.extend((first..first + n).map(|r| r as u32));
+        if host.len() < total * eb {
+            op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
         }
+        let list = super::device::gather_list(runs, total)?;
         let n = list.len();
         if n == 0 {
             return Ok(0);
         }
-        let prog = self.program(GATHER_SOURCE.to_string(), "halo exchange", "op2_gather_rows")?;
+        let prog = self.program(super::device::GATHER_OPENCL.to_string(), "halo exchange", "op2_gather_rows")?;
         if self.gather_rows.get(&d).is_none_or(|(v, _)| *v != list) {
             let mut b = self.create_buffer::<u32>(n, "a halo exchange's row list")?;
             self.write(&mut b, &list, "a halo exchange's row list")?;
@@ -399,13 +376,9 @@ impl OpenCl {
                 .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
                 .map_err(|e| cl_err("clEnqueueNDRangeKernel (halo gather)", e))?;
         }
-        let mut packed = vec![0u8; n * eb];
+        let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
         self.read(dst, &mut packed, "a halo exchange's packed rows")?;
-        let (idx_host, _) = &self.gather_rows[&d];
-        for (r, row) in idx_host.iter().zip(packed.chunks_exact(eb)) {
-            let at = *r as usize * eb;
-            host[at..at + eb].copy_from_slice(row);
-        }
+        super::device::scatter_gathered(&self.gather_rows[&d].0, &packed, eb, host);
         Ok((n * eb) as u64)
     }
 
@@ -697,7 +670,7 @@ impl Backend for OpenCl {
 
     fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
         self.check_process("halo rows download")?;
-        if runs.len() > GATHER_MIN_RUNS {
+        if runs.len() > super::device::GATHER_MIN_RUNS {
             return self.gather(d, shape, host, runs);
         }
         let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
