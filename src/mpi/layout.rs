@@ -256,3 +256,27 @@ pub fn stats(layouts: &[SetLayout]) -> Stats {
         max_neighbours: layouts.iter().map(|l| l.imports.len().max(l.exports.len())).max().unwrap_or(0),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows merge into ranges of consecutive rows, sorted, each row once; a layout's export
+    /// ranges merge every neighbour's list and its import ranges cover its halo.
+    #[test]
+    fn row_ranges() {
+        assert_eq!(runs([7u32, 3, 4, 5, 9, 4, 10]), vec![(3, 3), (7, 1), (9, 2)]);
+        assert!(runs(std::iter::empty()).is_empty());
+        let l = SetLayout {
+            owned: 6,
+            core: 2,
+            exec: 2,
+            nonexec: 1,
+            gids: Vec::new(),
+            imports: vec![(0, vec![6, 8]), (2, vec![7])],
+            exports: vec![(0, vec![5, 2]), (2, vec![3, 2])],
+        };
+        assert_eq!(l.export_runs(), vec![(2, 2), (5, 1)]);
+        assert_eq!(l.import_runs(), vec![(6, 3)]);
+    }
+}
