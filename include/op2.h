@@ -280,8 +280,9 @@ void op_print_dat_to_txtfile(op_dat dat, const char *file);
 /**
  * Bytes copied host to device (`*to_device`) and device to host (`*to_host`) for this dat
  * since it was declared: dats stay on the device between loops and move only when a loop or a
- * host access (fetch, print, file output, `op_download_dat`) needs them. Always 0 and 0 on
- * host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
+ * host access (fetch, print, file output, `op_download_dat`) needs them; under MPI a halo
+ * exchange moves only the rows it exchanges (export rows down, received halo rows up), counted
+ * here too. Always 0 and 0 on host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
  */
 void op_dat_transfers(op_dat dat, long long *to_device, long long *to_host);
 
@@ -638,7 +639,9 @@ int op_backend_available(const char *name);
 int op_arg_size(void);
 
 /**
- * Prints the session's sets, maps, dats, constants and JIT statistics to stdout.
+ * Prints the session's sets, maps, dats, constants and JIT statistics to stdout; under MPI also
+ * the number of processes and whether the MPI library is CUDA-aware (`MPIX_Query_cuda_support`,
+ * looked up at run time).
  * Errors: OP2_ERR_NOT_INITIALISED.
  */
 void op_diagnostic_output(void);

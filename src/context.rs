@@ -497,6 +497,23 @@ impl Context {
         if self.backend.is_device() {
             let _ = writeln!(s, "  kernel launches: {}", self.backend.launches());
         }
+        if self.comm.distributed() {
+            let aware = match crate::mpi::cuda_aware() {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "unknown (no MPIX_Query_cuda_support)",
+            };
+            let _ = writeln!(
+                s,
+                "  mpi: {} processes; CUDA-aware MPI: {aware}{}",
+                self.comm.size(),
+                if self.backend.is_device() {
+                    "; device halo exchanges: export and import rows staged through host memory"
+                } else {
+                    ""
+                }
+            );
+        }
         for set in &self.sets {
             let _ = writeln!(s, "  set   {:<20} size {}", set.name, set.size);
         }

@@ -359,6 +359,9 @@ fn run(
     let elapsed = computed.started.elapsed();
     let reductions = std::mem::take(&mut call.reductions);
     drop(call);
+    for (d, n) in computed.uploaded {
+        dats[d.0 as usize].to_device += n;
+    }
     hand_back(dats, descs, bound, device, computed.downloaded, refreshed, &reductions);
     record(timings, comm, name, lib, elapsed, jit_time, bytes, halo_before);
     compiled.ran.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -445,9 +448,12 @@ pub(crate) fn halo_read_dats(descs: &[ArgDesc], bound: &[BoundArg], needs_exec_h
 
 /// Phase "exchange": the halos the loop reads and that are out of date (dats read through a map,
 /// or read directly when the exec halo runs). One exchange per loop, one message per neighbour.
-/// On a device, or when validating, the exchange is done here, through host memory and without
-/// overlap (returned as the second list: the dats refreshed); otherwise the first list is what
-/// `compute_sections` exchanges while the core runs.
+/// When validating, the exchange is done here, through host memory and without overlap
+/// (returned as the second list: the dats refreshed); otherwise the first list is what
+/// `compute_sections` exchanges while the core runs. On a device, only the rows the neighbours
+/// need come down here (of dats whose device copy alone is current): the export rows, in
+/// ranges of consecutive rows (`SetLayout::export_runs`), into the same rows of the host copy,
+/// which the exchange packs from; `compute_sections` uploads the received halo rows.
 fn exchange(
     ctx: &mut Context,
     descs: &[ArgDesc],
@@ -459,10 +465,25 @@ fn exchange(
     let mut halo_reads = halo_read_dats(descs, bound, compiled.needs_exec_halo);
     halo_reads.retain(|d| ctx.dats[d.0 as usize].halo_dirty);
     let mut refreshed: Vec<DatId> = Vec::new();
-    if (device || validate) && ctx.comm.partitioned && !halo_reads.is_empty() {
-        // Devices: the exchange goes through host memory before the loop (the owned rows come
-        // down, the halo rows go up with the upload below), without overlap. Validation: the
-        // reference must see the same halos as the loop.
+    if device && !validate && ctx.comm.partitioned {
+        let Context { dats, backend, comm, .. } = ctx;
+        for &d in &halo_reads {
+            let dv = &mut dats[d.0 as usize];
+            if dv.residency != residency::Residency::Device {
+                continue; // the host copy is current (its export rows with it)
+            }
+            let Some(l) = comm.layout(dv.set) else { continue };
+            let runs = l.export_runs();
+            let moved = backend
+                .download_rows(d, crate::backend::DatShape::of(dv), dv.data.as_mut_slice(), &runs)
+                .map_err(|e| {
+                    Op2Error::new(e.code, format!("op_par_loop, halo exchange of dat '{}': {}", dv.name, e.message))
+                })?;
+            dv.to_host += moved;
+        }
+    } else if validate && ctx.comm.partitioned && !halo_reads.is_empty() {
+        // Validation: the reference must see the same halos as the loop (exchanged through
+        // host memory before the loop, without overlap).
         for &d in &halo_reads {
             ctx.host_data(d, true)?;
         }
@@ -617,6 +638,8 @@ struct Computed {
     partial: Option<Vec<Reduction>>,
     /// Bytes validation downloaded per dat (to count in `to_host`).
     downloaded: Vec<(DatId, u64)>,
+    /// Halo bytes uploaded per dat after the exchange (devices; to count in `to_device`).
+    uploaded: Vec<(DatId, u64)>,
 }
 
 /// Phase "compute sections": the validation reference (if any), then core, halo exchange end,
@@ -641,6 +664,24 @@ fn compute_sections(
     let started = Instant::now();
     backend.compute(call, 0, core_end)?;
     let refreshed = comm.halo_exchange_end(overlapped)?;
+    // Devices: the received halo rows go up (each neighbour's share is one range per halo
+    // kind), into a device copy that move_to_device made current everywhere else.
+    let mut uploaded = Vec::new();
+    if backend.is_device() {
+        for &d in &refreshed {
+            let dv = &dats[d.0 as usize];
+            let Some(l) = comm.layout(dv.set) else { continue };
+            let runs = l.import_runs();
+            let n =
+                backend.upload_rows(d, crate::backend::DatShape::of(dv), dv.data.as_slice(), &runs).map_err(|e| {
+                    Op2Error::new(
+                        e.code,
+                        format!("op_par_loop '{}', halo exchange of dat '{}': {}", call.name, dv.name, e.message),
+                    )
+                })?;
+            uploaded.push((d, n));
+        }
+    }
     backend.compute(call, core_end, owned_end)?;
     // Reductions cover core and owned only: their partials are taken before the exec halo runs.
     let partial = if comm.distributed() && !call.reductions.is_empty() { Some(call.reductions.clone()) } else { None };
@@ -651,7 +692,7 @@ fn compute_sections(
         Some(r) => crate::validate::compare(r, call, backend, dats, rtol)?,
         None => Vec::new(),
     };
-    Ok(Computed { started, refreshed, partial, downloaded })
+    Ok(Computed { started, refreshed, partial, downloaded, uploaded })
 }
 
 /// Phase "reduce": combines the processes' partials (each process's scratch is reseeded with

@@ -185,3 +185,23 @@ fn fused_units_compile_with_nvrtc() {
     }
     assert!(failures.is_empty(), "cuda_nvrtc: fused units that do not compile:\n{}", failures.join("\n"));
 }
+
+/// The halo exchanges' gather kernel (`backend::device::GATHER_CUDA`, launched by the cuda
+/// backend to pack export rows) compiles with NVRTC for every architecture.
+#[test]
+fn halo_gather_compiles_with_nvrtc() {
+    if std::env::var_os("OP2_NVRTC_DIR").is_none() {
+        eprintln!(
+            "cuda_nvrtc: OP2_NVRTC_DIR is not set: the halo gather kernel not compiled (make test-cuda-nvrtc sets it)"
+        );
+        return;
+    }
+    if let Err(e) = op2::jit::nvrtc::probe() {
+        panic!("cuda_nvrtc: {e}");
+    }
+    for a in ARCHS {
+        if let Err(e) = op2::jit::nvrtc::compile(op2::backend::device::GATHER_CUDA, a, "op2_halo_gather.cu") {
+            panic!("cuda_nvrtc: the halo gather kernel does not compile for {a}: {}", e.message);
+        }
+    }
+}

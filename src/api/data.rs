@@ -140,8 +140,9 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
 
 /// Bytes copied host to device (`*to_device`) and device to host (`*to_host`) for this dat
 /// since it was declared: dats stay on the device between loops and move only when a loop or a
-/// host access (fetch, print, file output, `op_download_dat`) needs them. Always 0 and 0 on
-/// host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
+/// host access (fetch, print, file output, `op_download_dat`) needs them; under MPI a halo
+/// exchange moves only the rows it exchanges (export rows down, received halo rows up), counted
+/// here too. Always 0 and 0 on host backends. Either pointer may be NULL. Errors: OP2_ERR_INVALID_HANDLE, OP2_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub extern "C" fn op_dat_transfers(dat: op_dat, to_device: *mut c_longlong, to_host: *mut c_longlong) {
     const CALL: &str = "op_dat_transfers";

@@ -211,7 +211,9 @@ pub extern "C" fn op_arg_size() -> c_int {
     std::mem::size_of::<super::arg::op_arg>() as c_int
 }
 
-/// Prints the session's sets, maps, dats, constants and JIT statistics to stdout.
+/// Prints the session's sets, maps, dats, constants and JIT statistics to stdout; under MPI also
+/// the number of processes and whether the MPI library is CUDA-aware (`MPIX_Query_cuda_support`,
+/// looked up at run time).
 /// Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_diagnostic_output() {

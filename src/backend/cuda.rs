@@ -184,6 +184,10 @@ pub struct Cuda {
     dats: HashMap<DatId, DevBuf>,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
+    /// Per dat: the export rows last gathered and their device copy (fixed after op_partition,
+    /// so uploaded once), and the packed buffer gathers fill.
+    gather_rows: HashMap<DatId, (Vec<u32>, DevBuf)>,
+    gather_out: Option<DevBuf>,
     maps: HashMap<MapId, DevBuf>,
     colourings: PlanCache,
     colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
@@ -237,6 +241,8 @@ impl Cuda {
             by_shape: HashMap::new(),
             dats: HashMap::new(),
             rows: HashMap::new(),
+            gather_rows: HashMap::new(),
+            gather_out: None,
             maps: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
@@ -318,6 +324,71 @@ impl Cuda {
         Ok(cubin)
     }
 
+    /// `download_rows` by the gather kernel (`device::GATHER_CUDA`): the rows packed on the
+    /// device, then one copy down.
+    fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        let Some(&total) = self.rows.get(&d) else { return Ok(0) };
+        let eb = shape.dim * shape.elem;
+        if host.len() < total * eb {
+            op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
+        }
+        let list = super::device::gather_list(runs, total)?;
+        let n = list.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let module = self.module(super::device::GATHER_CUDA.to_string(), "halo exchange gather", "halo exchange")?;
+        if self.gather_rows.get(&d).is_none_or(|(v, _)| *v != list) {
+            let b = self.alloc_buf(n * 4, "a halo exchange's row list")?;
+            self.write(&b, &list, "a halo exchange's row list")?;
+            if let Some((_, old)) = self.gather_rows.insert(d, (list, b)) {
+                // SAFETY: allocated by cuMemAlloc in this context; every copy using it finished
+                // (the copies are synchronous).
+                let _ = unsafe { cu::free_sync(old.ptr) };
+            }
+        }
+        let out = self.gather_out.take();
+        let out = self.ensure(out, n * eb, "a halo exchange's packed rows")?;
+        let (Some(src), Some((list, idx))) = (self.dats.get(&d), self.gather_rows.get(&d)) else {
+            self.gather_out = Some(out);
+            return Ok(0);
+        };
+        let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
+        let (mut p_src, mut p_dst, mut p_idx) = (src.ptr, out.ptr, idx.ptr);
+        let mut ints = [n as u32, eb as u32, shape.elem as u32, soa_rows];
+        let mut params: Vec<*mut c_void> = vec![
+            &mut p_src as *mut sys::CUdeviceptr as *mut c_void,
+            &mut p_dst as *mut sys::CUdeviceptr as *mut c_void,
+            &mut p_idx as *mut sys::CUdeviceptr as *mut c_void,
+        ];
+        params.extend(ints.iter_mut().map(|v| v as *mut u32 as *mut c_void));
+        let block = 256usize;
+        let grid = (n * eb).div_ceil(block) as u32;
+        // SAFETY: the parameters match GATHER_CUDA's (three device pointers, four unsigned
+        // ints) and point into locals that outlive the launch; the buffers hold what it reads
+        // (rows < total, checked by gather_list) and writes (n * eb bytes).
+        let r = unsafe {
+            cu::launch_kernel(
+                self.modules[module].func,
+                (grid, 1, 1),
+                (block as u32, 1, 1),
+                0,
+                std::ptr::null_mut(),
+                &mut params,
+            )
+        }
+        .map_err(|e| drv("cuLaunchKernel (halo exchange gather)", e))
+        .and_then(|()| cu::ctx::synchronize().map_err(|e| drv("halo exchange gather (cuCtxSynchronize)", e)))
+        .and_then(|()| {
+            let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
+            self.read(&out, &mut packed, "a halo exchange's packed rows")?;
+            super::device::scatter_gathered(list, &packed, eb, host);
+            Ok((n * eb) as u64)
+        });
+        self.gather_out = Some(out);
+        r
+    }
+
     /// The module for this source, loaded on first use; its index in `modules`.
     fn module(&mut self, source: String, what: &str, loop_name: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
@@ -372,6 +443,13 @@ impl Backend for Cuda {
 
     fn free(&mut self, d: DatId) {
         self.rows.remove(&d);
+        if let Some((_, b)) = self.gather_rows.remove(&d) {
+            if self.enter("op_free_dat_temp_char").is_ok() {
+                // SAFETY: allocated by cuMemAlloc in this context; the copies that used it
+                // finished (synchronous), and nothing else refers to it.
+                let _ = unsafe { cu::free_sync(b.ptr) };
+            }
+        }
         if let Some(b) = self.dats.remove(&d) {
             if self.enter("op_free_dat_temp_char").is_ok() {
                 // SAFETY: allocated by cuMemAlloc in this context; every launch has finished
@@ -403,6 +481,45 @@ impl Backend for Cuda {
             Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
+    }
+
+    fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.enter("halo rows download")?;
+        if runs.len() > super::device::GATHER_MIN_RUNS {
+            return self.gather(d, shape, host, runs);
+        }
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        super::device::read_rows(self.soa, shape, rows, host, runs, |off, out| {
+            if off + out.len() > buf.bytes {
+                op2_bail!(
+                    Internal,
+                    "cuda: halo rows download: {} bytes at {off} of a buffer of {}",
+                    out.len(),
+                    buf.bytes
+                );
+            }
+            // SAFETY: the range lies inside the buffer (checked above).
+            unsafe { cu::memcpy_dtoh_sync(out, buf.ptr + off as sys::CUdeviceptr) }
+                .map_err(|e| drv("cuMemcpyDtoH (halo export rows)", e))
+        })
+    }
+
+    fn upload_rows(&mut self, d: DatId, shape: DatShape, host: &[u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.enter("halo rows upload")?;
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        super::device::write_rows(self.soa, shape, rows, host, runs, |off, data| {
+            if off + data.len() > buf.bytes {
+                op2_bail!(
+                    Internal,
+                    "cuda: halo rows upload: {} bytes at {off} of a buffer of {}",
+                    data.len(),
+                    buf.bytes
+                );
+            }
+            // SAFETY: the range lies inside the buffer (checked above).
+            unsafe { cu::memcpy_htod_sync(buf.ptr + off as sys::CUdeviceptr, data) }
+                .map_err(|e| drv("cuMemcpyHtoD (halo import rows)", e))
+        })
     }
 
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
@@ -625,7 +742,9 @@ impl Drop for Cuda {
             .chain(self.maps.drain().map(|(_, b)| b))
             .chain(self.colour_lists.drain().map(|(_, (b, _))| b))
             .chain(self.globals.drain().map(|(_, b)| b))
-            .chain(self.partials.take());
+            .chain(self.partials.take())
+            .chain(self.gather_rows.drain().map(|(_, (_, b))| b))
+            .chain(self.gather_out.take());
         for b in bufs {
             // SAFETY: allocated by cuMemAlloc in this context, freed once.
             let _ = unsafe { cu::free_sync(b.ptr) };

@@ -305,6 +305,162 @@ pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::bor
     }
 }
 
+/// Export rows in more ranges than this are gathered on the device (`GATHER_OPENCL`,
+/// `GATHER_CUDA`: one launch and one read); one range is read as it is.
+pub const GATHER_MIN_RUNS: usize = 1;
+
+/// The gather kernel of halo exchanges (OpenCL C): copies rows `rows[0..n]` of a dat's device
+/// copy (rows of `eb` bytes, components of `es` bytes; structure-of-arrays with `soa_rows` rows
+/// per component when non-zero) into `dst`, packed in host layout, one work-item per byte (the
+/// export rows of a mesh are scattered and few: one launch and one read instead of a read per
+/// range of consecutive rows). Arguments: src, dst, rows, n, eb, es, soa_rows.
+pub const GATHER_OPENCL: &str =
+    "__kernel void op2_kernel(__global const uchar *src, __global uchar *dst, __global const uint *rows,
+                         const uint n, const uint eb, const uint es, const uint soa_rows)
+{
+  size_t i = get_global_id(0);
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+}
+";
+
+/// `GATHER_OPENCL` in CUDA C++ (NVRTC), same arguments, one thread per byte.
+pub const GATHER_CUDA: &str =
+    "extern \"C\" __global__ void op2_kernel(const unsigned char *src, unsigned char *dst, const unsigned int *rows,
+                                      unsigned int n, unsigned int eb, unsigned int es, unsigned int soa_rows)
+{
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+}
+";
+
+/// The rows of ranges `runs` of a dat of `rows` rows, in order (what a gather copies); a range
+/// past the end is an internal error.
+pub fn gather_list(runs: &[(usize, usize)], rows: usize) -> Result<Vec<u32>> {
+    let mut list: Vec<u32> = Vec::new();
+    for &(first, n) in runs {
+        if first.checked_add(n).is_none_or(|end| end > rows) {
+            op2_bail!(
+                Internal,
+                "halo rows download: rows {first}..{} of a dat of {rows} rows",
+                first.saturating_add(n)
+            );
+        }
+        list.extend((first..first + n).map(|r| r as u32));
+    }
+    Ok(list)
+}
+
+/// Puts gathered rows (`packed`, rows of `eb` bytes in `list`'s order) into their rows of `host`.
+pub fn scatter_gathered(list: &[u32], packed: &[u8], eb: usize, host: &mut [u8]) {
+    for (r, row) in list.iter().zip(packed.chunks_exact(eb)) {
+        let at = *r as usize * eb;
+        host[at..at + eb].copy_from_slice(row);
+    }
+}
+
+/// A byte segment of a dat's device copy: (device offset, first row, rows, component: `None`
+/// for whole rows).
+type Segment = (usize, usize, usize, Option<usize>);
+
+/// The byte segments of row ranges `runs` ((first row, rows)) of a dat of `rows` rows in its
+/// device layout: (device offset, first row, rows, component) with component `None` for whole
+/// rows (AoS or dim 1), else one segment per component of a structure-of-arrays copy.
+fn row_segments(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    runs: &[(usize, usize)],
+    what: &str,
+) -> Result<Vec<Segment>> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let mut out = Vec::with_capacity(runs.len() * if soa { dim } else { 1 });
+    for &(first, n) in runs {
+        if first.checked_add(n).is_none_or(|end| end > rows) {
+            op2_bail!(Internal, "{what}: rows {first}..{} of a dat of {rows} rows", first.saturating_add(n));
+        }
+        if n == 0 {
+            continue;
+        }
+        if soa && dim > 1 {
+            for k in 0..dim {
+                out.push(((k * rows + first) * es, first, n, Some(k)));
+            }
+        } else {
+            out.push((first * dim * es, first, n, None));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads row ranges `runs` of a dat's device copy (`rows` rows on the device) into the same rows
+/// of `host` (host layout) by `read_at(device offset, out)`; returns the bytes moved.
+pub fn read_rows(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    host: &mut [u8],
+    runs: &[(usize, usize)],
+    mut read_at: impl FnMut(usize, &mut [u8]) -> Result<()>,
+) -> Result<u64> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let eb = dim * es;
+    if host.len() < rows * eb {
+        op2_bail!(Internal, "halo rows download: {} host bytes for {rows} rows of {eb}", host.len());
+    }
+    let mut moved = 0u64;
+    for (off, first, n, comp) in row_segments(soa, shape, rows, runs, "halo rows download")? {
+        match comp {
+            None => read_at(off, &mut host[first * eb..(first + n) * eb])?,
+            Some(k) => {
+                let mut t = vec![0u8; n * es];
+                read_at(off, &mut t)?;
+                for (i, v) in t.chunks_exact(es).enumerate() {
+                    let at = (first + i) * eb + k * es;
+                    host[at..at + es].copy_from_slice(v);
+                }
+            }
+        }
+        moved += (n * es * if comp.is_some() { 1 } else { dim }) as u64;
+    }
+    Ok(moved)
+}
+
+/// Writes row ranges `runs` of `host` (host layout) into the same rows of a dat's device copy
+/// (`rows` rows) by `write_at(device offset, bytes)`; returns the bytes moved.
+pub fn write_rows(
+    soa: bool,
+    shape: super::DatShape,
+    rows: usize,
+    host: &[u8],
+    runs: &[(usize, usize)],
+    mut write_at: impl FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<u64> {
+    let (dim, es) = (shape.dim, shape.elem);
+    let eb = dim * es;
+    if host.len() < rows * eb {
+        op2_bail!(Internal, "halo rows upload: {} host bytes for {rows} rows of {eb}", host.len());
+    }
+    let mut moved = 0u64;
+    for (off, first, n, comp) in row_segments(soa, shape, rows, runs, "halo rows upload")? {
+        match comp {
+            None => write_at(off, &host[first * eb..(first + n) * eb])?,
+            Some(k) => {
+                let mut t = Vec::with_capacity(n * es);
+                for r in first..first + n {
+                    t.extend_from_slice(&host[r * eb + k * es..r * eb + (k + 1) * es]);
+                }
+                write_at(off, &t)?;
+            }
+        }
+        moved += (n * es * if comp.is_some() { 1 } else { dim }) as u64;
+    }
+    Ok(moved)
+}
+
 /// Fills `host` (rows of dim values) by `read`, which copies the device's bytes of a dat into
 /// the slice it is given (through a structure-of-arrays copy when `soa` and dim > 1).
 pub fn read_host_layout(
@@ -320,5 +476,59 @@ pub fn read_host_layout(
         Ok(())
     } else {
         read(host)
+    }
+}
+
+#[cfg(test)]
+mod halo_rows_tests {
+    use super::*;
+    use crate::backend::DatShape;
+
+    /// Row ranges copied between a device copy (a byte vector in AoS or SoA layout) and host
+    /// rows: only those rows move, to the same rows, and the bytes moved are counted; a gather
+    /// list and its unpacking agree with the ranges; a range past the end is refused.
+    #[test]
+    fn rows_move_in_both_layouts() {
+        let shape = DatShape { dim: 2, elem: 4 };
+        let rows = 5;
+        let host: Vec<u8> = (0..rows * 8).map(|i| i as u8).collect();
+        let runs = [(1usize, 2usize), (4, 1)];
+        for soa in [false, true] {
+            let dev = device_layout(soa, shape, &host).into_owned();
+            let mut back = vec![0u8; host.len()];
+            let n = read_rows(soa, shape, rows, &mut back, &runs, |off, out| {
+                out.copy_from_slice(&dev[off..off + out.len()]);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(n, 3 * 8);
+            for r in 0..rows {
+                let want: &[u8] = if matches!(r, 1 | 2 | 4) { &host[r * 8..r * 8 + 8] } else { &[0; 8] };
+                assert_eq!(&back[r * 8..r * 8 + 8], want, "soa {soa} row {r}");
+            }
+            let mut dev2 = vec![0u8; dev.len()];
+            let n = write_rows(soa, shape, rows, &host, &runs, |off, data| {
+                dev2[off..off + data.len()].copy_from_slice(data);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(n, 3 * 8);
+            let mut host2 = vec![0u8; host.len()];
+            read_host_layout(soa, shape, &mut host2, |h| {
+                h.copy_from_slice(&dev2);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(host2, back, "soa {soa}: written rows read back, others zero");
+            assert!(read_rows(soa, shape, rows, &mut back, &[(4, 2)], |_, _| Ok(())).is_err());
+        }
+        let list = gather_list(&runs, rows).unwrap();
+        assert_eq!(list, vec![1, 2, 4]);
+        let packed: Vec<u8> = list.iter().flat_map(|&r| host[r as usize * 8..r as usize * 8 + 8].to_vec()).collect();
+        let mut out = vec![0u8; host.len()];
+        scatter_gathered(&list, &packed, 8, &mut out);
+        assert_eq!(&out[8..24], &host[8..24]);
+        assert_eq!(&out[32..40], &host[32..40]);
+        assert!(gather_list(&[(5, 1)], rows).is_err());
     }
 }

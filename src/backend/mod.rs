@@ -192,6 +192,25 @@ pub trait Backend: Send {
         Ok(())
     }
 
+    /// Copies rows of a dat's device copy into the same rows of `host` (the dat's whole host
+    /// bytes, rows of `shape.dim` values): `runs` are (first row, rows) ranges. Returns the
+    /// bytes moved (a halo exchange's export rows; host backends: nothing, 0).
+    fn download_rows(
+        &mut self,
+        _dat: DatId,
+        _shape: DatShape,
+        _host: &mut [u8],
+        _runs: &[(usize, usize)],
+    ) -> Result<u64> {
+        Ok(0)
+    }
+
+    /// Copies rows of `host` (the dat's whole host bytes) into the same rows of its device copy
+    /// (`runs` as in `download_rows`); returns the bytes moved (a halo exchange's import rows).
+    fn upload_rows(&mut self, _dat: DatId, _shape: DatShape, _host: &[u8], _runs: &[(usize, usize)]) -> Result<u64> {
+        Ok(0)
+    }
+
     /// Releases a dat's device copy (the dat was freed: `op_free_dat_temp_char`); nothing
     /// on host backends, or where there is none.
     fn free(&mut self, _dat: DatId) {}

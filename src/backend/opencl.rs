@@ -140,6 +140,10 @@ pub struct OpenCl {
     soa: bool,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
+    /// Per dat: the export rows last gathered and their device copy (fixed after op_partition,
+    /// so uploaded once), and the packed buffer gathers fill.
+    gather_rows: HashMap<DatId, (Vec<u32>, Buffer<u32>)>,
+    gather_out: Option<(Buffer<u8>, usize)>,
     /// `OP_PART_SIZE` (block size of `Blocks`), or None for `threads::default_part_size`.
     part_size: Option<usize>,
     /// op2's disk cache, where program binaries are kept (`<key>.clbin`).
@@ -266,6 +270,8 @@ impl OpenCl {
             include_dirs: emit::include_dirs(cflags),
             soa,
             rows: HashMap::new(),
+            gather_rows: HashMap::new(),
+            gather_out: None,
             part_size,
             cache,
             identity,
@@ -326,6 +332,54 @@ impl OpenCl {
         unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[]) }
             .map_err(|e| cl_err(&format!("clEnqueueReadBuffer ({what})"), e))?;
         Ok(())
+    }
+
+    /// `download_rows` by the gather kernel: the rows packed on the device, then one read.
+    fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        let Some(&total) = self.rows.get(&d) else { return Ok(0) };
+        let eb = shape.dim * shape.elem;
+        if host.len() < total * eb {
+            op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
+        }
+        let list = super::device::gather_list(runs, total)?;
+        let n = list.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let prog = self.program(super::device::GATHER_OPENCL.to_string(), "halo exchange", "op2_gather_rows")?;
+        if self.gather_rows.get(&d).is_none_or(|(v, _)| *v != list) {
+            let mut b = self.create_buffer::<u32>(n, "a halo exchange's row list")?;
+            self.write(&mut b, &list, "a halo exchange's row list")?;
+            self.gather_rows.insert(d, (list, b));
+        }
+        if self.gather_out.as_ref().is_none_or(|(_, cap)| *cap < n * eb) {
+            self.gather_out = Some((self.create_buffer::<u8>(n * eb, "a halo exchange's packed rows")?, n * eb));
+        }
+        let (Some(src), Some((_, idx)), Some((dst, _))) =
+            (self.dats.get(&d), self.gather_rows.get(&d), &self.gather_out)
+        else {
+            return Ok(0);
+        };
+        let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
+        let k = &self.programs[prog].kernel;
+        let global = [n * eb];
+        // SAFETY: the kernel's seven arguments, buffers of at least the sizes it reads and
+        // writes (rows < total, checked above; dst holds n * eb bytes), and a 1-D launch.
+        unsafe {
+            k.set_arg(0, src).map_err(|e| cl_err("clSetKernelArg 0 (halo gather)", e))?;
+            k.set_arg(1, dst).map_err(|e| cl_err("clSetKernelArg 1 (halo gather)", e))?;
+            k.set_arg(2, idx).map_err(|e| cl_err("clSetKernelArg 2 (halo gather)", e))?;
+            for (i, v) in [n as u32, eb as u32, shape.elem as u32, soa_rows].iter().enumerate() {
+                k.set_arg(3 + i as u32, v).map_err(|e| cl_err("clSetKernelArg (halo gather)", e))?;
+            }
+            self.queue
+                .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), std::ptr::null(), &[])
+                .map_err(|e| cl_err("clEnqueueNDRangeKernel (halo gather)", e))?;
+        }
+        let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
+        self.read(dst, &mut packed, "a halo exchange's packed rows")?;
+        super::device::scatter_gathered(&self.gather_rows[&d].0, &packed, eb, host);
+        Ok((n * eb) as u64)
     }
 
     /// The program for this source, built on first use; its index in `programs`.
@@ -592,6 +646,7 @@ impl Backend for OpenCl {
 
     fn free(&mut self, d: DatId) {
         self.rows.remove(&d);
+        self.gather_rows.remove(&d);
         let buf = self.dats.remove(&d);
         let mem = self.host_mem.remove(&d);
         if self.check_process("op_free_dat_temp_char").is_err() {
@@ -611,6 +666,36 @@ impl Backend for OpenCl {
             Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
+    }
+
+    fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.check_process("halo rows download")?;
+        if runs.len() > super::device::GATHER_MIN_RUNS {
+            return self.gather(d, shape, host, runs);
+        }
+        let (Some(buf), Some(&rows)) = (self.dats.get(&d), self.rows.get(&d)) else { return Ok(0) };
+        let queue = &self.queue;
+        super::device::read_rows(self.soa, shape, rows, host, runs, |off, out| {
+            // SAFETY: blocking read of `out` from rows inside the buffer (read_rows checks them).
+            unsafe { queue.enqueue_read_buffer(buf, CL_BLOCKING, off, out, &[]) }
+                .map(drop)
+                .map_err(|e| cl_err("clEnqueueReadBuffer (halo export rows)", e))
+        })
+    }
+
+    fn upload_rows(&mut self, d: DatId, shape: DatShape, host: &[u8], runs: &[(usize, usize)]) -> Result<u64> {
+        self.check_process("halo rows upload")?;
+        let Some(&rows) = self.rows.get(&d) else { return Ok(0) };
+        let mut buf = self.dats.remove(&d).ok_or_else(|| cl_err("halo rows upload", "no buffer"))?;
+        let queue = &self.queue;
+        let r = super::device::write_rows(self.soa, shape, rows, host, runs, |off, data| {
+            // SAFETY: blocking write of `data` into rows inside the buffer (write_rows checks them).
+            unsafe { queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, off, data, &[]) }
+                .map(drop)
+                .map_err(|e| cl_err("clEnqueueWriteBuffer (halo import rows)", e))
+        });
+        self.dats.insert(d, buf);
+        r
     }
 
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {

@@ -116,6 +116,35 @@ impl SetLayout {
     }
 }
 
+impl SetLayout {
+    /// The owned rows some neighbour needs (every neighbour's export list, merged), as
+    /// (first row, rows) ranges: what a device downloads for an exchange.
+    pub fn export_runs(&self) -> Vec<(usize, usize)> {
+        runs(self.exports.iter().flat_map(|(_, v)| v.iter().copied()))
+    }
+
+    /// The halo rows the neighbours send (every import list, merged), as ranges: what a device
+    /// uploads after an exchange (each neighbour's share is one run per halo kind).
+    pub fn import_runs(&self) -> Vec<(usize, usize)> {
+        runs(self.imports.iter().flat_map(|(_, v)| v.iter().copied()))
+    }
+}
+
+/// Rows as (first row, rows) ranges of consecutive rows, ascending, each row once.
+pub fn runs(rows: impl IntoIterator<Item = u32>) -> Vec<(usize, usize)> {
+    let mut v: Vec<u32> = rows.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for r in v {
+        match out.last_mut() {
+            Some((first, n)) if *first + *n == r as usize => *n += 1,
+            _ => out.push((r as usize, 1)),
+        }
+    }
+    out
+}
+
 /// Process `me`'s layout of set `s`.
 pub fn set_layout(h: &Halos, parts: &[Vec<i32>], s: usize, me: i32) -> SetLayout {
     let p = &parts[s];
@@ -225,5 +254,29 @@ pub fn stats(layouts: &[SetLayout]) -> Stats {
         nonexec_pct: pct(&|l| l.nonexec),
         core_pct: pct(&|l| l.core),
         max_neighbours: layouts.iter().map(|l| l.imports.len().max(l.exports.len())).max().unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows merge into ranges of consecutive rows, sorted, each row once; a layout's export
+    /// ranges merge every neighbour's list and its import ranges cover its halo.
+    #[test]
+    fn row_ranges() {
+        assert_eq!(runs([7u32, 3, 4, 5, 9, 4, 10]), vec![(3, 3), (7, 1), (9, 2)]);
+        assert!(runs(std::iter::empty()).is_empty());
+        let l = SetLayout {
+            owned: 6,
+            core: 2,
+            exec: 2,
+            nonexec: 1,
+            gids: Vec::new(),
+            imports: vec![(0, vec![6, 8]), (2, vec![7])],
+            exports: vec![(0, vec![5, 2]), (2, vec![3, 2])],
+        };
+        assert_eq!(l.export_runs(), vec![(2, 2), (5, 1)]);
+        assert_eq!(l.import_runs(), vec![(6, 3)]);
     }
 }

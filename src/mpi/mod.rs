@@ -43,6 +43,31 @@ pub fn abort_job(code: i32) {
     let _ = code;
 }
 
+/// Whether the MPI library in this process takes device (CUDA) buffers: the answer of
+/// `MPIX_Query_cuda_support()` (OpenMPI's extension), looked up at run time (dlsym) so that op2
+/// builds and runs against any MPI; `None` where the library has no such query (or op2 runs
+/// without MPI). Reported by `op_diagnostic_output`; device halo exchanges stage their rows
+/// through host memory either way (passing device buffers to MPI is not done yet).
+pub fn cuda_aware() -> Option<bool> {
+    #[cfg(feature = "mpi")]
+    {
+        if !transport::is_initialized() {
+            return None;
+        }
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks the symbol up.
+        let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"MPIX_Query_cuda_support".as_ptr()) };
+        if f.is_null() {
+            return None;
+        }
+        // SAFETY: OpenMPI declares `int MPIX_Query_cuda_support(void)`, callable once MPI is
+        // initialised (checked above).
+        let query: extern "C" fn() -> std::ffi::c_int = unsafe { std::mem::transmute(f) };
+        Some(query() != 0)
+    }
+    #[cfg(not(feature = "mpi"))]
+    None
+}
+
 /// A set as the distributed layer sees it.
 #[derive(Debug, Default, Clone)]
 pub struct SetDist {
