@@ -31,6 +31,14 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         let s = st.set(set, &super::LoopName(name), &"set")?;
         let raw = decode_args(st, name, nargs, args)?;
         let ctx = st.ctx_lazy(CALL)?;
+        if ctx.backend.is_device() && crate::jit::fortran::is_stand_in(&ctx.kernels[k.0 as usize].source) {
+            op2_bail!(
+                BackendUnavailable,
+                "{CALL} '{name}': kernel '{}' is a Fortran kernel file, and backend {} runs loops on a device (op2 has no Fortran device compiler); use seq, threads or check",
+                ctx.kernels[k.0 as usize].name,
+                ctx.backend.kind().name()
+            );
+        }
         run(ctx, k, name, s, &raw)
     })
 }
