@@ -62,8 +62,11 @@ impl Context {
                     path: &self.config.fortran_path,
                     cache_dir: &self.config.cache_dir,
                 };
-                let source = crate::jit::fortran::kernel_source(path, name, &settings, &format!("{call} '{name}'"))?;
-                return crate::core::Kernel::new(&source, name);
+                let (source, vars) =
+                    crate::jit::fortran::kernel_source(path, name, &settings, &format!("{call} '{name}'"))?;
+                let mut k = crate::core::Kernel::new(&source, name)?;
+                k.fortran_vars = vars;
+                return Ok(k);
             }
             let source = crate::io::read_regular(path, &format!("{call} '{name}': kernel file"))?;
             let Ok(source) = String::from_utf8(source) else {

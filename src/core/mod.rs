@@ -196,6 +196,9 @@ pub struct Kernel {
     pub identifiers: std::collections::BTreeSet<String>,
     /// The kernel function's parameters as written (for the type check against arguments).
     pub definition: clex::Definition,
+    /// A Fortran kernel's module variables of types op2 maps, lower-case name to (type, dim,
+    /// assembler name): `op_decl_const` values of those names are copied there.
+    pub fortran_vars: Vec<(String, ElemType, usize, String)>,
 }
 
 impl Kernel {
@@ -215,6 +218,7 @@ impl Kernel {
             file: None,
             identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
             definition,
+            fortran_vars: Vec::new(),
         })
     }
 }

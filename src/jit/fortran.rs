@@ -183,6 +183,8 @@ pub struct FileScan {
     pub modules: Vec<String>,
     pub uses: Vec<String>,
     pub subroutines: Vec<(String, Subroutine)>,
+    /// Module variables (not parameters) of types op2 maps: (module, name, type, dim).
+    pub vars: Vec<(String, String, ElemType, usize)>,
 }
 
 /// Scans a Fortran file: its modules, the modules it uses, its subroutines with their dummies
@@ -259,6 +261,8 @@ pub fn scan(source: &str, fixed: bool) -> FileScan {
         }
         if let Some((_, sub)) = current.as_mut() {
             declare(sub, &compact);
+        } else if let Some(m) = &module {
+            module_vars(m, &compact, &mut f.vars);
         }
     }
     if let Some(c) = current {
@@ -281,6 +285,56 @@ fn type_of(spec: &str) -> Option<ElemType> {
         ("integer", Some("8") | Some("c_long_long") | Some("c_int64_t")) => Some(ElemType::Ll),
         _ => None,
     }
+}
+
+/// Records the variables a module-level declaration (`TYPE[, attrs] :: names`) declares.
+fn module_vars(module: &str, st: &str, vars: &mut Vec<(String, String, ElemType, usize)>) {
+    let Some((head, names)) = st.split_once("::") else { return };
+    let head_c: String = head.chars().filter(|c| !c.is_whitespace()).collect();
+    if head_c.contains("parameter") {
+        return;
+    }
+    let spec = split_top(&head_c, ',');
+    let Some(ty) = spec.first().and_then(|s| type_of(s)) else { return };
+    let mut dim = Some(1usize);
+    for a in &spec[1..] {
+        if let Some(d) = a.strip_prefix("dimension(").and_then(|d| d.strip_suffix(')')) {
+            dim = d.parse().ok();
+        }
+    }
+    for n in split_top(names, ',') {
+        let n = n.split('=').next().unwrap_or("").trim();
+        let (name, d) = match n.split_once('(') {
+            Some((a, b)) => (a.trim(), b.trim_end_matches(')').trim().parse().ok()),
+            None => (n, dim),
+        };
+        if let Some(d) = d {
+            if !name.is_empty() {
+                vars.push((module.to_string(), name.to_string(), ty, d));
+            }
+        }
+    }
+}
+
+/// `s` split at `sep` outside parentheses.
+fn split_top(s: &str, sep: char) -> Vec<String> {
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    let mut all = Vec::new();
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if c == sep && depth == 0 {
+            all.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    all.push(cur);
+    all
 }
 
 /// Records the types a declaration statement gives the subroutine's dummies.
@@ -401,8 +455,14 @@ fn identity(fc: &str, what: &str) -> Result<String> {
 }
 
 /// Compiles the subroutine `name` of the Fortran file `path` (and the modules it uses) and
-/// returns the C kernel that calls it, to be declared under `name`.
-pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result<String> {
+/// returns the C kernel that calls it, to be declared under `name`, with the module variables
+/// of the files compiled: (lower-case name, type, dim, assembler name).
+pub fn kernel_source(
+    path: &str,
+    name: &str,
+    s: &Settings,
+    what: &str,
+) -> Result<(String, Vec<(String, ElemType, usize, String)>)> {
     use sha2::{Digest, Sha256};
     let main = PathBuf::from(path);
     let text = read_text(&main, what)?;
@@ -470,7 +530,13 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
     let args: Vec<String> = (0..params.len()).map(|i| format!("(void *)a{i}")).collect();
     let plist = if params.is_empty() { "void".to_string() } else { params.join(", ") };
     src.push_str(&format!("static inline void {name}({plist})\n{{\n  {sym}({});\n}}\n", args.join(", ")));
-    Ok(src)
+    let mut vars = Vec::new();
+    for (p, t) in &files {
+        for (m, v, ty, dim) in scan(t, is_fixed(p)).vars {
+            vars.push((v.clone(), ty, dim, format!("__{m}_MOD_{v}")));
+        }
+    }
+    Ok((src, vars))
 }
 
 fn add_with_deps(

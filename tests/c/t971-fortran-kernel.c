@@ -1,7 +1,7 @@
 /* op_decl_kernel_file with Fortran files (issue #24, points 3, 4 and 8): the subroutine is
  * compiled by gfortran and linked into the loop's library. A file-level subroutine on a direct
  * loop (exact values), a module procedure that uses another module found in the kernel's
- * directory (a parameter compiles in) on an indirect OP_INC loop with an INC global; the used
+ * directory (a parameter compiles in; op_decl_const values reach its variables) on an indirect OP_INC loop with an INC global; the used
  * module changed on disk and the kernel declared again gives the new values (its content is in
  * the cache key); a compile error names the Fortran file and line; a kernel whose dummies do not
  * match the loop's arguments (count, type) is OP2_ERR_COMPILE naming the kernel; device backends
@@ -30,10 +30,14 @@ static void write_file(const char *name, const char *text, char *path, size_t ca
 static const char *consts_v1 = "module consts_t971\n"
                                "  implicit none\n"
                                "  real(8), parameter :: factor = 2.0_8\n"
+                               "  real(8) :: shift_t971 = 100.0_8\n"
+                               "  real(8), dimension(2) :: qv_t971\n"
                                "end module consts_t971\n";
 static const char *consts_v2 = "module consts_t971\n"
                                "  implicit none\n"
                                "  real(8), parameter :: factor = 5.0_8\n"
+                               "  real(8) :: shift_t971 = 100.0_8\n"
+                               "  real(8), dimension(2) :: qv_t971\n"
                                "end module consts_t971\n";
 
 #define N 100
@@ -67,8 +71,8 @@ int main(int argc, char **argv)
              "    real(8), intent(inout) :: a, b\n"
              "    real(8), intent(in) :: w\n"
              "    integer(4), intent(inout) :: n\n"
-             "    a = a + factor * w\n"
-             "    b = b + factor * w\n"
+             "    a = a + factor * w + shift_t971\n"
+             "    b = b + factor * w + qv_t971(2)\n"
              "    n = n + 1\n"
              "  end subroutine spread_t971\n"
              "end module kern_t971\n",
@@ -97,6 +101,9 @@ int main(int argc, char **argv)
   op_dat yd = op_decl_dat(nodes, 1, "double", y, "y");
   op_dat nd = op_decl_dat(nodes, 1, "double", node, "node");
   op_dat wd = op_decl_dat(edges, 1, "double", w, "w");
+  double shift = 0.25, qv[2] = {0.5, 0.125};
+  op_decl_const(1, "double", &shift, "shift_t971");
+  op_decl_const(2, "double", qv, "qv_t971");
   op_kernel lin = op_decl_kernel_file(direct, "lin_t971");
   CHECK_OK();
   op_kernel spread = op_decl_kernel_file(kern, "spread_t971");
@@ -123,8 +130,9 @@ int main(int argc, char **argv)
   CHECK_OK();
   CHECK_INT(count, N);
   op_fetch_data(nd, node);
-  /* node i gets factor * (w[i] + w[i-1]) = 2 * ((i + 1) + i), node 0 gets 2 * (1 + N) */
-  for (int i = 0; i < N; i++) CHECK_DBL(node[i], 2.0 * (i == 0 ? 1 + N : 2 * i + 1));
+  /* node i gets factor * (w[i] + w[i-1]) = 2 * ((i + 1) + i) (node 0: 2 * (1 + N)), plus the
+   * constants shift_t971 (0.25) and qv_t971(2) (0.125) copied into the module's variables */
+  for (int i = 0; i < N; i++) CHECK_DBL(node[i], 2.0 * (i == 0 ? 1 + N : 2 * i + 1) + 0.375);
 
   /* The used module changes: declared again, the kernel computes with the new parameter. */
   write_file("consts_t971.f90", consts_v2, cpath, sizeof cpath);
@@ -137,7 +145,7 @@ int main(int argc, char **argv)
   CHECK_OK();
   CHECK_INT(count, N);
   op_fetch_data(nd, node);
-  for (int i = 0; i < N; i++) CHECK_DBL(node[i], 7.0 * (i == 0 ? 1 + N : 2 * i + 1));
+  for (int i = 0; i < N; i++) CHECK_DBL(node[i], 7.0 * (i == 0 ? 1 + N : 2 * i + 1) + 0.75);
 
   op_set_error_handler(OP_ERRORS_RETURN);
   /* A compile error names the Fortran file and line (4). */
