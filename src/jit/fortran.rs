@@ -421,7 +421,7 @@ fn is_fixed(path: &Path) -> bool {
 
 /// The file defining module `m`, in `dirs` in order: `m.F90`, `m.f90`, `m.F`, `m.f` (any case
 /// of the name), else any Fortran file of the directory that defines it.
-fn find_module(m: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+pub fn find_module(m: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
     for d in dirs {
         let Ok(rd) = std::fs::read_dir(d) else { continue };
         let mut files: Vec<PathBuf> =
