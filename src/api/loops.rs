@@ -54,7 +54,10 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
 /// be safe to call from several threads at once on `threads`. `name` names the loop in timings
 /// and messages; NULL derives one from the function's symbol, exported or in its file's symbol
 /// table (the procedure's own name for gfortran's module and internal procedures), or
-/// `fortran_kernel_N` (N counting distinct functions) when it has none.
+/// `fortran_kernel_N` (N counting distinct functions) when it has none. A module procedure
+/// whose module's source op2 finds (beside the executable or on `OP2_FORTRAN_PATH`) is compiled
+/// into the loop instead (the JIT tier, as `op_decl_kernel_file` with that file);
+/// `OP2_DIAGNOSTICS=1` prints each function's tier and why.
 /// Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
 /// argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
 /// there). Collective under MPI.
