@@ -183,6 +183,9 @@ pub struct Const {
     pub data: Vec<u8>,
 }
 
+/// A Fortran module variable: (lower-case name, type, dim, assembler name).
+pub type ModuleVar = (String, ElemType, usize, String);
+
 /// A user kernel: ISO C source defining a function called `name`.
 #[derive(Debug)]
 pub struct Kernel {
@@ -198,7 +201,7 @@ pub struct Kernel {
     pub definition: clex::Definition,
     /// A Fortran kernel's module variables of types op2 maps, lower-case name to (type, dim,
     /// assembler name): `op_decl_const` values of those names are copied there.
-    pub fortran_vars: Vec<(String, ElemType, usize, String)>,
+    pub fortran_vars: Vec<ModuleVar>,
 }
 
 impl Kernel {

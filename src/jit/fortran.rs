@@ -57,6 +57,8 @@ pub const DEFAULT_FFLAGS: &[&str] =
 #[cfg(not(target_arch = "x86_64"))]
 pub const DEFAULT_FFLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno"];
 
+pub use crate::core::ModuleVar;
+
 /// One Fortran subroutine found in a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subroutine {
@@ -457,12 +459,7 @@ fn identity(fc: &str, what: &str) -> Result<String> {
 /// Compiles the subroutine `name` of the Fortran file `path` (and the modules it uses) and
 /// returns the C kernel that calls it, to be declared under `name`, with the module variables
 /// of the files compiled: (lower-case name, type, dim, assembler name).
-pub fn kernel_source(
-    path: &str,
-    name: &str,
-    s: &Settings,
-    what: &str,
-) -> Result<(String, Vec<(String, ElemType, usize, String)>)> {
+pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result<(String, Vec<ModuleVar>)> {
     use sha2::{Digest, Sha256};
     let main = PathBuf::from(path);
     let text = read_text(&main, what)?;
