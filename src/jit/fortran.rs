@@ -435,7 +435,8 @@ pub fn find_module(m: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
             return Some(p.clone());
         }
         for p in &files {
-            if let Ok(t) = std::fs::read_to_string(p) {
+            let bytes = crate::io::read_regular(&p.display().to_string(), "op2: looking for Fortran modules");
+            if let Some(t) = bytes.ok().and_then(|b| String::from_utf8(b).ok()) {
                 if scan(&t, is_fixed(p)).modules.iter().any(|x| x == m) {
                     return Some(p.clone());
                 }
@@ -513,18 +514,32 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
     for o in &objects {
         src.push_str(&format!("{OBJECT_MARK}{} */\n", o.display()));
     }
+    // Parameters are named after the dummies (messages about the arguments name them), where
+    // the name is a usable C identifier.
+    let names: Vec<String> = sub
+        .dummies
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if crate::core::is_c_identifier(d) && !d.starts_with("op2") && *d != sym {
+                d.clone()
+            } else {
+                format!("a{i}")
+            }
+        })
+        .collect();
     let params: Vec<String> = sub
         .types
         .iter()
-        .enumerate()
-        .map(|(i, t)| match t {
-            Some(t) => format!("{} *a{i}", t.c_name()),
-            None => format!("void *a{i}"),
+        .zip(&names)
+        .map(|(t, n)| match t {
+            Some(t) => format!("{} *{n}", t.c_name()),
+            None => format!("void *{n}"),
         })
         .collect();
     let ptypes = if params.is_empty() { "void".to_string() } else { vec!["void *"; params.len()].join(", ") };
     src.push_str(&format!("void {sym}({ptypes});\n"));
-    let args: Vec<String> = (0..params.len()).map(|i| format!("(void *)a{i}")).collect();
+    let args: Vec<String> = names.iter().map(|n| format!("(void *){n}")).collect();
     let plist = if params.is_empty() { "void".to_string() } else { params.join(", ") };
     src.push_str(&format!("static inline void {name}({plist})\n{{\n  {sym}({});\n}}\n", args.join(", ")));
     let mut vars = Vec::new();

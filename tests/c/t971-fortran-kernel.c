@@ -162,7 +162,7 @@ int main(int argc, char **argv)
   op_dat id = op_decl_dat(nodes, 1, "int", iv, "ints");
   PAR_LOOP(lin, "lin_type", nodes, op_arg_dat(x, -1, OP_ID, 2, "double", OP_READ),
            op_arg_dat(id, -1, OP_ID, 1, "int", OP_WRITE));
-  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_type'", "lin_t971", "'ints'", "double");
+  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_type'", "lin_t971", "'ints'", "'double *y'", "int");
   op_set_error_handler(OP_ERRORS_ABORT);
   op_exit();
   return 0;
