@@ -49,6 +49,10 @@ pub fn objects_in(source: &str) -> Vec<String> {
     out
 }
 
+/// Flags every Fortran kernel compile needs (part of the objects' hash): position-independent
+/// link-time-optimisation objects whose procedures may be inlined across the library.
+const REQUIRED_FFLAGS: &[&str] = &["-fPIC", "-flto", "-fno-semantic-interposition", "-c"];
+
 /// Default optimisation flags of the Fortran compiler: those of the C side (no FP contraction,
 /// so results match C kernels' bit for bit).
 #[cfg(target_arch = "x86_64")]
@@ -491,7 +495,7 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
     let mut flags: Vec<String> = DEFAULT_FFLAGS.iter().map(|f| f.to_string()).collect();
     flags.extend(s.fflags.split_whitespace().map(str::to_string));
     let mut h = Sha256::new();
-    for part in [s.fc, fc_id.as_str(), &flags.join(" ")] {
+    for part in [s.fc, fc_id.as_str(), &flags.join(" "), &REQUIRED_FFLAGS.join(" ")] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -598,7 +602,8 @@ fn compile_all(files: &[(PathBuf, String)], flags: &[String], fc: &str, dir: &Pa
         let out = super::child::output(
             Command::new(fc)
                 .args(flags)
-                .args(["-fPIC", "-flto", "-fno-semantic-interposition", "-c", "-J"])
+                .args(REQUIRED_FFLAGS)
+                .arg("-J")
                 .arg(&scratch)
                 .arg(p)
                 .arg("-o")
