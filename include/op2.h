@@ -367,8 +367,14 @@ void op_set_error_handler(int mode);
 /**
  * Declares a kernel whose C source is read from the file `path` (OP2 programs keep each kernel
  * in `name.h`): as `op_decl_kernel` otherwise. Compiler messages name the file and lines
- * counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
- * not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
+ * counted in it. A Fortran file (`.f90`, `.F90`, `.f`, `.F`) declares its subroutine `name`:
+ * `OP2_FC` (gfortran) compiles it and the modules it uses (from its directory and
+ * `OP2_FORTRAN_PATH`) and the loop's library links it with link-time optimisation; the loop's
+ * arguments are checked against the dummies' declared types; `op_decl_const` values reach
+ * module variables of the same name; device backends refuse the kernel.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
+ * not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file),
+ * OP2_ERR_COMPILE (a Fortran file that does not compile: the compiler's messages, naming the file and line).
  */
 op_kernel op_decl_kernel_file(const char *path, const char *name);
 
@@ -681,7 +687,10 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
  * be safe to call from several threads at once on `threads`. `name` names the loop in timings
  * and messages; NULL derives one from the function's symbol, exported or in its file's symbol
  * table (the procedure's own name for gfortran's module and internal procedures), or
- * `fortran_kernel_N` (N counting distinct functions) when it has none.
+ * `fortran_kernel_N` (N counting distinct functions) when it has none. A module procedure
+ * whose module's source op2 finds (beside the executable or on `OP2_FORTRAN_PATH`) is compiled
+ * into the loop instead (the JIT tier, as `op_decl_kernel_file` with that file);
+ * `OP2_DIAGNOSTICS=1` prints each function's tier and why.
  * Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
  * argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
  * there). Collective under MPI.

@@ -15,6 +15,8 @@
 #                              OP2's 720K mesh with seq (and threads if in TEST_BACKENDS): the
 #                              published rms lines and the final rms 1.0601146375780783e-04
 #                              (1e-12 relative); AF_REF_PLAIN=1 runs airfoil-plain too
+#   make bench-fortran         bench/fortran.sh: C Airfoil vs OP2-style Fortran Airfoil (JIT and
+#                              call-per-element tiers), seq and threads, interleaved
 #   make bench                 bench/run.sh: 720K generated mesh, STREAM triad, airfoil-plain
 #                              and airfoil on each backend; markdown table + bench/results.json
 #
@@ -104,4 +106,21 @@ bench-opencl: $(BIN)/airfoil $(BIN)/op2-meshgen
 	@mkdir -p $(BUILD)/bench
 	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
 	BIN=$(BIN) MESH=$(BUILD)/bench/mesh-720000.dat bench/opencl.sh
+endif
+
+# make bench-fortran: bench/fortran.sh, the C Airfoil against the OP2-style Fortran Airfoil on
+# the JIT tier and on the call-per-element tier, seq and threads (2 threads), interleaved, 200
+# iterations, on OP2's 720K mesh when $(AF_SHARED)/new_grid.dat.gz exists, else the generated
+# 720K mesh; BENCH_REPS (3) runs per program.
+.PHONY: bench-fortran
+bench-fortran: $(BIN)/airfoil install-test-prefix
+	$(MAKE) -C tests/fortran/op2-style OP2_PREFIX=$(abspath $(BUILD)/prefix) BUILD=$(abspath $(BUILD)/op2-style)
+ifneq ($(wildcard $(AF_SHARED)/new_grid.dat.gz),)
+	$(MAKE) $(AF_DIR)/new_grid.dat
+	BIN=$(BIN) FBIN=$(BUILD)/op2-style MESH=$(AF_DIR)/new_grid.dat bench/fortran.sh
+else
+	$(MAKE) $(BIN)/op2-meshgen
+	@mkdir -p $(BUILD)/bench
+	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
+	BIN=$(BIN) FBIN=$(BUILD)/op2-style MESH=$(BUILD)/bench/mesh-720000.dat bench/fortran.sh
 endif

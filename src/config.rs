@@ -182,6 +182,12 @@ pub struct Config {
     pub cache_dir: PathBuf,
     pub cc: String,
     pub cflags: String,
+    /// `OP2_FC`: the Fortran compiler for Fortran kernel files (default `gfortran`).
+    pub fc: String,
+    /// `OP2_FFLAGS`: flags added to the Fortran compiler's defaults.
+    pub fflags: String,
+    /// `OP2_FORTRAN_PATH`: directories (`:`-separated) searched for the modules Fortran kernels use.
+    pub fortran_path: Vec<PathBuf>,
     pub dump_source: Option<PathBuf>,
     /// `OP2_ERROR_HANDLER=return` (None: leave the handler as it is).
     pub errors_return: Option<bool>,
@@ -237,6 +243,9 @@ const KEYS: &[&str] = &[
     "OP2_CACHE_DIR",
     "OP2_CC",
     "OP2_CFLAGS",
+    "OP2_FC",
+    "OP2_FFLAGS",
+    "OP2_FORTRAN_PATH",
     "OP2_DUMP_SOURCE",
     "OP2_ERROR_HANDLER",
     "OP2_OPENCL_DEVICE",
@@ -425,6 +434,11 @@ impl Config {
             cache_dir,
             cc: get("OP2_CC").unwrap_or_else(|| "cc".to_string()),
             cflags: get("OP2_CFLAGS").unwrap_or_default(),
+            fc: get("OP2_FC").filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "gfortran".to_string()),
+            fflags: get("OP2_FFLAGS").unwrap_or_default(),
+            fortran_path: get("OP2_FORTRAN_PATH")
+                .map(|v| v.split(':').filter(|d| !d.is_empty()).map(PathBuf::from).collect())
+                .unwrap_or_default(),
             dump_source: get("OP2_DUMP_SOURCE").map(PathBuf::from),
             errors_return,
             diags,

@@ -347,8 +347,20 @@ impl Context {
         let kernel = &self.kernels[k.0 as usize];
         self.consts
             .values()
-            .filter(|c| kernel.identifiers.contains(&c.name))
-            .map(|c| ConstDecl { name: c.name.clone(), ty: c.ty, dim: c.dim })
+            .filter_map(|c| {
+                let lower = c.name.to_lowercase();
+                let fortran = kernel.fortran_vars.iter().find(|v| v.0 == lower && v.1 == c.ty && v.2 == c.dim);
+                match fortran {
+                    Some(v) => Some(Some(v.3.clone())),
+                    None if kernel.identifiers.contains(&c.name)
+                        && !crate::jit::fortran::is_stand_in(&kernel.source) =>
+                    {
+                        Some(None)
+                    }
+                    None => None,
+                }
+                .map(|symbol| ConstDecl { name: c.name.clone(), ty: c.ty, dim: c.dim, symbol })
+            })
             .collect()
     }
 

@@ -53,7 +53,21 @@ impl Context {
     /// Under MPI (collective) the kernel is added only once every process has read it (a file
     /// missing on one node is an error on all).
     pub fn decl_kernel_file(&mut self, path: &str, name: &str, call: &str) -> Result<KernelId> {
+        let fortran = crate::jit::fortran::is_fortran_file(path);
         let k = (|| {
+            if fortran {
+                let settings = crate::jit::fortran::Settings {
+                    fc: &self.config.fc,
+                    fflags: &self.config.fflags,
+                    path: &self.config.fortran_path,
+                    cache_dir: &self.config.cache_dir,
+                };
+                let (source, vars) =
+                    crate::jit::fortran::kernel_source(path, name, &settings, &format!("{call} '{name}'"))?;
+                let mut k = crate::core::Kernel::new(&source, name)?;
+                k.fortran_vars = vars;
+                return Ok(k);
+            }
             let source = crate::io::read_regular(path, &format!("{call} '{name}': kernel file"))?;
             let Ok(source) = String::from_utf8(source) else {
                 op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
@@ -67,7 +81,8 @@ impl Context {
             }
         })();
         let mut k = self.comm.agree(k)?;
-        k.file = Some(path.to_string());
+        // A Fortran kernel's C is op2's (compiler messages about the Fortran name its file).
+        k.file = if fortran { None } else { Some(path.to_string()) };
         self.kernels.push(k);
         Ok(KernelId(self.kernels.len() as u32 - 1))
     }

@@ -119,8 +119,10 @@ fn fused_units_compile_with_nvrtc() {
         dat(4, Access::Read, DatAccess::Direct),
         dat(1, Access::Write, DatAccess::Direct),
     ];
-    let consts: Vec<ConstDecl> =
-        ["cfl", "gam", "gm1"].iter().map(|n| ConstDecl { name: n.to_string(), ty: ElemType::Double, dim: 1 }).collect();
+    let consts: Vec<ConstDecl> = ["cfl", "gam", "gm1"]
+        .iter()
+        .map(|n| ConstDecl { name: n.to_string(), ty: ElemType::Double, dim: 1, symbol: None })
+        .collect();
     let values: Vec<[u8; 8]> = [0.9f64, 1.4, 0.4].iter().map(|v| v.to_ne_bytes()).collect();
     let values: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
     let parts = [

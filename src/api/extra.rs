@@ -11,8 +11,14 @@ use std::ptr::null_mut;
 
 /// Declares a kernel whose C source is read from the file `path` (OP2 programs keep each kernel
 /// in `name.h`): as `op_decl_kernel` otherwise. Compiler messages name the file and lines
-/// counted in it. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
-/// not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file).
+/// counted in it. A Fortran file (`.f90`, `.F90`, `.f`, `.F`) declares its subroutine `name`:
+/// `OP2_FC` (gfortran) compiles it and the modules it uses (from its directory and
+/// `OP2_FORTRAN_PATH`) and the loop's library links it with link-time optimisation; the loop's
+/// arguments are checked against the dummies' declared types; `op_decl_const` values reach
+/// module variables of the same name; device backends refuse the kernel.
+/// Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_IO (missing or unreadable file, or
+/// not a regular file, naming it), OP2_ERR_OUT_OF_MEMORY, OP2_ERR_BAD_KERNEL (not UTF-8 text, or `name` is not defined in the file),
+/// OP2_ERR_COMPILE (a Fortran file that does not compile: the compiler's messages, naming the file and line).
 #[no_mangle]
 pub extern "C" fn op_decl_kernel_file(path: *const c_char, name: *const c_char) -> op_kernel {
     const CALL: &str = "op_decl_kernel_file";

@@ -8,7 +8,6 @@ use crate::core::{ElemType, KernelId, SetId};
 use crate::exec_chain;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
-use std::sync::Mutex;
 
 use super::arg::op_arg;
 
@@ -31,6 +30,14 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
         let s = st.set(set, &super::LoopName(name), &"set")?;
         let raw = decode_args(st, name, nargs, args)?;
         let ctx = st.ctx_lazy(CALL)?;
+        if ctx.backend.is_device() && crate::jit::fortran::is_stand_in(&ctx.kernels[k.0 as usize].source) {
+            op2_bail!(
+                BackendUnavailable,
+                "{CALL} '{name}': kernel '{}' is a Fortran kernel file, and backend {} runs loops on a device (op2 has no Fortran device compiler); use seq, threads or check",
+                ctx.kernels[k.0 as usize].name,
+                ctx.backend.kind().name()
+            );
+        }
         run(ctx, k, name, s, &raw)
     })
 }
@@ -47,7 +54,10 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
 /// be safe to call from several threads at once on `threads`. `name` names the loop in timings
 /// and messages; NULL derives one from the function's symbol, exported or in its file's symbol
 /// table (the procedure's own name for gfortran's module and internal procedures), or
-/// `fortran_kernel_N` (N counting distinct functions) when it has none.
+/// `fortran_kernel_N` (N counting distinct functions) when it has none. A module procedure
+/// whose module's source op2 finds (beside the executable or on `OP2_FORTRAN_PATH`) is compiled
+/// into the loop instead (the JIT tier, as `op_decl_kernel_file` with that file);
+/// `OP2_DIAGNOSTICS=1` prints each function's tier and why.
 /// Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
 /// argument), OP2_ERR_BACKEND_UNAVAILABLE (a device backend: compiled host code cannot run
 /// there). Collective under MPI.
@@ -66,10 +76,12 @@ pub extern "C" fn op_par_loop_fptr(
             op2_bail!(NullArgument, "{CALL}: fn is NULL (give the kernel's address, e.g. c_funloc(kernel))");
         };
         let addr = f as usize as u64;
-        let (slot, derived) = fn_slot(addr);
+        let i = fn_index(st, addr);
+        let derived = st.fns[i].name.clone();
         let name = if name.is_null() { derived } else { c_str(name, CALL, "name")?.to_string() };
         let s = st.set(set, &super::LoopName(&name), &"set")?;
         let mut raw = decode_args(st, &name, nargs, args)?;
+        let serial = st.serial;
         let ctx = st.ctx_lazy(CALL)?;
         if ctx.backend.is_device() {
             op2_bail!(
@@ -97,40 +109,115 @@ pub extern "C" fn op_par_loop_fptr(
                 ),
             });
         }
+        // The tier: the kernel's Fortran source compiled into the loop, where op2 finds it.
+        let known = match &st.fns[i].tier {
+            Some((sr, t)) if *sr == serial => Some(t.clone()),
+            _ => None,
+        };
+        let tier = match known {
+            Some(t) => t,
+            None => {
+                let symbol = st.fns[i].symbol.clone();
+                let ctx = st.ctx_lazy(CALL)?;
+                let t = choose_tier(ctx, symbol.as_deref(), &name);
+                if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+                    let line = match &t {
+                        Tier::Jit(_, why) | Tier::Element(why) => {
+                            let which = if matches!(t, Tier::Jit(..)) { "JIT tier" } else { "call-per-element tier" };
+                            format!("op2: Fortran kernel '{name}': {which}: {why}\n")
+                        }
+                    };
+                    crate::timing::print_after_c_stdio(&line);
+                }
+                st.fns[i].tier = Some((serial, t.clone()));
+                t
+            }
+        };
+        let ctx = st.ctx_lazy(CALL)?;
+        let elementwise = params.iter().any(|p| !matches!(p, FptrParam::Data(_)));
+        if let (Tier::Jit(k, _), false) = (&tier, elementwise) {
+            return run(ctx, *k, &name, s, &raw);
+        }
         let (kname, source) = fptr::kernel(&params, ctx.index_base);
         let k = ctx.decl_kernel(&source, &kname)?;
-        raw.push(RawArg::Gbl { ptr: slot, dim: 1, ty: ElemType::Ull, acc: crate::arg::Access::Read });
+        // The hidden READ global: a queued loop copies it at this call (`hold_globals`), so a
+        // local lives long enough.
+        let mut slot: u64 = addr;
+        raw.push(RawArg::Gbl {
+            ptr: &mut slot as *mut u64 as *mut u8,
+            dim: 1,
+            ty: ElemType::Ull,
+            acc: crate::arg::Access::Read,
+        });
         run(ctx, k, &name, s, &raw)
     })
 }
 
-/// Every function address `op_par_loop_fptr` has been given, each in a box of its own that
-/// lives as long as the process (the hidden global argument reads it there, also from a loop
-/// that lazy evaluation runs later), with the loop name derived for it. Bounded by the
-/// program's number of kernels. (Boxed on purpose: a box's address stays put when the vector
-/// grows.)
-#[allow(clippy::vec_box)]
-static FN_SLOTS: Mutex<Vec<(Box<u64>, String)>> = Mutex::new(Vec::new());
-
-/// The slot holding `addr` (made on first use), and the name derived for the function.
-fn fn_slot(addr: u64) -> (*mut u8, String) {
-    let mut slots = FN_SLOTS.lock().unwrap_or_else(|p| p.into_inner());
-    let i = match slots.iter().position(|(b, _)| **b == addr) {
-        Some(i) => i,
-        None => {
-            let name = derived_name(addr, slots.len() + 1);
-            slots.push((Box::new(addr), name));
-            slots.len() - 1
-        }
-    };
-    let (b, name) = &mut slots[i];
-    (&mut **b as *mut u64 as *mut u8, name.clone())
+/// What `op_par_loop_fptr` knows of one function address: the loop name derived for it, its
+/// symbol, and (per `op_init`, by serial) the tier its loops take.
+pub(crate) struct FnInfo {
+    addr: u64,
+    name: String,
+    symbol: Option<String>,
+    tier: Option<(u32, Tier)>,
 }
 
-/// A loop name for a function given without one: its symbol (exported, or from its object
-/// file's symbol table), as `io::elf::procedure_name` shortens gfortran's; `fortran_kernel_N`
-/// (N counting distinct functions) when it has none.
-fn derived_name(addr: u64, number: usize) -> String {
+/// How a compiled Fortran kernel runs, and why.
+#[derive(Clone)]
+pub(crate) enum Tier {
+    /// Its source is compiled into the loop (the kernel declared from it).
+    Jit(KernelId, String),
+    /// Called through its address, once per element.
+    Element(String),
+}
+
+/// The entry of `addr` in `st.fns` (made on first use). Bounded by the program's number of
+/// kernels.
+fn fn_index(st: &mut super::ApiState, addr: u64) -> usize {
+    if let Some(i) = st.fns.iter().position(|f| f.addr == addr) {
+        return i;
+    }
+    let symbol = symbol_of(addr);
+    let name = match symbol.as_deref().map(crate::io::elf::procedure_name) {
+        Some(s) if crate::core::is_c_identifier(&s) => s,
+        _ => format!("fortran_kernel_{}", st.fns.len() + 1),
+    };
+    st.fns.push(FnInfo { addr, name, symbol, tier: None });
+    st.fns.len() - 1
+}
+
+/// The tier of a kernel whose symbol is `symbol`: the JIT tier when it is a module procedure
+/// (`__<module>_MOD_<name>`) whose module's source is beside the executable or on
+/// `OP2_FORTRAN_PATH` and compiles; the call-per-element tier otherwise, saying why.
+fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, loop_name: &str) -> Tier {
+    let Some(sym) = symbol else {
+        return Tier::Element("its address has no symbol".to_string());
+    };
+    let Some((module, proc)) = sym.strip_prefix("__").and_then(|r| r.split_once("_MOD_")) else {
+        return Tier::Element(format!("'{sym}' is not a module procedure (__<module>_MOD_<name>)"));
+    };
+    let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(d) = std::fs::read_link("/proc/self/exe").ok().and_then(|p| p.parent().map(|d| d.to_path_buf())) {
+        dirs.push(d);
+    }
+    dirs.extend(ctx.config.fortran_path.iter().cloned());
+    let Some(file) = crate::jit::fortran::find_module(module, &dirs) else {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Tier::Element(format!(
+            "no source of module '{module}' beside the executable or on OP2_FORTRAN_PATH (searched {})",
+            shown.join(", ")
+        ));
+    };
+    let path = file.display().to_string();
+    match ctx.decl_kernel_file(&path, proc, &format!("op_par_loop_fptr '{loop_name}'")) {
+        Ok(k) => Tier::Jit(k, format!("compiled from '{path}'")),
+        Err(e) => Tier::Element(format!("its source '{path}' was found but not taken: {}", e.message)),
+    }
+}
+
+/// The symbol of the function at `addr`: exported, or from its object file's symbol table (or
+/// the executable's).
+fn symbol_of(addr: u64) -> Option<String> {
     // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` and `dli_fname`
     // (when not NULL) point to NUL-terminated strings of the dynamic linker.
     let (exported, file, base) = unsafe {
@@ -149,15 +236,11 @@ fn derived_name(addr: u64, number: usize) -> String {
             (if exact { text(info.dli_sname) } else { None }, text(info.dli_fname), info.dli_fbase as usize as u64)
         }
     };
-    let symbol = exported.or_else(|| {
+    exported.or_else(|| {
         let rel = addr.wrapping_sub(base);
         let from_file = file.filter(|f| !f.is_empty()).and_then(|f| crate::io::elf::function_at(&f, rel, addr));
         from_file.or_else(|| crate::io::elf::function_at("/proc/self/exe", rel, addr))
-    });
-    match symbol.map(|s| crate::io::elf::procedure_name(&s)) {
-        Some(s) if crate::core::is_c_identifier(&s) => s,
-        _ => format!("fortran_kernel_{number}"),
-    }
+    })
 }
 
 /// `op_par_loop`'s arguments, decoded and checked (`nargs` of them at `args`).

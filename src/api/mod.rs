@@ -38,13 +38,15 @@ pub(crate) struct ApiState {
     /// The most recent failed `op_arg_*` calls, by number (at most `ARG_FAILURES_KEPT`).
     arg_failures: VecDeque<(u32, Op2Error)>,
     next_arg_failure: u32,
+    /// What `op_par_loop_fptr` knows of each function address it has been given.
+    pub fns: Vec<loops::FnInfo>,
 }
 
 /// How many failed `op_arg_*` calls are remembered for `op_par_loop`'s messages.
 const ARG_FAILURES_KEPT: usize = 64;
 
 static STATE: Mutex<ApiState> =
-    Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0 });
+    Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0, fns: Vec::new() });
 
 /// Whether failing calls return (`OP_ERRORS_RETURN`) instead of exiting; an atomic, so that
 /// errors found without the lock (a call from inside a kernel) follow it too.

@@ -187,7 +187,7 @@ fn compile_one(
     }
     let lib = work.join(format!("{i}.so"));
     let deps = work.join(format!("{i}.d"));
-    match c.compile(&src, &lib, &deps) {
+    match c.compile(&src, &lib, &deps, &op2::jit::fortran::objects_in(&String::from_utf8_lossy(&source))) {
         Ok(warnings) => {
             if !warnings.is_empty() {
                 eprintln!("op2-pack: warnings compiling loop '{}' ({}):\n{warnings}", e.loop_name, src.display());

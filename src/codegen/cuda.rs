@@ -137,7 +137,7 @@ mod tests {
             },
             ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Inc },
         ];
-        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1 }];
+        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1, symbol: None }];
         let v = 1.4f64.to_ne_bytes();
         let sig = LoopSignature {
             loop_name: "l",

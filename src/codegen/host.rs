@@ -200,7 +200,11 @@ fn emit_const_decls(w: &mut CodeWriter, consts: &[super::ConstDecl], whose: &str
     }
     w.line(format!("/* Constants {whose}; values are loaded by op2_set_constants. */"));
     for c in consts {
-        if c.dim == 1 {
+        if let Some(sym) = &c.symbol {
+            // A Fortran module variable, defined by the kernel's Fortran objects.
+            let dims = if c.dim == 1 { String::new() } else { format!("[{}]", c.dim) };
+            w.line(format!("extern {} {sym}{dims}; /* the Fortran variable of '{}' */", c.ty.c_name(), c.name));
+        } else if c.dim == 1 {
             w.line(format!("static {} {};", c.ty.c_name(), c.name));
         } else {
             w.line(format!("static {} {}[{}];", c.ty.c_name(), c.name, c.dim));
@@ -216,10 +220,11 @@ fn emit_consts_loader(w: &mut CodeWriter, consts: &[super::ConstDecl]) {
     }
     w.open(format!("OP2_EXPORT void {CONSTS_SYMBOL}(void *const *op2_src)"));
     for (k, c) in consts.iter().enumerate() {
+        let target = c.symbol.as_deref().unwrap_or(&c.name);
         if c.dim == 1 {
-            w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", c.name));
+            w.line(format!("memcpy(&{0}, op2_src[{k}], sizeof({0}));", target));
         } else {
-            w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", c.name));
+            w.line(format!("memcpy({0}, op2_src[{k}], sizeof({0}));", target));
         }
     }
     w.close();
@@ -423,8 +428,8 @@ mod tests {
             ArgDesc::Idx { map_dim: None, idx: 0 },
         ];
         let consts = vec![
-            ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1 },
-            ConstDecl { name: "qinf".into(), ty: ElemType::Double, dim: 4 },
+            ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1, symbol: None },
+            ConstDecl { name: "qinf".into(), ty: ElemType::Double, dim: 4, symbol: None },
         ];
         (args, consts)
     }

@@ -22,6 +22,9 @@ pub struct ConstDecl {
     pub name: String,
     pub ty: ElemType,
     pub dim: usize,
+    /// A Fortran kernel's module variable of the constant's name (its assembler name): host
+    /// code copies the value there instead of into a C copy of its own.
+    pub symbol: Option<String>,
 }
 
 /// Everything that determines the generated code of one loop.

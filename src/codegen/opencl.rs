@@ -277,7 +277,7 @@ mod tests {
             },
             ArgDesc::Gbl { ty: ElemType::Double, dim: 1, acc: Access::Inc },
         ];
-        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1 }];
+        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1, symbol: None }];
         let v = 1.4f64.to_ne_bytes();
         let sig = LoopSignature {
             loop_name: "l",
@@ -338,7 +338,7 @@ mod tests {
             d(2, Access::Read, DatAccess::Indirect { map_dim: 3, idx: 2 }),
             ArgDesc::Gbl { ty: ElemType::Int, dim: 1, acc: Access::Read },
         ];
-        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1 }];
+        let consts = vec![ConstDecl { name: "gam".into(), ty: ElemType::Double, dim: 1, symbol: None }];
         let v = 1.5f64.to_ne_bytes();
         let k1 = "void k1(const double *a, double *b) { *b = a[0] + a[1]; }\n";
         let k2 = "inline void k2(double *b, const double *x, const int *g) { *b += x[1] * *g * gam; }\n";

@@ -183,6 +183,9 @@ pub struct Const {
     pub data: Vec<u8>,
 }
 
+/// A Fortran module variable: (lower-case name, type, dim, assembler name).
+pub type ModuleVar = (String, ElemType, usize, String);
+
 /// A user kernel: ISO C source defining a function called `name`.
 #[derive(Debug)]
 pub struct Kernel {
@@ -196,6 +199,9 @@ pub struct Kernel {
     pub identifiers: std::collections::BTreeSet<String>,
     /// The kernel function's parameters as written (for the type check against arguments).
     pub definition: clex::Definition,
+    /// A Fortran kernel's module variables of types op2 maps, lower-case name to (type, dim,
+    /// assembler name): `op_decl_const` values of those names are copied there.
+    pub fortran_vars: Vec<ModuleVar>,
 }
 
 impl Kernel {
@@ -215,6 +221,7 @@ impl Kernel {
             file: None,
             identifiers: identifiers(source).into_iter().map(str::to_string).collect(),
             definition,
+            fortran_vars: Vec::new(),
         })
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub(crate) mod child;
+pub mod fortran;
 pub mod nvrtc;
 pub mod pack;
 pub mod simd_choice;
@@ -157,17 +158,25 @@ impl Compiler {
     /// Compiles `src` to the shared object `out`, writing the list of user (non-system) files
     /// it read to `deps` as a make rule; returns the compiler's warnings (empty when there are
     /// none), or on failure its output.
-    pub fn compile(&self, src: &Path, out: &Path, deps: &Path) -> std::result::Result<String, String> {
-        let res = child::output(
-            Command::new(&self.cc)
-                .args(&self.flags)
-                .args(["-MMD", "-MT", "op2_entry", "-MF"])
-                .arg(deps)
-                .arg("-o")
-                .arg(out)
-                .arg(src)
-                .arg("-lm"),
-        );
+    /// `objects` (Fortran kernels' link-time-optimisation objects) are linked in, with `-flto`
+    /// and the Fortran runtime.
+    pub fn compile(
+        &self,
+        src: &Path,
+        out: &Path,
+        deps: &Path,
+        objects: &[String],
+    ) -> std::result::Result<String, String> {
+        let mut cmd = Command::new(&self.cc);
+        cmd.args(&self.flags);
+        if !objects.is_empty() {
+            cmd.args(["-flto", "-flto-partition=one", "-fno-semantic-interposition"]);
+        }
+        cmd.args(["-MMD", "-MT", "op2_entry", "-MF"]).arg(deps).arg("-o").arg(out).arg(src);
+        if !objects.is_empty() {
+            cmd.args(objects).arg("-lgfortran");
+        }
+        let res = child::output(cmd.arg("-lm"));
         match res {
             Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stderr).trim_end().to_string()),
             Ok(o) => {
@@ -574,8 +583,13 @@ impl Jit {
             op2_bail!(Io, "{what}: cannot write generated source '{}': {e}", src.display());
         }
         let start = std::time::SystemTime::now();
-        let compiled =
-            self.compiler.compile(&src, &scratch.path(cache::SCRATCH_LIB), &scratch.path(cache::SCRATCH_DEPS));
+        let objects = fortran::objects_in(source);
+        let compiled = self.compiler.compile(
+            &src,
+            &scratch.path(cache::SCRATCH_LIB),
+            &scratch.path(cache::SCRATCH_DEPS),
+            &objects,
+        );
         // Keep the source beside the entry under its final name (atomically, like the entry).
         let kept_src = self.cache.src_path(key);
         let _ = scratch.keep(cache::SCRATCH_SRC, &DiskCache::src_name(key));

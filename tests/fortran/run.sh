@@ -9,7 +9,8 @@
 #   5. OP2's Fortran API: tools/gen_fortran_loops.py --check (op2_fortran_reference.F90 is what
 #      the script writes), build tests/fortran/op2-style with its Makefile against the installed
 #      package, run reduction and jac (each checks its own results) and the OP2-style Airfoil
-#      (rms within 1e-12 of the C Airfoil's) on every host backend of TEST_BACKENDS, and check
+#      (rms within 1e-12 of the C Airfoil's) on every host backend of TEST_BACKENDS, again on the
+#      JIT tier (OP2_FORTRAN_PATH names the kernels' sources: all 5 loops compile them), and check
 #      that opencl refuses a compiled Fortran kernel with OP2_ERR_BACKEND_UNAVAILABLE (104).
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 #
@@ -160,6 +161,28 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
       pass "op2-style airfoil $backend: rms within 1e-12 of the C airfoil on seq"
     else
       fail "op2-style airfoil $backend: rms differs from the C airfoil on seq" "$log"
+    fi
+  done
+  # The JIT tier (issue #24 point 5): with the kernels' sources on OP2_FORTRAN_PATH, every loop
+  # of the OP2-style Airfoil compiles its Fortran kernel into the loop (OP2_DIAGNOSTICS=1 says
+  # so) and the rms stays within 1e-12 of the C Airfoil's.
+  for backend in $backends; do
+    case $backend in opencl | cuda) continue ;; esac
+    out=$work/rms_op2style_jit_$backend.txt
+    if ! (cd "$work" && OP2_BACKEND=$backend OP2_DIAGNOSTICS=1 OP2_FORTRAN_PATH="$root/tests/fortran/op2-style" \
+          timeout "$to" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
+      fail "op2-style airfoil JIT tier $backend" "$log"
+    elif [ "$(grep -c "^op2: Fortran kernel '.*': JIT tier: compiled from" "$log")" -ne 5 ] ||
+         grep -q "call-per-element tier" "$log"; then
+      echo "(expected the 5 kernels on the JIT tier)" >>"$log"
+      fail "op2-style airfoil JIT tier $backend: every kernel on the JIT tier" "$log"
+    elif awk 'NR == FNR { ref[$1] = $2; next }
+              { d = $2 - ref[$1]; if (d < 0) d = -d; r = ref[$1] < 0 ? -ref[$1] : ref[$1];
+                if (!($1 in ref) || d > 1e-12 * r) { print "iteration " $1 ": " $2 " vs " ref[$1]; bad = 1 } }
+              END { exit bad }' "$work/rms_c_seq.txt" "$out" >"$log" 2>&1; then
+      pass "op2-style airfoil JIT tier $backend: rms within 1e-12 of the C airfoil on seq"
+    else
+      fail "op2-style airfoil JIT tier $backend: rms differs from the C airfoil on seq" "$log"
     fi
   done
   # A device backend refuses a compiled host kernel, saying why.
