@@ -64,7 +64,7 @@ impl BackendKind {
 /// How indirect increments avoid races (`OP2_INC`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IncChoice {
-    /// The measured rule (README, "Devices"): on CPU devices (PoCL) the plan's blocks
+    /// The measured rule (doc/devices.md): on CPU devices (PoCL) the plan's blocks
     /// (`Blocks`: a block's elements run in order on one core, as `threads` runs them, which
     /// keeps the indirect data in cache; an element colouring scatters each launch over the
     /// whole mesh); on other devices element colouring (OpenCL 1.2 has no floating-point
@@ -168,7 +168,7 @@ pub const DEFAULT_SIMD_LEN: usize = 8;
 pub const MAX_SIMD_LEN: usize = 64;
 
 /// Whether device backends fuse a chain's direct loops into one launch when `OP2_FUSE` is not
-/// set (README, "Lazy evaluation and loop chains": measured on PoCL).
+/// set (doc/lazy.md: measured on PoCL).
 pub const DEVICE_FUSE_DEFAULT: bool = true;
 
 /// Everything configurable, resolved once at `op_init`.

@@ -42,7 +42,7 @@ pub const MAX_QUEUE: usize = 64;
 const PARALLEL_LEVELS: u32 = 2;
 
 /// Seed-loop elements per tile when `OP2_TILE_SIZE` is not set (measured on Airfoil's 720K mesh:
-/// README, "Lazy evaluation and loop chains").
+/// doc/lazy.md).
 pub const DEFAULT_TILE_SIZE: usize = 4096;
 
 /// Runs one parallel loop, or queues it (`OP2_LAZY=1`, or inside a loop chain): through

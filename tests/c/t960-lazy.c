@@ -164,7 +164,7 @@ static void lazy(const char *backend)
     CHECK_DBL(s, 10.0 * N);
     /* Without a reset, the second loop also starts from the value at its call (100): the first
      * loop's result is not there yet. Eagerly it would be 100 + 20 N: a variable shared by two
-     * reductions of one chain must be set before each (README, "Lazy evaluation"). */
+     * reductions of one chain must be set before each (doc/lazy.md). */
     op_loop_chain_begin("no-reset");
     s = 100.0;
     {
