@@ -128,15 +128,19 @@ pub(crate) fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Resu
     // Static generation writes the code of loops that compile.
     if let Some(dir) = &ctx.config.generate_dir {
         let (sig, values, coloured) = signature(ctx, kernel, name, descs, &origin, &consts);
-        crate::generate::write(
-            dir,
-            &ctx.config.generate_targets,
-            &sig,
-            &values,
-            coloured,
-            &ctx.config.cflags,
-            &source,
-        )?;
+        // A loop whose kernel is compiled host code (a Fortran kernel, a function given by
+        // address) has no device code: device backends refuse it.
+        let k = &ctx.kernels[kernel.0 as usize];
+        let host_only =
+            crate::jit::fortran::is_stand_in(&k.source) || crate::codegen::fptr::is_stand_in(&k.name, &k.source);
+        let targets: Vec<crate::generate::Target> = ctx
+            .config
+            .generate_targets
+            .iter()
+            .copied()
+            .filter(|t| !host_only || *t == crate::generate::Target::Host)
+            .collect();
+        crate::generate::write(dir, &targets, &sig, &values, coloured, &ctx.config.cflags, &source)?;
     }
     // Matrix arguments too: under MPI a process assembles its owned rows from its owned and
     // exec-halo elements (redundantly, with no communication at assembly).
