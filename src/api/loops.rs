@@ -109,37 +109,44 @@ pub extern "C" fn op_par_loop_fptr(
                 ),
             });
         }
-        // The tier: the kernel's Fortran source compiled into the loop, where op2 finds it.
-        let known = match &st.fns[i].tier {
-            Some((sr, t)) if *sr == serial => Some(t.clone()),
+        // The tier: the kernel's Fortran source compiled into the loop, where op2 finds it
+        // (chosen once per function and op_init).
+        if !matches!(&st.fns[i].tier, Some((sr, _)) if *sr == serial) {
+            let symbol = st.fns[i].symbol.clone();
+            let ctx = st.ctx_lazy(CALL)?;
+            let t = choose_tier(ctx, symbol.as_deref(), &name);
+            if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+                let line = match &t {
+                    Tier::Jit(_, why) | Tier::Element(why) => {
+                        let which = if matches!(t, Tier::Jit(..)) { "JIT tier" } else { "call-per-element tier" };
+                        format!("op2: Fortran kernel '{name}': {which}: {why}\n")
+                    }
+                };
+                crate::timing::print_after_c_stdio(&line);
+            }
+            st.fns[i].tier = Some((serial, t));
+        }
+        let jit = match &st.fns[i].tier {
+            Some((_, Tier::Jit(k, _))) => Some(*k),
             _ => None,
         };
-        let tier = match known {
-            Some(t) => t,
-            None => {
-                let symbol = st.fns[i].symbol.clone();
-                let ctx = st.ctx_lazy(CALL)?;
-                let t = choose_tier(ctx, symbol.as_deref(), &name);
-                if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-                    let line = match &t {
-                        Tier::Jit(_, why) | Tier::Element(why) => {
-                            let which = if matches!(t, Tier::Jit(..)) { "JIT tier" } else { "call-per-element tier" };
-                            format!("op2: Fortran kernel '{name}': {which}: {why}\n")
-                        }
-                    };
-                    crate::timing::print_after_c_stdio(&line);
-                }
-                st.fns[i].tier = Some((serial, t.clone()));
-                t
+        let elementwise = params.iter().any(|p| !matches!(p, FptrParam::Data(_)));
+        if let (Some(k), false) = (jit, elementwise) {
+            return run(st.ctx_lazy(CALL)?, k, &name, s, &raw);
+        }
+        // The stand-in kernel for this argument shape, made once per function, shape and op_init
+        // (not on every call: generating and looking up its source is per shape work).
+        let base = st.ctx_lazy(CALL)?.index_base;
+        let k = match &st.fns[i].stand_in {
+            Some((sr, b, p, k)) if *sr == serial && *b == base && *p == params => *k,
+            _ => {
+                let (kname, source) = fptr::kernel(&params, base);
+                let k = st.ctx_lazy(CALL)?.decl_kernel(&source, &kname)?;
+                st.fns[i].stand_in = Some((serial, base, params, k));
+                k
             }
         };
         let ctx = st.ctx_lazy(CALL)?;
-        let elementwise = params.iter().any(|p| !matches!(p, FptrParam::Data(_)));
-        if let (Tier::Jit(k, _), false) = (&tier, elementwise) {
-            return run(ctx, *k, &name, s, &raw);
-        }
-        let (kname, source) = fptr::kernel(&params, ctx.index_base);
-        let k = ctx.decl_kernel(&source, &kname)?;
         // The hidden READ global: a queued loop copies it at this call (`hold_globals`), so a
         // local lives long enough.
         let mut slot: u64 = addr;
@@ -160,6 +167,9 @@ pub(crate) struct FnInfo {
     name: String,
     symbol: Option<String>,
     tier: Option<(u32, Tier)>,
+    /// The call-per-element stand-in kernel last used: (op_init serial, index base, argument
+    /// shape, kernel).
+    stand_in: Option<(u32, i32, Vec<FptrParam>, KernelId)>,
 }
 
 /// How a compiled Fortran kernel runs, and why.
@@ -182,7 +192,7 @@ fn fn_index(st: &mut super::ApiState, addr: u64) -> usize {
         Some(s) if crate::core::is_c_identifier(&s) => s,
         _ => format!("fortran_kernel_{}", st.fns.len() + 1),
     };
-    st.fns.push(FnInfo { addr, name, symbol, tier: None });
+    st.fns.push(FnInfo { addr, name, symbol, tier: None, stand_in: None });
     st.fns.len() - 1
 }
 
