@@ -510,20 +510,10 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         let deferred = Deferred { queue, tiling: &tiling, checked: &checked, bytes: &bytes, call };
         elapsed += run_deferred(&deferred, &mut calls, sets, dats, comm, timings)?;
         drop(calls);
-        let row = timings.entry(&name);
-        row.calls += 1;
-        row.time += elapsed + inspect_time;
-        row.bytes += bytes.iter().sum::<u64>();
-        if row.members.is_none() {
-            row.members = Some(format!(
-                "{} ({} tiles, {} level{}; MPI: {} elements deferred)",
-                group_names(queue, &groups).join(" "),
-                tiling.tiles,
-                tiling.nlevels,
-                if tiling.nlevels == 1 { "" } else { "s" },
-                (0..queue.len()).map(|l| tiling.deferred_len(l)).sum::<usize>()
-            ));
-        }
+        chain_row(timings, &name, elapsed + inspect_time, &bytes, || {
+            let deferred: usize = (0..queue.len()).map(|l| tiling.deferred_len(l)).sum();
+            format!("{}; MPI: {deferred} elements deferred", tiles_line(queue, &groups, &tiling))
+        });
         return Ok(());
     }
     // Each loop's reductions back, with its own argument positions.
@@ -562,21 +552,14 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
         crate::exec::record(timings, comm, &l.name, &c.lib, Duration::ZERO, l.jit_time, *b, halo);
         c.ran.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    let row = timings.entry(&name);
-    row.calls += 1;
-    row.time += elapsed + inspect_time;
-    row.bytes += bytes.iter().sum::<u64>();
-    if row.members.is_none() {
-        row.members = Some(format!(
-            "{} ({} tiles, {} level{}; traffic model {:.1} MB a run, eager {:.1} MB)",
-            group_names(queue, &groups).join(" "),
-            tiling.tiles,
-            tiling.nlevels,
-            if tiling.nlevels == 1 { "" } else { "s" },
+    chain_row(timings, &name, elapsed + inspect_time, &bytes, || {
+        format!(
+            "{}; traffic model {:.1} MB a run, eager {:.1} MB",
+            tiles_line(queue, &groups, &tiling),
             traffic(queue, sets, maps, dats) as f64 / 1e6,
             bytes.iter().sum::<u64>() as f64 / 1e6
-        ));
-    }
+        )
+    });
     Ok(())
 }
 
@@ -719,6 +702,34 @@ fn run_deferred(
     Ok(elapsed)
 }
 
+/// A tiled chain's row in the timing table: one more run, its time and bytes, and (the first
+/// time) its description, `detail` followed by `)`.
+fn chain_row(
+    timings: &mut crate::timing::Timings,
+    name: &str,
+    time: Duration,
+    bytes: &[u64],
+    detail: impl FnOnce() -> String,
+) {
+    let row = timings.entry(name);
+    row.calls += 1;
+    row.time += time;
+    row.bytes += bytes.iter().sum::<u64>();
+    if row.members.is_none() {
+        row.members = Some(format!("{})", detail()));
+    }
+}
+
+/// The start of a tiled chain's description: its groups, tiles and levels.
+fn tiles_line(queue: &[ParLoop], groups: &[Group], tiling: &tiling::Tiling) -> String {
+    format!(
+        "{} ({} tiles, {} level{}",
+        group_names(queue, groups).join(" "),
+        tiling.tiles,
+        tiling.nlevels,
+        if tiling.nlevels == 1 { "" } else { "s" }
+    )
+}
 /// Each group's name: its loop's, or its fused loops' joined by `+`.
 fn group_names(queue: &[ParLoop], groups: &[Group]) -> Vec<String> {
     groups
