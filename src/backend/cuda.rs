@@ -328,11 +328,7 @@ impl Cuda {
     /// device, then one copy down.
     fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
         let Some(&total) = self.rows.get(&d) else { return Ok(0) };
-        let eb = shape.dim * shape.elem;
-        if host.len() < total * eb {
-            op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
-        }
-        let list = super::device::gather_list(runs, total)?;
+        let (list, eb) = super::device::gather_plan(total, shape, host, runs)?;
         let n = list.len();
         if n == 0 {
             return Ok(0);

@@ -354,6 +354,21 @@ pub fn gather_list(runs: &[(usize, usize)], rows: usize) -> Result<Vec<u32>> {
     Ok(list)
 }
 
+/// What a backend's gather of a dat's halo rows needs: the row list (empty: nothing to move)
+/// and the bytes per row, after checking that `host` holds the dat's `total` rows.
+pub fn gather_plan(
+    total: usize,
+    shape: super::DatShape,
+    host: &[u8],
+    runs: &[(usize, usize)],
+) -> Result<(Vec<u32>, usize)> {
+    let eb = shape.dim * shape.elem;
+    if host.len() < total * eb {
+        op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
+    }
+    Ok((gather_list(runs, total)?, eb))
+}
+
 /// Puts gathered rows (`packed`, rows of `eb` bytes in `list`'s order) into their rows of `host`.
 pub fn scatter_gathered(list: &[u32], packed: &[u8], eb: usize, host: &mut [u8]) {
     for (r, row) in list.iter().zip(packed.chunks_exact(eb)) {

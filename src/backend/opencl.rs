@@ -337,11 +337,7 @@ impl OpenCl {
     /// `download_rows` by the gather kernel: the rows packed on the device, then one read.
     fn gather(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
         let Some(&total) = self.rows.get(&d) else { return Ok(0) };
-        let eb = shape.dim * shape.elem;
-        if host.len() < total * eb {
-            op2_bail!(Internal, "halo rows download: {} host bytes for {total} rows of {eb}", host.len());
-        }
-        let list = super::device::gather_list(runs, total)?;
+        let (list, eb) = super::device::gather_plan(total, shape, host, runs)?;
         let n = list.len();
         if n == 0 {
             return Ok(0);
