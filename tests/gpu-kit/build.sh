@@ -65,6 +65,10 @@ for src in "$root"/tests/c/t*.c; do
   case " $skip " in *" ${name%%-*} "*) continue ;; esac
   echo "$name" >> "$kit/tests/c/list.txt"
 done
+# Tests that compile Fortran kernels (run.sh leaves them out where there is no gfortran).
+names=$(sed 's/$/.c/' "$kit/tests/c/list.txt")
+# shellcheck disable=SC2086 # a list of file names
+(cd "$root/tests/c" && grep -l '\.f90"' $names | sed 's/\.c$//') > "$kit/tests/c/needs-fortran.txt" || true
 export CC root kit
 xargs -a "$kit/tests/c/list.txt" -P "$(nproc 2>/dev/null || echo 2)" -I '{}' sh -c \
   '$CC -std=c99 -Wall -Wextra -Werror -O1 -I"$root/include" -I"$root/tests/c" "$root/tests/c/$1.c" \
