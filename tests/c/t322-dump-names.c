@@ -95,8 +95,8 @@ int main(int argc, char **argv)
    * one device source per loop on a device backend. */
   CHECK_INT(count_all(base), 1);
   CHECK_INT(count_ext(dump, ".c"), 5);
-  if (strcmp(argv[1], "opencl") == 0) {
-    CHECK_INT(count_ext(dump, ".cl"), 5);
+  if (strcmp(argv[1], "opencl") == 0 || strcmp(argv[1], "cuda") == 0) {
+    CHECK_INT(count_ext(dump, strcmp(argv[1], "cuda") == 0 ? ".cu" : ".cl"), 5);
     CHECK_INT(count_all(dump), 10);
   } else {
     CHECK_INT(count_all(dump), 5);

@@ -180,7 +180,7 @@ int main(int argc, char **argv)
     run(&p, kf, ka, ku, &rms_p, &mx_p);
   }
   same(&rms_p, &rms_o, 1, "rms");
-  CHECK_DBL(mx_p, mx_o);
+  same(&mx_p, &mx_o, 1, "max"); /* a max of incremented values: to rounding, as they are */
   op_fetch_data(o.x, a);
   op_fetch_data(p.x, b);
   for (int n = 0; n < NN; n++) px[n] = b[pn[n]];

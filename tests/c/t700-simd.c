@@ -92,9 +92,16 @@ static void reference(int n, double *r, double *o)
   }
 }
 
+/* Bit for bit, except on cuda, whose default increments (atomicAdd) land in an order that
+ * varies from launch to launch: there to 1e-12 relative. */
+static int exact = 1;
 static int same_bits(const double *a, const double *b, size_t n)
 {
-  return memcmp(a, b, n * sizeof(double)) == 0;
+  size_t i;
+  if (exact) return memcmp(a, b, n * sizeof(double)) == 0;
+  for (i = 0; i < n; i++)
+    if (fabs(a[i] - b[i]) > 1e-12 * fmax(1.0, fabs(b[i]))) return 0;
+  return 1;
 }
 
 int main(int argc, char **argv)
@@ -105,6 +112,7 @@ int main(int argc, char **argv)
   op_kernel kmix, ktwin, kred;
 
   if (argc < 2) return 2;
+  exact = strcmp(argv[1], "cuda") != 0;
   snprintf(token, sizeof token, "OP2_BACKEND=%s", argv[1]);
   test_init_tokens(argv[0], token, "OP2_SIMD=on", "OP2_SIMD_LEN=8", (const char *)NULL);
   CHECK_OK();
