@@ -88,6 +88,11 @@ pub struct Dialect {
     pub inf: &'static str,
 }
 
+/// Widest vector argument (`-map_dim`) whose rows are staged one statement per map column;
+/// wider ones are staged by a loop (a 300-column argument unrolled kept NVIDIA's OpenCL
+/// compiler busy for over 100 s on the first GPU run).
+pub const UNROLL_VECTOR_MAX: usize = 16;
+
 /// Largest number of values an argument may stage in private memory per element.
 pub const MAX_PRIVATE_VALUES: usize = 4096;
 
@@ -718,11 +723,23 @@ fn stage_args(
                     DatAccess::Indirect { map_dim, idx } => {
                         vec![(format!("op2_p{i}"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {idx}]"))]
                     }
+                    DatAccess::Vector { map_dim } if map_dim > UNROLL_VECTOR_MAX => vec![(
+                        format!("op2_p{i}[op2_vj]"),
+                        format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + op2_vj]"),
+                    )],
                     DatAccess::Vector { map_dim } => (0..map_dim)
                         .map(|j| {
                             (format!("op2_p{i}[{j}]"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {j}]"))
                         })
                         .collect(),
+                };
+                // A wide vector argument's rows are staged by a loop over the map's columns
+                // (`op2_vj`), not one statement per column.
+                let roll = match how {
+                    DatAccess::Vector { map_dim } if map_dim > UNROLL_VECTOR_MAX => {
+                        format!("for (int op2_vj = 0; op2_vj < {map_dim}; op2_vj++) ")
+                    }
+                    _ => String::new(),
                 };
                 // Where component op2_k of a row lives: rows of dim values, or one array per
                 // component (op2_s rows long) in the structure-of-arrays layout.
@@ -762,7 +779,7 @@ fn stage_args(
                         "for (int op2_j = 0; op2_j < {map_dim}; op2_j++) op2_v{i}[op2_j] = op2_p{i}[op2_j];"
                     ));
                 }
-                let guard = if optional { format!("if (op2_on{i}) ") } else { String::new() };
+                let guard = if optional { format!("if (op2_on{i}) {roll}") } else { roll.clone() };
                 // A direct OP_INC belongs to one element (one work-item): staged with its value
                 // and stored back, as RW, so a kernel that reads it sees what seq and OP2's own
                 // backends pass. Indirect OP_INC starts from zero and is added (its targets are
@@ -781,7 +798,7 @@ fn stage_args(
                             ));
                         }
                         Access::Inc => {
-                            w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = 0;"));
+                            w.line(format!("{roll}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = 0;"));
                         }
                         _ => {}
                     }
@@ -878,10 +895,14 @@ pub fn global_params(src: &str, name: &str, which: &[usize], qualifier: &str) ->
 }
 
 /// The end of a block-reducing wrapper: each thread puts its partials in its row of dynamic
-/// shared memory (`stride` words a thread), a fixed tree combines the rows (thread t takes in
-/// t + h for h = 2^k, ..., 1; MIN/MAX ties keep t's value, and payloads follow a win of the
-/// first component, as in the host's combine), and thread 0 writes the block's row. Any block
-/// size works; the result depends only on the block size.
+/// shared memory (`stride` words a thread), a fixed tree combines the rows (for h = 1, 2, 4, ...
+/// thread t, a multiple of 2h, takes in t + h; MIN/MAX ties keep t's value, and payloads follow
+/// a win of the first component, as in the host's combine), and thread 0 writes the block's
+/// row. Thread t then always holds threads t..t+2h, in order, so where threads run ascending
+/// runs of elements (direct loops) a tie goes to the earliest element, as on `seq`: the first
+/// GPU run found Airfoil's `update` giving its largest change's cell one later than `seq`
+/// (cells 149 and 150 tie) under the halving tree this replaced. Any block size works; the
+/// result depends only on the block size.
 fn emit_block_reduce(d: &Dialect, w: &mut CodeWriter, args: &[ArgDesc], stride: usize) {
     // (arg, type, dim, access, word offset) of each reduction and payload.
     let mut parts = Vec::new();
@@ -905,10 +926,8 @@ fn emit_block_reduce(d: &Dialect, w: &mut CodeWriter, args: &[ArgDesc], stride: 
         ));
     }
     w.line("__syncthreads();");
-    w.line("unsigned int op2_half = 1;");
-    w.line("while (op2_half < blockDim.x) op2_half <<= 1;");
-    w.open("for (op2_half >>= 1; op2_half > 0; op2_half >>= 1)");
-    w.open("if (threadIdx.x < op2_half && threadIdx.x + op2_half < blockDim.x)");
+    w.open("for (unsigned int op2_half = 1; op2_half < blockDim.x; op2_half <<= 1)");
+    w.open("if (threadIdx.x % (2 * op2_half) == 0 && threadIdx.x + op2_half < blockDim.x)");
     w.line(format!("const {u} *op2_other = op2_mine + (size_t)op2_half * {stride};"));
     for &(i, ty, dim, acc, off) in &parts {
         // Sums wrap for integers (unsigned arithmetic), as the host's combine does.
