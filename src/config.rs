@@ -202,6 +202,10 @@ pub struct Config {
     pub auto_soa: bool,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
     pub validate: bool,
+    /// `OP2_DEVICE_SYNC=1`: `cuda` waits for each loop's launches before the loop returns
+    /// (exact per-loop times, a failed launch named with its loop); by default a loop with
+    /// nothing to bring back returns once launched and the next transfer down waits for it.
+    pub device_sync: bool,
     /// `OP2_LAZY=1`: `op_par_loop` queues loops; the queue runs at the next flush point.
     pub lazy: bool,
     /// `OP2_TILE_SIZE`: elements of a chain's seed loop per sparse tile (0: chains run loop
@@ -252,6 +256,7 @@ const KEYS: &[&str] = &[
     "OP2_CUDA_DEVICE",
     "OP2_INC",
     "OP2_VALIDATE",
+    "OP2_DEVICE_SYNC",
     "OP2_LAZY",
     "OP2_DIAGNOSTICS",
     "OP2_TILE_SIZE",
@@ -351,6 +356,11 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_VALIDATE={v} (expected 0 or 1)"),
         };
+        let device_sync = match get("OP2_DEVICE_SYNC").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_DEVICE_SYNC={v} (expected 0 or 1)"),
+        };
         // OP2_DIAGNOSTICS raises op_init's diagnostics level (a program's own level is a floor).
         let diags = match get("OP2_DIAGNOSTICS") {
             None => diags,
@@ -446,6 +456,7 @@ impl Config {
             cuda_device,
             inc,
             validate,
+            device_sync,
             lazy,
             tile_size,
             debug_tiling,

@@ -57,7 +57,7 @@ expect seq-pack PASS "OP2_JIT=off"
 expect ctest-seq-smoke PASS "6 of 6 tests pass on seq"
 expect bandwidth-seq INFO "op2 copy loop"
 expect analysis-seq PASS "furthest loop"
-for s in ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
+for s in ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
   expect "$s" "NOT RUN" "cuda unavailable: dry run"
 done
 for s in opencl-ctest opencl-af45k opencl-af45k-validate; do
