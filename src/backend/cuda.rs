@@ -37,8 +37,12 @@ use std::ffi::{c_int, c_void};
 
 /// Threads per block unless `OP_BLOCK_SIZE` says otherwise.
 const BLOCK: usize = 256;
-/// Most threads of a launch with reductions.
-const MAX_REDUCTION_THREADS: usize = 65536;
+/// Most threads of a launch with reductions: two full loads of a 132-SM H200 (2 048 threads an
+/// SM). At 65 536 (a quarter load) Airfoil's update, 720K cells, reached 33% of the copy
+/// bandwidth on the first GPU run.
+const MAX_REDUCTION_THREADS: usize = 1 << 19;
+/// Elements per thread of a launch with reductions (under the cap above).
+const REDUCTION_ELEMS: usize = 4;
 /// Dynamic shared memory a block may use for its threads' partials without opting in.
 const SHARED_BYTES: usize = 48 * 1024;
 
@@ -603,19 +607,6 @@ impl Backend for Cuda {
         // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
         // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
         let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
-        let rows = MAX_REDUCTION_THREADS.div_ceil(block);
-        let mut partials = None;
-        if stride > 0 {
-            let Some(p) = Partials::new(&call.reductions, rows) else {
-                op2_bail!(OutOfMemory, "op_par_loop '{name}': cannot allocate reduction partials");
-            };
-            let old = self.partials.take();
-            let buf = self.ensure(old, stride * rows * 8, "reduction partials")?;
-            let written = self.write(&buf, p.words(), "reduction partials");
-            self.partials = Some(buf);
-            written?;
-            partials = Some(p);
-        }
         let (elems, launches) = if coloured || staged {
             // Element colourings, or plans of `block`-element blocks, uploaded once.
             let part = if staged { self.block } else { 1 };
@@ -635,6 +626,32 @@ impl Backend for Cuda {
         } else {
             (0, vec![(start, end - start)])
         };
+        // Thread blocks of each launch. With reductions, a direct or coloured launch has a
+        // thread for every REDUCTION_ELEMS elements (at most MAX_REDUCTION_THREADS), and a staged
+        // one a thread block per plan block (a grid-stride loop over them past the cap); one
+        // partials row per thread block of the widest launch, so only those rows go up and down.
+        let cap = MAX_REDUCTION_THREADS.div_ceil(block);
+        let grid_of = |count: usize| -> usize {
+            match (staged, stride) {
+                (true, 0) => count,
+                (true, _) => count.min(cap),
+                (false, 0) => count.div_ceil(block),
+                (false, _) => count.div_ceil(REDUCTION_ELEMS).clamp(1, MAX_REDUCTION_THREADS).div_ceil(block),
+            }
+        };
+        let rows = launches.iter().filter(|l| l.1 > 0).map(|l| grid_of(l.1)).max().unwrap_or(1);
+        let mut partials = None;
+        if stride > 0 {
+            let Some(p) = Partials::new(&call.reductions, rows) else {
+                op2_bail!(OutOfMemory, "op_par_loop '{name}': cannot allocate reduction partials");
+            };
+            let old = self.partials.take();
+            let buf = self.ensure(old, stride * rows * 8, "reduction partials")?;
+            let written = self.write(&buf, p.words(), "reduction partials");
+            self.partials = Some(buf);
+            written?;
+            partials = Some(p);
+        }
         // Matrices stay in host memory (as on opencl): their values and slot tables go up for
         // the launches and the values come back after them.
         let mut mat_bufs = CallBufs(Vec::new());
@@ -693,17 +710,7 @@ impl Backend for Cuda {
             }
             vals[0] = Val::Int(first as c_int);
             vals[1] = Val::Int(count as c_int);
-            let grid = if staged {
-                // One thread block per plan block (a grid-stride loop over them past `rows`).
-                if stride == 0 {
-                    count
-                } else {
-                    count.min(rows)
-                }
-            } else {
-                let threads = if stride == 0 { count } else { count.div_ceil(8).clamp(1, MAX_REDUCTION_THREADS) };
-                threads.div_ceil(block)
-            } as u32;
+            let grid = grid_of(count) as u32;
             let shared = (block * stride * 8) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()

@@ -898,11 +898,13 @@ pub fn global_params(src: &str, name: &str, which: &[usize], qualifier: &str) ->
 /// shared memory (`stride` words a thread), a fixed tree combines the rows (for h = 1, 2, 4, ...
 /// thread t, a multiple of 2h, takes in t + h; MIN/MAX ties keep t's value, and payloads follow
 /// a win of the first component, as in the host's combine), and thread 0 writes the block's
-/// row. Thread t then always holds threads t..t+2h, in order, so where threads run ascending
-/// runs of elements (direct loops) a tie goes to the earliest element, as on `seq`: the first
-/// GPU run found Airfoil's `update` giving its largest change's cell one later than `seq`
-/// (cells 149 and 150 tie) under the halving tree this replaced. Any block size works; the
-/// result depends only on the block size.
+/// row. Thread t then always holds threads t..t+2h, in order, so a tie between elements of one
+/// round of a launch (thread k runs element k of the round) goes to the earlier one, as on
+/// `seq`: the first GPU run found Airfoil's `update` giving its largest change's cell one
+/// later than `seq` (cells 149 and 150 tie) under the halving tree this replaced. A tie
+/// between elements of different rounds (a thread runs every `op2_nw`-th element) may still go
+/// to the later one: the payload is then another tied element's (`OP2_VALIDATE=1` reports
+/// it). Any block size works; the result depends only on the block size.
 fn emit_block_reduce(d: &Dialect, w: &mut CodeWriter, args: &[ArgDesc], stride: usize) {
     // (arg, type, dim, access, word offset) of each reduction and payload.
     let mut parts = Vec::new();
