@@ -499,7 +499,8 @@ fi
 # ---- bandwidth --------------------------------------------------------------------------------
 
 COPY_GBS=
-# bandwidth STEP BACKEND MIB REPS: op2_copy (and on cuda cuMemcpyDtoD); sets COPY_GBS to the
+# bandwidth STEP BACKEND MIB REPS: op2_copy (and on cuda cuMemcpyDtoD); op2_copy's loops wait for
+# their kernels (OP2_DEVICE_SYNC=1: it times each loop, and otherwise times launches). Sets COPY_GBS to the
 # larger of the two.
 bandwidth() {
   local step=$1 b=$2 mib=$3 reps=$4 g1= g2=
@@ -508,7 +509,7 @@ bandwidth() {
     g1=$(sed -n 's/^copy_gbs=//p' "$W/$step-memcpy.txt")
     fence < "$W/$step-memcpy.txt" | section
   fi
-  run_to "$W/$step-op2.txt" 90 "$BIN/op2_copy" "$mib" "$reps" "OP2_BACKEND=$b"
+  run_to "$W/$step-op2.txt" 90 "$BIN/op2_copy" "$mib" "$reps" "OP2_BACKEND=$b" OP2_DEVICE_SYNC=1
   g2=$(sed -n 's/^op2_copy_gbs=//p' "$W/$step-op2.txt")
   fence < "$W/$step-op2.txt" | section
   COPY_GBS=$(awk -v a="${g1:-0}" -v b="${g2:-0}" 'BEGIN { m = a > b ? a : b; if (m > 0) print m }')
