@@ -270,7 +270,8 @@ fn check_kernel_params(ctx: &Context, shape: &LoopShape, name: &str, bound: &[Bo
             (Some(d), _) => format!(", arg {} ({})", m.arg, host::describe(d)),
             _ => String::new(),
         };
-        op2_bail!(Compile, "op_par_loop '{name}'{arg}: {}", m.message);
+        let message = crate::jit::fortran::explain_mismatch(&k.source, &m.message).unwrap_or(m.message);
+        op2_bail!(Compile, "op_par_loop '{name}'{arg}: {message}");
     }
     Ok(())
 }

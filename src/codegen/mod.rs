@@ -128,8 +128,10 @@ pub struct ParamMismatch {
 
 /// Checks the kernel's parameters against the loop's arguments: their number, and for every
 /// parameter whose type op2 can read, the element type and the level of indirection (`T*` for
-/// a dat, global or index argument, `T**` for a vector argument over a whole map). `const` and
-/// other qualifiers do not matter; parameters of the user's own types are not checked.
+/// a dat, global or index argument, `T**` for a vector argument over a whole map), then every
+/// declared extent (`double x[4]`; a Fortran kernel's explicit-shape dummy) against the
+/// argument's dim. `const` and other qualifiers do not matter; parameters of the user's own
+/// types are not checked.
 pub fn check_params(def: &crate::core::clex::Definition, kernel: &str, args: &[ArgDesc]) -> Result<(), ParamMismatch> {
     if def.params.len() != args.len() {
         return Err(ParamMismatch {
@@ -167,6 +169,29 @@ pub fn check_params(def: &crate::core::clex::Definition, kernel: &str, args: &[A
                     stars(depth)
                 ),
             });
+        }
+    }
+    // Declared extents, once every type agrees.
+    for (i, (p, a)) in def.params.iter().zip(args).enumerate() {
+        // A declared extent (`double x[4]`, or a Fortran dummy's explicit shape) must be the
+        // argument's dim: the kernel reads or writes that many values.
+        let dim = match *a {
+            ArgDesc::Dat { dim, how, .. } if !matches!(how, crate::arg::DatAccess::Vector { .. }) => Some(dim),
+            ArgDesc::Gbl { dim, .. } | ArgDesc::Info { dim, .. } => Some(dim),
+            _ => None,
+        };
+        if let (Some(n), Some(dim)) = (p.extent, dim) {
+            if n != dim {
+                return Err(ParamMismatch {
+                    arg: i,
+                    message: format!(
+                        "kernel '{kernel}' parameter {} '{}' (kernel line {}) holds {n} value(s), but the argument has dim {dim}",
+                        i + 1,
+                        p.text,
+                        p.line
+                    ),
+                });
+            }
         }
     }
     Ok(())

@@ -188,6 +188,9 @@ pub struct Param {
     pub text: String,
     /// Line of the parameter in the kernel's source.
     pub line: usize,
+    /// Values the parameter declares, for an array parameter with one integer extent and no
+    /// `*` (`double x[4]`: 4); None otherwise.
+    pub extent: Option<usize>,
 }
 
 /// The kernel's definition: its parameters and the line of its name.
@@ -324,9 +327,17 @@ fn params(toks: &[Tok], src: &str) -> Vec<Param> {
         .map(|g| {
             let mut words: Vec<String> = Vec::new();
             let mut depth = 0;
+            let (mut stars, mut brackets) = (0, 0);
             for t in g {
                 match (t.kind, t.text) {
-                    (TokKind::Punct, "*") | (TokKind::Punct, "[") => depth += 1,
+                    (TokKind::Punct, "*") => {
+                        depth += 1;
+                        stars += 1;
+                    }
+                    (TokKind::Punct, "[") => {
+                        depth += 1;
+                        brackets += 1;
+                    }
                     (TokKind::Ident, w) if !QUALIFIERS.contains(&w) => words.push(w.to_string()),
                     _ => {}
                 }
@@ -343,7 +354,16 @@ fn params(toks: &[Tok], src: &str) -> Vec<Param> {
                 }
                 _ => String::new(),
             };
-            Param { base: words, depth, text, line: g.first().map_or(0, |t| t.line) }
+            // `[ N ]` with N an integer literal, the only level of indirection.
+            let extent = if stars == 0 && brackets == 1 {
+                g.iter().position(|t| t.text == "[").and_then(|i| match (g.get(i + 1), g.get(i + 2)) {
+                    (Some(n), Some(close)) if close.text == "]" => n.text.parse::<usize>().ok(),
+                    _ => None,
+                })
+            } else {
+                None
+            };
+            Param { base: words, depth, text, line: g.first().map_or(0, |t| t.line), extent }
         })
         .collect()
 }
@@ -379,6 +399,13 @@ mod tests {
         );
         assert_eq!(d.params[0].text, "const double *restrict a");
         assert_eq!(find_definition("void k(void) {}", "k").unwrap().params, vec![]);
+        let d = find_definition(
+            "void k(double x[4], const int y[ 2 ], double *z, double w[], double v[N], double u[2][3]) {}",
+            "k",
+        )
+        .unwrap();
+        let e: Vec<Option<usize>> = d.params.iter().map(|p| p.extent).collect();
+        assert_eq!(e, vec![Some(4), Some(2), None, None, None, None]);
         // Calls and declarations are not definitions; nested occurrences are not at file scope.
         assert_eq!(find_definition("void k(int *a); void m(int *a) { k(a); }", "k"), None);
         let d = find_definition("void k(unsigned long long *a) {}", "k").unwrap();

@@ -28,6 +28,27 @@ pub fn is_stand_in(source: &str) -> bool {
     source.starts_with(STAND_IN_MARK)
 }
 
+/// `NAME' of 'PATH` for a Fortran kernel's stand-in: which subroutine of which file it calls.
+pub fn stand_in_origin(source: &str) -> Option<&str> {
+    let rest = source.strip_prefix(STAND_IN_MARK)?;
+    rest.find("' (Fortran files ").map(|i| &rest[..i])
+}
+
+/// A kernel check's message about a Fortran kernel's stand-in, put in the Fortran program's
+/// terms: the stand-in's own line numbers are dropped and the subroutine and file named (the
+/// parameter's text names the dummy with its C type and, where declared, its extent).
+pub fn explain_mismatch(source: &str, message: &str) -> Option<String> {
+    let origin = stand_in_origin(source)?;
+    let mut m = message.to_string();
+    while let Some(i) = m.find(" (kernel line ") {
+        match m[i + 1..].find(')') {
+            Some(j) => m.replace_range(i..i + 1 + j + 1, ""),
+            None => break,
+        }
+    }
+    Some(format!("{m} (Fortran subroutine '{origin}')"))
+}
+
 /// Whether `path` names a Fortran source file (by its extension).
 pub fn is_fortran_file(path: &str) -> bool {
     matches!(Path::new(path).extension().and_then(|e| e.to_str()), Some("f90" | "F90" | "f" | "F"))
@@ -73,6 +94,10 @@ pub struct Subroutine {
     /// The C type of each dummy, where its declaration says (None: not declared, or a type op2
     /// does not map).
     pub types: Vec<Option<ElemType>>,
+    /// Values each dummy holds, where its declaration says with constant extents (`q(4)`,
+    /// `dimension(2)`, `x(1:3)`; a scalar holds 1); None for assumed size or shape, extents
+    /// named by parameters, or no declaration.
+    pub extents: Vec<Option<usize>>,
     /// Line (1-based) of the `subroutine` statement.
     pub line: usize,
     /// `bind(C)` given.
@@ -262,7 +287,9 @@ pub fn scan(source: &str, fixed: bool) -> FileScan {
             };
             let bind_c = after.replace(' ', "").contains("bind(c");
             let types = vec![None; dummies.len()];
-            current = Some((name.to_string(), Subroutine { module: module.clone(), dummies, types, line, bind_c }));
+            let extents = vec![None; dummies.len()];
+            current =
+                Some((name.to_string(), Subroutine { module: module.clone(), dummies, types, extents, line, bind_c }));
             continue;
         }
         if let Some((_, sub)) = current.as_mut() {
@@ -343,8 +370,44 @@ fn split_top(s: &str, sep: char) -> Vec<String> {
     all
 }
 
-/// Records the types a declaration statement gives the subroutine's dummies.
+/// Values an array spec holds (`4`, `2,3`, `1:3`), if every extent is a constant.
+fn extent_of(spec: &str) -> Option<usize> {
+    let mut n = 1usize;
+    for d in split_top(spec, ',') {
+        let d = d.trim();
+        let len = match d.split_once(':') {
+            Some((lo, hi)) => {
+                let (lo, hi) = (lo.trim().parse::<i64>().ok()?, hi.trim().parse::<i64>().ok()?);
+                usize::try_from(hi - lo + 1).ok()?
+            }
+            None => d.parse::<usize>().ok()?,
+        };
+        n = n.checked_mul(len)?;
+    }
+    Some(n)
+}
+
+/// Records the types and extents a declaration statement gives the subroutine's dummies.
 fn declare(sub: &mut Subroutine, st: &str) {
+    // `dimension q(4), r(2)`: extents without a type.
+    if let Some(rest) = st.strip_prefix("dimension ").filter(|_| !st.contains("::")) {
+        for item in split_top(rest, ',') {
+            let item = item.trim();
+            if let Some((n, spec)) = item.split_once('(') {
+                if let Some(i) = sub.dummies.iter().position(|d| d == n.trim()) {
+                    sub.extents[i] = extent_of(spec.trim_end().trim_end_matches(')'));
+                }
+            }
+        }
+        return;
+    }
+    // A `dimension(...)` attribute gives every name its extents.
+    let attr_extent: Option<Option<usize>> = st.split_once("::").and_then(|(a, _)| {
+        split_top(a, ',').iter().skip(1).find_map(|attr| {
+            let c: String = attr.chars().filter(|c| !c.is_whitespace()).collect();
+            c.strip_prefix("dimension(").map(|r| extent_of(r.trim_end_matches(')')))
+        })
+    });
     let (spec, names) = match st.split_once("::") {
         Some((a, b)) => (a.split(',').next().unwrap_or("").to_string(), b.to_string()),
         None => {
@@ -375,24 +438,47 @@ fn declare(sub: &mut Subroutine, st: &str) {
         }
     };
     let Some(ty) = type_of(&spec) else { return };
-    // names, at depth 0 of parentheses
+    // names, at depth 0 of parentheses, each with its array spec (inside its parentheses)
     let mut depth = 0;
-    let mut cur = String::new();
+    let (mut cur, mut arr) = (String::new(), None::<String>);
     let mut all = Vec::new();
     for c in names.chars() {
         match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => all.push(std::mem::take(&mut cur)),
+            '(' => {
+                if depth == 0 {
+                    arr = Some(String::new());
+                } else if let Some(a) = arr.as_mut() {
+                    a.push(c);
+                }
+                depth += 1;
+            }
+            ')' => {
+                depth -= 1;
+                if depth > 0 {
+                    if let Some(a) = arr.as_mut() {
+                        a.push(c);
+                    }
+                }
+            }
+            ',' if depth == 0 => all.push((std::mem::take(&mut cur), arr.take())),
             _ if depth == 0 => cur.push(c),
-            _ => {}
+            _ => {
+                if let Some(a) = arr.as_mut() {
+                    a.push(c);
+                }
+            }
         }
     }
-    all.push(cur);
-    for n in all {
+    all.push((cur, arr));
+    for (n, arr) in all {
         let n = n.split('=').next().unwrap_or("").trim();
         if let Some(i) = sub.dummies.iter().position(|d| d == n) {
             sub.types[i] = Some(ty);
+            sub.extents[i] = match (arr, attr_extent) {
+                (Some(a), _) => extent_of(&a),
+                (None, Some(e)) => e,
+                (None, None) => Some(1),
+            };
         }
     }
 }
@@ -532,13 +618,17 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
             }
         })
         .collect();
+    // A dummy of known type and constant extents is declared with them (`double q[4]`), so the
+    // loop's check names a dim that differs, as for a C kernel that declares its extents.
     let params: Vec<String> = sub
         .types
         .iter()
+        .zip(&sub.extents)
         .zip(&names)
-        .map(|(t, n)| match t {
-            Some(t) => format!("{} *{n}", t.c_name()),
-            None => format!("void *{n}"),
+        .map(|((t, e), n)| match (t, e) {
+            (Some(t), Some(e)) => format!("{} {n}[{e}]", t.c_name()),
+            (Some(t), None) => format!("{} *{n}", t.c_name()),
+            (None, _) => format!("void *{n}"),
         })
         .collect();
     let ptypes = if params.is_empty() { "void".to_string() } else { vec!["void *"; params.len()].join(", ") };
@@ -664,5 +754,32 @@ mod tests {
             vec!["/a/0.o"]
         );
         assert!(is_fortran_file("k.F90") && is_fortran_file("a/k.f") && !is_fortran_file("k.h"));
+    }
+
+    #[test]
+    fn dummy_extents() {
+        let src = "subroutine k(a, b, c, d, e, f, g, h)
+  real(8), dimension(4) :: a
+  real(8) :: b(2,3), c
+                   real(8), intent(in) :: d(0:2), e(*)
+  integer(4) f(n)
+  real(8) g
+  dimension g(5)
+                   real(8), intent(inout) :: h(:)
+end
+";
+        let f = scan(src, false);
+        let (_, s) = &f.subroutines[0];
+        assert_eq!(s.extents, vec![Some(4), Some(6), Some(1), Some(3), None, None, Some(5), None]);
+        assert_eq!(extent_of("1:4, 2"), Some(8));
+        assert_eq!(extent_of("n"), None);
+        let stand_in = format!("{STAND_IN_MARK}k' of '/d/k.f90' (Fortran files 0a) */\nvoid k(double x[2]) {{}}\n");
+        assert_eq!(stand_in_origin(&stand_in), Some("k' of '/d/k.f90"));
+        assert_eq!(
+            explain_mismatch(&stand_in, "kernel 'k' parameter 1 'double x[2]' (kernel line 3) holds 2 value(s)")
+                .as_deref(),
+            Some("kernel 'k' parameter 1 'double x[2]' holds 2 value(s) (Fortran subroutine 'k' of '/d/k.f90')")
+        );
+        assert_eq!(explain_mismatch("void k(double *x) {}", "m"), None);
     }
 }

@@ -1,5 +1,6 @@
 /* Issue 9, point 9: kernel parameter types are checked against the loop's arguments. A double*
- * kernel on a float dat, T* where a vector argument needs T**, or a wrong parameter count is
+ * kernel on a float dat, T* where a vector argument needs T**, a declared extent (x[2]) other
+ * than the argument's dim (issue 24, point 8), or a wrong parameter count is
  * OP2_ERR_COMPILE naming the loop, the argument, the parameter and its kernel line; a const
  * difference is fine. Compiler warnings in a kernel are shown once per loop shape, with kernel
  * line numbers. */
@@ -51,6 +52,8 @@ int main(int argc, char **argv)
     op_kernel kd = op_decl_kernel("void kd(const double *x,\n  double *s) { s[0] += x[0]; }\n", "kd");
     op_kernel kv = op_decl_kernel("void kv(const double *x,\n           double *s) { s[0] += x[0]; }\n", "kv");
     op_kernel kc = op_decl_kernel("void kc(double **x, double *s) { s[0] = x[0][0] + x[1][0]; }\n", "kc");
+    op_kernel kx2 = op_decl_kernel("void kx2(const double x[2], double *s) { s[0] += x[0]; }\n", "kx2");
+    op_kernel kx1 = op_decl_kernel("void kx1(const double x[1], double s[1]) { s[0] += x[0]; }\n", "kx1");
     op_kernel k3 = op_decl_kernel("void k3(const double *x, double *s, double *t) { s[0] = x[0]; (void)t; }\n", "k3");
     op_kernel kw = op_decl_kernel("void kw(const double *x, double *s) {\n#warning this kernel warns\n  s[0] = x[0];\n}\n", "kw");
 
@@ -66,6 +69,14 @@ int main(int argc, char **argv)
               "needs double**");
     op_par_loop(k3, "count", edges, 2, a);
     CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'count'", "takes 3 parameter(s) but the loop passes 2");
+    /* A declared extent is the argument's dim: x[2] on a dim-1 dat is an error, x[1] is not. */
+    a[0] = op_arg_dat(d, 0, pe, 1, "double", OP_READ);
+    a[1] = op_arg_dat(sum, -1, OP_ID, 1, "double", OP_INC);
+    op_par_loop(kx2, "extent", edges, 2, a);
+    CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'extent', arg 0 (dat 'd'", "kernel 'kx2' parameter 1 'const double x[2]'",
+              "(kernel line 1)", "holds 2 value(s), but the argument has dim 1");
+    op_par_loop(kx1, "extent_ok", edges, 2, a);
+    CHECK_OK();
     a[1] = op_arg_dat(sum, -1, OP_ID, 1, "double", OP_WRITE);
     a[1].dim = 1;
     {

@@ -4,7 +4,7 @@
  * directory (a parameter compiles in; op_decl_const values reach its variables) on an indirect OP_INC loop with an INC global; the used
  * module changed on disk and the kernel declared again gives the new values (its content is in
  * the cache key); a compile error names the Fortran file and line; a kernel whose dummies do not
- * match the loop's arguments (count, type) is OP2_ERR_COMPILE naming the kernel; device backends
+ * match the loop's arguments (count, type, explicit shape) is OP2_ERR_COMPILE naming the kernel; device backends
  * refuse a Fortran kernel with OP2_ERR_BACKEND_UNAVAILABLE. */
 #include "test.h"
 
@@ -162,7 +162,14 @@ int main(int argc, char **argv)
   op_dat id = op_decl_dat(nodes, 1, "int", iv, "ints");
   PAR_LOOP(lin, "lin_type", nodes, op_arg_dat(x, -1, OP_ID, 2, "double", OP_READ),
            op_arg_dat(id, -1, OP_ID, 1, "int", OP_WRITE));
-  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_type'", "lin_t971", "'ints'", "'double *y'", "int");
+  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_type'", "lin_t971", "'ints'", "'double y[1]'", "int");
+  /* A dummy's explicit shape against the argument's dim: x(2) given a dim-1 dat; the message
+     names the subroutine and its file, not the stand-in's lines. */
+  PAR_LOOP(lin, "lin_dim", nodes, op_arg_dat(yd, -1, OP_ID, 1, "double", OP_READ),
+           op_arg_dat(nd, -1, OP_ID, 1, "double", OP_WRITE));
+  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_dim', arg 0 (dat 'y'", "'double x[2]'",
+            "holds 2 value(s), but the argument has dim 1", "Fortran subroutine 'lin_t971' of '", direct);
+  CHECK(strstr(op_last_error_message(), "kernel line") == NULL);
   op_set_error_handler(OP_ERRORS_ABORT);
   op_exit();
   return 0;
