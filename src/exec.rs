@@ -273,6 +273,23 @@ fn check_kernel_params(ctx: &Context, shape: &LoopShape, name: &str, bound: &[Bo
         let message = crate::jit::fortran::explain_mismatch(&k.source, &m.message).unwrap_or(m.message);
         op2_bail!(Compile, "op_par_loop '{name}'{arg}: {message}");
     }
+    // A Fortran kernel's module variable takes the value of the constant of its name only when
+    // their types and sizes agree: otherwise the kernel would silently see the variable unset.
+    for (var, ty, dim, _) in &k.fortran_vars {
+        if let Some(c) = ctx.consts.values().find(|c| c.name.to_lowercase() == *var) {
+            if c.ty != *ty || c.dim != *dim {
+                let origin = crate::jit::fortran::stand_in_origin(&k.source).unwrap_or("?");
+                op2_bail!(
+                    Compile,
+                    "op_par_loop '{name}': constant '{}' is declared by op_decl_const as {} value(s) of type {}, but the module variable '{var}' of the Fortran kernel's files (subroutine '{origin}') holds {dim} of type {}: its value cannot be given to the kernel",
+                    c.name,
+                    c.dim,
+                    c.ty.c_name(),
+                    ty.c_name()
+                );
+            }
+        }
+    }
     Ok(())
 }
 

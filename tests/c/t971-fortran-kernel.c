@@ -170,6 +170,27 @@ int main(int argc, char **argv)
   CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'lin_dim', arg 0 (dat 'y'", "'double x[2]'",
             "holds 2 value(s), but the argument has dim 1", "Fortran subroutine 'lin_t971' of '", direct);
   CHECK(strstr(op_last_error_message(), "kernel line") == NULL);
+  /* A constant whose size differs from the module variable of its name would never reach the
+     kernel: a named error, not a kernel reading the variable unset. */
+  char bad[300];
+  write_file("badconst_t971.f90",
+             "module badconst_t971\n"
+             "  implicit none\n"
+             "  real(8), dimension(3) :: wrong_t971\n"
+             "contains\n"
+             "  subroutine usebad_t971(y)\n"
+             "    real(8) :: y\n"
+             "    y = wrong_t971(1)\n"
+             "  end subroutine usebad_t971\n"
+             "end module badconst_t971\n",
+             bad, sizeof bad);
+  double wrong[2] = {1.0, 2.0};
+  op_decl_const(2, "double", wrong, "wrong_t971");
+  op_kernel usebad = op_decl_kernel_file(bad, "usebad_t971");
+  CHECK_OK();
+  PAR_LOOP(usebad, "usebad", nodes, op_arg_dat(yd, -1, OP_ID, 1, "double", OP_WRITE));
+  CHECK_ERR(OP2_ERR_COMPILE, "op_par_loop 'usebad'", "constant 'wrong_t971'", "2 value(s) of type double",
+            "holds 3 of type double", "usebad_t971");
   op_set_error_handler(OP_ERRORS_ABORT);
   op_exit();
   return 0;
