@@ -257,10 +257,29 @@ fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
     emit_range_wrapper_as(w, sig, &format!("OP2_EXPORT void {LOOP_SYMBOL}"));
 }
 
+/// Whether the elements of a loop over `args` may run in SIMD lanes at once, in any order: no
+/// argument writes through a map (two elements may share a target), reduces into a global, or
+/// follows a reduction.
+fn lanes_independent(args: &[ArgDesc]) -> bool {
+    args.iter().all(|a| match *a {
+        ArgDesc::Dat { acc, how, .. } => how == DatAccess::Direct || acc == crate::arg::Access::Read,
+        ArgDesc::Gbl { acc, .. } => acc == crate::arg::Access::Read,
+        ArgDesc::Idx { .. } => true,
+        ArgDesc::Info { .. } | ArgDesc::Mat { .. } => false,
+    })
+}
+
 /// The range wrapper of `sig` as the function `head` (return type and name).
 fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
     let nargs = sig.args.len();
     w.line("/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */");
+    // A Fortran kernel is a compiled subroutine that link-time optimisation may inline: GCC
+    // judges most too large to inline on its own (Airfoil's adt_calc stayed a call), so the
+    // loop is `flatten`ed; where elements are independent the loop is also `omp simd`, which
+    // GCC then vectorises with the subroutine inlined (the same arithmetic per lane: no fused
+    // multiply-adds, no reassociation).
+    let fortran = super::is_fortran_stand_in(sig.kernel_source);
+    let head = if fortran { head.replacen("void ", "__attribute__((flatten)) void ", 1) } else { head.to_string() };
     w.open(format!("{head}(int op2_start, int op2_end, void *const *op2_slots)"));
     let mut scratch_at = 0usize;
     if scratch_entries(sig.args) > 0 {
@@ -305,6 +324,9 @@ fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
                 }
             }
         }
+    }
+    if fortran && lanes_independent(sig.args) {
+        w.line("#pragma omp simd");
     }
     w.open("for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++)");
     let mut call = Vec::with_capacity(nargs);

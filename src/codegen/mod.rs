@@ -117,6 +117,15 @@ fn elem_type(ty: ElemType) -> (char, usize, bool) {
     }
 }
 
+/// The first words of every Fortran kernel's C stand-in (`jit::fortran` writes them): the C
+/// function that calls the compiled subroutine, which link-time optimisation inlines.
+pub const FORTRAN_STAND_IN_MARK: &str = "/* op2: calls the Fortran subroutine '";
+
+/// Whether a kernel's source is a Fortran kernel's stand-in.
+pub fn is_fortran_stand_in(source: &str) -> bool {
+    source.starts_with(FORTRAN_STAND_IN_MARK)
+}
+
 /// A kernel parameter that disagrees with its loop argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamMismatch {

@@ -20,12 +20,13 @@ use crate::op2_bail;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The first words of every Fortran kernel's C stand-in.
-pub const STAND_IN_MARK: &str = "/* op2: calls the Fortran subroutine '";
+/// The first words of every Fortran kernel's C stand-in (kept in `codegen`, which generates the
+/// loops around it).
+pub use crate::codegen::FORTRAN_STAND_IN_MARK as STAND_IN_MARK;
 
 /// Whether a kernel's source is a Fortran kernel's stand-in.
 pub fn is_stand_in(source: &str) -> bool {
-    source.starts_with(STAND_IN_MARK)
+    crate::codegen::is_fortran_stand_in(source)
 }
 
 /// `NAME' of 'PATH` for a Fortran kernel's stand-in: which subroutine of which file it calls.

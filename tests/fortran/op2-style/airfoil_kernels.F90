@@ -18,24 +18,25 @@ contains
   subroutine adt_calc(x1, x2, x3, x4, q, adt)
     real(8), intent(in) :: x1(2), x2(2), x3(2), x4(2), q(4)
     real(8), intent(out) :: adt
-    real(8) :: ri, u, v, c
+    real(8) :: ri, u, v, c, dx, dy
     ri = 1.0_8 / q(1)
     u = ri * q(2)
     v = ri * q(3)
     c = sqrt(gam * gm1 * (ri * q(4) - 0.5_8 * (u * u + v * v)))
-    adt = side(x1, x2)
-    adt = adt + side(x2, x3)
-    adt = adt + side(x3, x4)
-    adt = adt + side(x4, x1)
+    ! each side's term in parentheses: the C kernel's order of additions
+    dx = x2(1) - x1(1)
+    dy = x2(2) - x1(2)
+    adt = abs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy)
+    dx = x3(1) - x2(1)
+    dy = x3(2) - x2(2)
+    adt = adt + (abs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy))
+    dx = x4(1) - x3(1)
+    dy = x4(2) - x3(2)
+    adt = adt + (abs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy))
+    dx = x1(1) - x4(1)
+    dy = x1(2) - x4(2)
+    adt = adt + (abs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy))
     adt = adt / cfl
-  contains
-    real(8) function side(a, b)
-      real(8), intent(in) :: a(2), b(2)
-      real(8) :: dx, dy
-      dx = b(1) - a(1)
-      dy = b(2) - a(2)
-      side = abs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy)
-    end function side
   end subroutine adt_calc
 
   ! The flux through an interior edge, added to one cell and taken from the other.
