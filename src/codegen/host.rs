@@ -553,6 +553,47 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
         assert!(got.contains("  k();"));
     }
 
+    /// A Fortran kernel's stand-in: the loop is flattened (the subroutine inlines), and `omp simd`
+    /// only where elements are independent.
+    #[test]
+    fn fortran_kernels_are_flattened_and_simd_where_independent() {
+        let (args, consts) = sample();
+        let src = format!(
+            "{}k' of 'k.f90' (Fortran files 0) */\nvoid k(double *a) {{}}\n",
+            super::super::FORTRAN_STAND_IN_MARK
+        );
+        let direct = [ArgDesc::Dat {
+            ty: ElemType::Double,
+            dim: 1,
+            acc: Access::Write,
+            how: DatAccess::Direct,
+            optional: false,
+        }];
+        let mut sig = LoopSignature {
+            loop_name: "d",
+            kernel_name: "k",
+            kernel_source: &src,
+            kernel_origin: "\"kernel:k\"",
+            args: &direct,
+            consts: &consts[..0],
+        };
+        let got = generate(&sig);
+        assert!(got.contains("OP2_EXPORT __attribute__((flatten)) void op2_loop("), "{got}");
+        assert!(got.contains("#pragma omp simd\n  for (ptrdiff_t op2_n"), "{got}");
+        // An indirect increment (two elements may share a target) or a reduction: no simd.
+        sig.args = &args[1..2];
+        assert!(!generate(&sig).contains("omp simd"));
+        sig.args = &args[3..5];
+        assert!(!generate(&sig).contains("omp simd"));
+        sig.args = &args[..1];
+        assert!(generate(&sig).contains("omp simd"), "an indirect read is independent");
+        // A C kernel: neither.
+        sig.kernel_source = "void k(double *a) {}";
+        sig.args = &direct;
+        let got = generate(&sig);
+        assert!(!got.contains("flatten") && !got.contains("omp simd"));
+    }
+
     /// Globals too large for the stack are used in place; vector arguments over wide maps fill
     /// their pointers in a loop, and the widest use the driver's scratch slot.
     #[test]
