@@ -130,9 +130,41 @@ pub extern "C" fn op_par_loop_fptr(
             Some((_, Tier::Jit(k, _))) => Some(*k),
             _ => None,
         };
-        let elementwise = params.iter().any(|p| !matches!(p, FptrParam::Data(_)));
-        if let (Some(k), false) = (jit, elementwise) {
-            return run(st.ctx_lazy(CALL)?, k, &name, s, &raw);
+        let vector = params.iter().any(|p| matches!(p, FptrParam::Vector(_)));
+        let idx: Vec<usize> =
+            params.iter().enumerate().filter(|(_, p)| **p == FptrParam::Idx).map(|(i, _)| i).collect();
+        if let (Some(k), false) = (jit, vector) {
+            if idx.is_empty() {
+                return run(st.ctx_lazy(CALL)?, k, &name, s, &raw);
+            }
+            // op_arg_idx: the subroutine gets the index in the caller's base, through an adapter
+            // made once per function, positions, base and op_init.
+            let base = st.ctx_lazy(CALL)?.index_base;
+            let known = match &st.fns[i].adapter {
+                Some((sr, b, p, a)) if *sr == serial && *b == base && *p == idx => Some(*a),
+                _ => None,
+            };
+            let adapter = match known {
+                Some(a) => Some(a),
+                None => {
+                    let ctx = st.ctx_lazy(CALL)?;
+                    let kd = &ctx.kernels[k.0 as usize];
+                    match crate::jit::fortran::index_adapter(&kd.source, &kd.name, &idx, base) {
+                        Some((aname, source)) => {
+                            let a = ctx.decl_kernel(&source, &aname)?;
+                            // The subroutine's module variables take constants as before.
+                            let vars = ctx.kernels[k.0 as usize].fortran_vars.clone();
+                            ctx.kernels[a.0 as usize].fortran_vars = vars;
+                            st.fns[i].adapter = Some((serial, base, idx.clone(), a));
+                            Some(a)
+                        }
+                        None => None,
+                    }
+                }
+            };
+            if let Some(a) = adapter {
+                return run(st.ctx_lazy(CALL)?, a, &name, s, &raw);
+            }
         }
         // The stand-in kernel for this argument shape, made once per function, shape and op_init
         // (not on every call: generating and looking up its source is per shape work).
@@ -170,6 +202,9 @@ pub(crate) struct FnInfo {
     /// The call-per-element stand-in kernel last used: (op_init serial, index base, argument
     /// shape, kernel).
     stand_in: Option<(u32, i32, Vec<FptrParam>, KernelId)>,
+    /// The JIT tier's kernel for loops with `op_arg_idx` arguments (an adapter adding the index
+    /// base) last used: (op_init serial, index base, their positions, kernel).
+    adapter: Option<(u32, i32, Vec<usize>, KernelId)>,
 }
 
 /// How a compiled Fortran kernel runs, and why.
@@ -192,7 +227,7 @@ fn fn_index(st: &mut super::ApiState, addr: u64) -> usize {
         Some(s) if crate::core::is_c_identifier(&s) => s,
         _ => format!("fortran_kernel_{}", st.fns.len() + 1),
     };
-    st.fns.push(FnInfo { addr, name, symbol, tier: None, stand_in: None });
+    st.fns.push(FnInfo { addr, name, symbol, tier: None, stand_in: None, adapter: None });
     st.fns.len() - 1
 }
 

@@ -50,6 +50,60 @@ pub fn explain_mismatch(source: &str, message: &str) -> Option<String> {
     Some(format!("{m} (Fortran subroutine '{origin}')"))
 }
 
+/// A kernel around a Fortran kernel's stand-in `name` (source `stand_in`) for a loop whose
+/// arguments at `idx` are `op_arg_idx`: it takes the same parameters and gives the subroutine
+/// each index plus `base` (OP2's Fortran indices are 1-based), as the call-per-element tier
+/// does. Returns (kernel name, source), or None when the stand-in's definition is not found.
+pub fn index_adapter(stand_in: &str, name: &str, idx: &[usize], base: i32) -> Option<(String, String)> {
+    let def = crate::core::clex::find_definition(stand_in, name)?;
+    // Each parameter's name: the last identifier before any `[`.
+    let names: Vec<String> = def
+        .params
+        .iter()
+        .map(|p| {
+            let head = p.text.split('[').next().unwrap_or("");
+            head.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("").to_string()
+        })
+        .collect();
+    if names.iter().any(|n| !crate::core::is_c_identifier(n)) || idx.iter().any(|&i| i >= names.len()) {
+        return None;
+    }
+    let positions: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+    let adapter = format!(
+        "{name}_op2idx_{}_{}",
+        positions.join("_"),
+        if base < 0 { format!("m{}", -base) } else { base.to_string() }
+    );
+    let mut src = String::with_capacity(stand_in.len() + 300);
+    src.push_str(stand_in);
+    let params: Vec<&str> = def.params.iter().map(|p| p.text.as_str()).collect();
+    src.push_str(&format!(
+        "static inline void {adapter}({})
+{{
+",
+        params.join(", ")
+    ));
+    for &i in idx {
+        src.push_str(&format!(
+            "  int op2_i{i} = {}[0] + ({base});
+",
+            names[i]
+        ));
+    }
+    let args: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| if idx.contains(&i) { format!("&op2_i{i}") } else { n.clone() })
+        .collect();
+    src.push_str(&format!(
+        "  {name}({});
+}}
+",
+        args.join(", ")
+    ));
+    Some((adapter, src))
+}
+
 /// Whether `path` names a Fortran source file (by its extension).
 pub fn is_fortran_file(path: &str) -> bool {
     matches!(Path::new(path).extension().and_then(|e| e.to_str()), Some("f90" | "F90" | "f" | "F"))
@@ -782,5 +836,12 @@ end
             Some("kernel 'k' parameter 1 'double x[2]' holds 2 value(s) (Fortran subroutine 'k' of '/d/k.f90')")
         );
         assert_eq!(explain_mismatch("void k(double *x) {}", "m"), None);
+        // op_arg_idx in the JIT tier: an adapter adds the index base.
+        let stand_in = format!("{STAND_IN_MARK}u' of 'k.f90' (Fortran files 0a) */\nvoid __k_MOD_u(void *, void *);\nstatic inline void u(double q[4], int idx[1])\n{{\n  __k_MOD_u((void *)q, (void *)idx);\n}}\n");
+        let (n, src) = index_adapter(&stand_in, "u", &[1], 1).unwrap();
+        assert_eq!(n, "u_op2idx_1_1");
+        assert!(src.starts_with(&stand_in));
+        assert!(src.ends_with("static inline void u_op2idx_1_1(double q[4], int idx[1])\n{\n  int op2_i1 = idx[0] + (1);\n  u(q, &op2_i1);\n}\n"), "{src}");
+        assert!(index_adapter(&stand_in, "nothere", &[0], 1).is_none());
     }
 }

@@ -185,6 +185,21 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
       fail "op2-style airfoil JIT tier $backend: rms differs from the C airfoil on seq" "$log"
     fi
   done
+  # op_arg_idx on the JIT tier (an adapter adds OP2's Fortran index base): update's errloc,
+  # printed at iteration 100, is the call-per-element tier's (1-based, proven by t970).
+  for tier in jit element; do
+    fp=
+    [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style
+    (cd "$work" && OP2_BACKEND=seq OP2_FORTRAN_PATH="$fp" timeout "$to" "$style/airfoil" 100 "$work/rms_idx_$tier.txt") \
+      >"$work/idx_$tier.log" 2>&1
+    grep "max err" "$work/idx_$tier.log" >"$work/errloc_$tier.txt"
+  done
+  if [ -s "$work/errloc_jit.txt" ] && cmp -s "$work/errloc_jit.txt" "$work/errloc_element.txt"; then
+    pass "op2-style airfoil: op_arg_idx on the JIT tier gives the call-per-element tier's errloc ($(awk '{ print $NF }' "$work/errloc_jit.txt"))"
+  else
+    cat "$work/errloc_jit.txt" "$work/errloc_element.txt" "$work/idx_jit.log" >"$log" 2>/dev/null
+    fail "op2-style airfoil: op_arg_idx on the JIT tier gives the call-per-element tier's errloc" "$log"
+  fi
   # A device backend refuses a compiled host kernel, saying why.
   if (cd "$work" && OP2_BACKEND=opencl timeout "$to" "$style/reduction") >"$log" 2>&1; then
     echo "(it ran)" >>"$log"
