@@ -146,9 +146,11 @@ def main():
     ap.add_argument("--alpha-us", type=float, help="latency, microseconds (overrides --pingpong)")
     ap.add_argument("--beta-gbps", type=float, help="bandwidth, GB/s (overrides --pingpong)")
     ap.add_argument("--call-us", type=float, default=0.0, help="fixed seconds per loop call, microseconds")
+    ap.add_argument("--compute-scale", type=float, default=1.0, help="multiply every per-element time (a faster node: 0.25)")
     ap.add_argument("--label", default="")
     args = ap.parse_args()
     t, mesh = read_timing(args.timing)
+    t = {k: v * args.compute_scale for k, v in t.items()}
     alpha = beta = None
     if args.pingpong:
         alpha, beta = read_pingpong(args.pingpong)

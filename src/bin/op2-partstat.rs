@@ -184,9 +184,7 @@ fn set_stats(h: &Halos, parts: &[Vec<i32>], s: usize, nranks: usize) -> SetStats
     for &e in h.others[s].keys() {
         noncore[parts[s][e as usize] as usize] += 1;
     }
-    for r in 0..nranks {
-        st.core[r] = st.owned[r] - noncore[r];
-    }
+    st.core = st.owned.iter().zip(&noncore).map(|(o, n)| o - n).collect();
     let mut pairs: HashSet<(i32, i32)> = HashSet::new();
     for q in 0..nranks {
         st.exec[q] = h.exec[s][q].len();
