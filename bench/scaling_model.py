@@ -20,7 +20,8 @@ bres_calc, update)):
                                                    combines reductions by MPI_Allgather of w =
                                                    24 bytes per process (rms, maxerr, errloc)
   T_call = 9 c0                                    fixed cost of the 9 loop calls (c0 per
-                                                   call, --call-us: measured on a small mesh)
+                                                   call: --call-us, or --call-timing FILE, the
+                                                   shortest mean call of a small-mesh run)
   T(P)   = T_comp + T_call + 2 (T_halo - hidden) + 2 T_red
 Strong scaling: E(P) = T(1) / (P T(P)). Weak scaling: E(P) = T_1(1) / T(P) with n elements per
 process. Meshes other than the table's (N0 cells) are the same geometry refined k = N / N0
@@ -56,6 +57,24 @@ def read_timing(path):
     if set(t) != set(size):
         sys.exit(f"{path}: missing loops {set(size) - set(t)}")
     return t, {"nodes": nodes, "cells": cells, "edges": edges, "bedges": bedges}
+
+
+def read_call_cost(path):
+    """Upper bound of the fixed cost of a loop call: the shortest mean call of any loop in a run on
+    a small mesh (its time includes the elements' work too)."""
+    text = open(path).read()
+    best = None
+    col = 2
+    for line in text.splitlines():
+        f = line.split()
+        if f[:2] == ["loop", "calls"]:
+            col = 3 if "max (s)" in line else 2
+        elif len(f) >= 5 and f[0] in ("save_soln", "adt_calc", "res_calc", "bres_calc", "update"):
+            per_call = float(f[col]) / int(f[1])
+            best = per_call if best is None else min(best, per_call)
+    if best is None:
+        sys.exit(f"{path}: no loop timings")
+    return best
 
 
 def read_pingpong(path):
@@ -145,7 +164,8 @@ def main():
     ap.add_argument("--pingpong", help="bench/pingpong output")
     ap.add_argument("--alpha-us", type=float, help="latency, microseconds (overrides --pingpong)")
     ap.add_argument("--beta-gbps", type=float, help="bandwidth, GB/s (overrides --pingpong)")
-    ap.add_argument("--call-us", type=float, default=0.0, help="fixed seconds per loop call, microseconds")
+    ap.add_argument("--call-us", type=float, help="fixed cost per loop call, microseconds")
+    ap.add_argument("--call-timing", help="airfoil output on a small mesh: --call-us = its shortest mean call")
     ap.add_argument("--compute-scale", type=float, default=1.0, help="multiply every per-element time (a faster node: 0.25)")
     ap.add_argument("--label", default="")
     args = ap.parse_args()
@@ -163,8 +183,12 @@ def main():
     table = read_table(args.table, args.method)
     ps = sorted(table)
     n0 = mesh["cells"]
-    c0 = args.call_us * 1e-6
-    print(f"## {args.label or 'model'}: alpha = {alpha * 1e6:.2f} us, beta = {beta / 1e9:.2f} GB/s, c0 = {args.call_us:.2f} us, {args.method} table of a {n0}-cell mesh")
+    c0 = 0.0
+    if args.call_timing:
+        c0 = read_call_cost(args.call_timing)
+    if args.call_us is not None:
+        c0 = args.call_us * 1e-6
+    print(f"## {args.label or 'model'}: alpha = {alpha * 1e6:.2f} us, beta = {beta / 1e9:.2f} GB/s, c0 = {c0 * 1e6:.2f} us, {args.method} table of a {n0}-cell mesh")
     print()
     print("per-element seconds (one process): " + ", ".join(f"{k} {v * 1e9:.1f} ns" for k, v in t.items()))
     print()

@@ -75,7 +75,11 @@ test-mpi-io: lib $(IO_PY) $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms 
 #   make partstat        op2-partstat on OP2's 720K mesh: partition quality (edge cut, halo rows,
 #                        neighbours, bytes sent per iteration) of METIS, RCB and BLOCK at
 #                        P = 2..4096 (build/scaling/partstat-720k.{md,jsonl})
-.PHONY: bench-mpi bench-pingpong partstat
+#   make scaling-model   all the model's inputs measured again (partstat, the ping-pong, Airfoil's
+#                        per-loop times on 720K and its call cost on a 1800-cell mesh), then
+#                        bench/scaling_model.py with them and with InfiniBand figures (assumed:
+#                        1.5 us, 12 GB/s); doc/scaling.md explains it
+.PHONY: bench-mpi bench-pingpong partstat scaling-model
 BENCH_MPI_MESH := $(if $(wildcard $(AF_SHARED)/new_grid.dat.gz),$(AF_DIR)/new_grid.dat,$(BUILD)/bench/mesh-720000.dat)
 
 $(BUILD)/bench/mesh-720000.dat: $(BIN)/op2-meshgen
@@ -96,3 +100,15 @@ bench-pingpong: $(BUILD)/bench/pingpong
 partstat: lib $(BENCH_MPI_MESH)
 	@mkdir -p $(BUILD)/scaling
 	$(LIBDIR)/op2-partstat --mesh $(BENCH_MPI_MESH) --json $(BUILD)/scaling/partstat-720k.jsonl | tee $(BUILD)/scaling/partstat-720k.md
+
+SCALING := $(BUILD)/scaling
+scaling-model: partstat $(BUILD)/bench/pingpong $(BIN)/airfoil $(BIN)/op2-meshgen
+	$(BIN)/op2-meshgen --cells 1800 -o $(SCALING)/mesh-1800.dat
+	$(BIN)/airfoil --mesh $(SCALING)/mesh-1800.dat --iters 2000 > $(SCALING)/timing-n1-1800.txt
+	$(BIN)/airfoil --mesh $(BENCH_MPI_MESH) --iters 50 > $(SCALING)/timing-n1.txt
+	$(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) \
+	  mpiexec --oversubscribe -n 2 $(BUILD)/bench/pingpong --rounds 7 > $(SCALING)/pingpong.txt
+	python3 bench/scaling_model.py --timing $(SCALING)/timing-n1.txt --table $(SCALING)/partstat-720k.jsonl \
+	  --call-timing $(SCALING)/timing-n1-1800.txt --pingpong $(SCALING)/pingpong.txt --label "this machine's MPI"
+	python3 bench/scaling_model.py --timing $(SCALING)/timing-n1.txt --table $(SCALING)/partstat-720k.jsonl \
+	  --call-timing $(SCALING)/timing-n1-1800.txt --alpha-us 1.5 --beta-gbps 12 --label "InfiniBand figures (assumed)"
