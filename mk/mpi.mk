@@ -64,3 +64,51 @@ test-mpi-io: lib $(IO_PY) $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms 
 	  $(abspath $(IO_PY)) $(CURDIR)/tests/mpi/vtksame.py t855-1$$m.vtu t855-2$$m.pvtu t855-3$$m.pvtu || exit 1; done
 	tests/mpi/airfoil_h5.sh $(BIN) $(AF_DIR)/cmp_rms $(IO_PY) $(MPI_IO_DIR)/airfoil $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat $(MPI_AF_ITERS)
 	@echo "test-mpi-io: passed"
+
+# Scale-out measurements (issue 25, section 4; doc/scaling.md), not part of the test suite:
+#   make bench-mpi       bench/mpi.sh: Airfoil 720K at -n 1 and -n 2 on seq (METIS KWAY),
+#                        interleaved rounds, median ms/iter and the -n 2 / -n 1 ratio; with
+#                        OP2_COMMON_DIR=<an OP2-Common source tree> also OP2-Common's MPI Airfoil
+#                        built from it, and op2 / OP2-Common (skipped, and said so, without it)
+#   make bench-pingpong  bench/pingpong.c under mpiexec -n 2: one-way latency (8 B) and
+#                        bandwidth (1 MiB) of this machine's MPI transport
+#   make partstat        op2-partstat on OP2's 720K mesh: partition quality (edge cut, halo rows,
+#                        neighbours, bytes sent per iteration) of METIS, RCB and BLOCK at
+#                        P = 2..4096 (build/scaling/partstat-720k.{md,jsonl})
+#   make scaling-model   all the model's inputs measured again (partstat, the ping-pong, Airfoil's
+#                        per-loop times on 720K and its call cost on a 1800-cell mesh), then
+#                        bench/scaling_model.py with them and with InfiniBand figures (assumed:
+#                        1.5 us, 12 GB/s); doc/scaling.md explains it
+.PHONY: bench-mpi bench-pingpong partstat scaling-model
+BENCH_MPI_MESH := $(if $(wildcard $(AF_SHARED)/new_grid.dat.gz),$(AF_DIR)/new_grid.dat,$(BUILD)/bench/mesh-720000.dat)
+
+$(BUILD)/bench/mesh-720000.dat: $(BIN)/op2-meshgen
+	@mkdir -p $(@D)
+	$(BIN)/op2-meshgen --cells 720000 -o $@
+
+bench-mpi: $(BIN)/airfoil $(BENCH_MPI_MESH)
+	BIN=$(BIN) BUILD=$(BUILD) MESH=$(BENCH_MPI_MESH) bench/mpi.sh
+
+$(BUILD)/bench/pingpong: bench/pingpong.c
+	@mkdir -p $(@D)
+	mpicc -O2 -std=c99 -Wall -o $@ $<
+
+bench-pingpong: $(BUILD)/bench/pingpong
+	$(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) \
+	  mpiexec --oversubscribe -n 2 $(BUILD)/bench/pingpong
+
+partstat: lib $(BENCH_MPI_MESH)
+	@mkdir -p $(BUILD)/scaling
+	$(LIBDIR)/op2-partstat --mesh $(BENCH_MPI_MESH) --json $(BUILD)/scaling/partstat-720k.jsonl | tee $(BUILD)/scaling/partstat-720k.md
+
+SCALING := $(BUILD)/scaling
+scaling-model: partstat $(BUILD)/bench/pingpong $(BIN)/airfoil $(BIN)/op2-meshgen
+	$(BIN)/op2-meshgen --cells 1800 -o $(SCALING)/mesh-1800.dat
+	$(BIN)/airfoil --mesh $(SCALING)/mesh-1800.dat --iters 2000 > $(SCALING)/timing-n1-1800.txt
+	$(BIN)/airfoil --mesh $(BENCH_MPI_MESH) --iters 50 > $(SCALING)/timing-n1.txt
+	$(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) \
+	  mpiexec --oversubscribe -n 2 $(BUILD)/bench/pingpong --rounds 7 > $(SCALING)/pingpong.txt
+	python3 bench/scaling_model.py --timing $(SCALING)/timing-n1.txt --table $(SCALING)/partstat-720k.jsonl \
+	  --call-timing $(SCALING)/timing-n1-1800.txt --pingpong $(SCALING)/pingpong.txt --label "this machine's MPI"
+	python3 bench/scaling_model.py --timing $(SCALING)/timing-n1.txt --table $(SCALING)/partstat-720k.jsonl \
+	  --call-timing $(SCALING)/timing-n1-1800.txt --alpha-us 1.5 --beta-gbps 12 --label "InfiniBand figures (assumed)"

@@ -198,21 +198,26 @@ pub fn derive(sizes: &[usize], maps: &[GMap], parts: &mut [Option<Vec<i32>>], fa
             parts[m.from] = Some(p);
         } else {
             let fp = parts[m.from].as_ref().map_or(&[][..], |v| v.as_slice());
-            let nparts = fp.iter().copied().max().unwrap_or(0) as usize + 1;
             let fb = fallback(m.to);
-            let mut counts: std::collections::HashMap<usize, Vec<u32>> = Default::default();
+            // (part, count) of the elements naming each target: a few entries each, so memory
+            // stays O(set) at any P (a dense count per part was O(set x P): 12 GB for 720K
+            // nodes at P = 4096).
+            let mut counts: Vec<Vec<(i32, u32)>> = vec![Vec::new(); sizes[m.to]];
             for (e, row) in m.values.chunks_exact(m.dim).enumerate() {
                 for &t in row {
-                    counts.entry(t as usize).or_insert_with(|| vec![0; nparts])[fp[e] as usize] += 1;
+                    let c = &mut counts[t as usize];
+                    match c.iter_mut().find(|x| x.0 == fp[e]) {
+                        Some(x) => x.1 += 1,
+                        None => c.push((fp[e], 1)),
+                    }
                 }
             }
-            let p: Vec<i32> = (0..sizes[m.to])
-                .map(|t| match counts.get(&t) {
-                    // ties to the lowest part
-                    Some(c) => {
-                        c.iter().enumerate().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0))).map_or(0, |x| x.0 as i32)
-                    }
-                    None => fb[t],
+            let p: Vec<i32> = counts
+                .iter()
+                .enumerate()
+                .map(|(t, c)| {
+                    // the most elements, ties to the lowest part
+                    c.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map_or(fb[t], |x| x.0)
                 })
                 .collect();
             parts[m.to] = Some(p);
