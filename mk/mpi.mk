@@ -18,6 +18,8 @@
 #                           blocks run on each of its T threads (tests/mpi/hybrid.sh)
 #   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
 #                           appended to TESTS)
+#   make bench-hybrid       Airfoil 720K: -n 1 and -n 2 seq against MPI + threads, interleaved
+#                           (bench/hybrid.sh; below; not a test)
 #
 # Uses BUILD, BIN, TEST_BACKENDS and AF_DIR's tools from the top Makefile and mk/airfoil.mk.
 
@@ -72,3 +74,18 @@ test-mpi-io: lib $(IO_PY) $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms 
 	  $(abspath $(IO_PY)) $(CURDIR)/tests/mpi/vtksame.py t855-1$$m.vtu t855-2$$m.pvtu t855-3$$m.pvtu || exit 1; done
 	tests/mpi/airfoil_h5.sh $(BIN) $(AF_DIR)/cmp_rms $(IO_PY) $(MPI_IO_DIR)/airfoil $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat $(MPI_AF_ITERS)
 	@echo "test-mpi-io: passed"
+
+# make bench-hybrid: bench/hybrid.sh, Airfoil at -n 1 and -n 2 on seq and MPI + threads (-n 2 x 1,
+# -n 1 x 2, -n 2 x 2 threads, --bind-to none; and -n 1 x 2 bound), interleaved, 100 iterations,
+# on OP2's 720K mesh when $(AF_SHARED)/new_grid.dat.gz exists, else the generated 720K mesh;
+# BENCH_REPS (3) rounds. Not in TESTS.
+.PHONY: bench-hybrid
+ifneq ($(wildcard $(AF_SHARED)/new_grid.dat.gz),)
+bench-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(AF_DIR)/new_grid.dat
+	BIN=$(BIN) CMP_RMS=$(AF_DIR)/cmp_rms MESH=$(AF_DIR)/new_grid.dat bench/hybrid.sh
+else
+bench-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(BIN)/op2-meshgen
+	@mkdir -p $(BUILD)/bench
+	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
+	BIN=$(BIN) CMP_RMS=$(AF_DIR)/cmp_rms MESH=$(BUILD)/bench/mesh-720000.dat bench/hybrid.sh
+endif
