@@ -657,7 +657,9 @@ void op_diagnostic_output(void);
  * (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
  * stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
  * prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
- * bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
+ * bytes and messages per call (means over processes). On `threads` it ends with the blocks each
+ * thread ran (under MPI one line per process), which shows every thread took part.
+ * Errors: OP2_ERR_NOT_INITIALISED.
  */
 void op_timing_output(void);
 

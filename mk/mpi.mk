@@ -1,6 +1,6 @@
 # mk/mpi.mk: MPI tests (cargo feature mpi, on by default; OpenMPI's mpicc, mpif90, mpiexec).
 #
-#   make test-mpi           the four below (appended to TESTS)
+#   make test-mpi           the five below (appended to TESTS)
 #   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-c-lazy    the same on seq with OP2_LAZY=1
@@ -12,8 +12,14 @@
 #   make test-mpi-op2-style the OP2-style Fortran Airfoil (OP2's Fortran API, compiled Fortran
 #                           kernels) under mpiexec -n 2 on seq and threads against the C Airfoil
 #                           on one process, 1e-12 relative (tests/mpi/op2_style.sh)
+#   make test-mpi-hybrid    MPI + threads: Airfoil under mpiexec -n P --bind-to none on threads
+#                           with OP2_NUM_THREADS=T (2x1, 1x2, 2x2, 3x2 RCB) against one process on
+#                           seq, 1e-12 relative at every iteration; every process must report
+#                           blocks run on each of its T threads (tests/mpi/hybrid.sh)
 #   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
 #                           appended to TESTS)
+#   make bench-hybrid       Airfoil 720K: -n 1 and -n 2 seq against MPI + threads, interleaved
+#                           (bench/hybrid.sh; below; not a test)
 #
 # Uses BUILD, BIN, TEST_BACKENDS and AF_DIR's tools from the top Makefile and mk/airfoil.mk.
 
@@ -23,9 +29,9 @@ MPI_AF_CELLS ?= 20000
 MPI_AF_ITERS ?= 50
 
 TESTS += test-mpi
-.PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil test-mpi-op2-style
+.PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
 
-test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style
+test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
 	@echo "test-mpi: passed"
 
 test-mpi-c: lib
@@ -42,6 +48,10 @@ $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat: $(BIN)/op2-meshgen
 test-mpi-airfoil: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
 	tests/mpi/airfoil.sh $(BIN) $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat \
 	  $(MPI_AF_ITERS) '$(filter-out seq,$(TEST_BACKENDS))'
+
+test-mpi-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
+	tests/mpi/hybrid.sh $(BIN) $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/hybrid $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat \
+	  $(MPI_AF_ITERS)
 
 test-mpi-op2-style: install-test-prefix $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
 	tests/mpi/op2_style.sh $(BIN) $(AF_DIR)/cmp_rms $(abspath $(MPI_AF_DIR))/op2-style \
@@ -112,3 +122,18 @@ scaling-model: partstat $(BUILD)/bench/pingpong $(BIN)/airfoil $(BIN)/op2-meshge
 	  --call-timing $(SCALING)/timing-n1-1800.txt --pingpong $(SCALING)/pingpong.txt --label "this machine's MPI"
 	python3 bench/scaling_model.py --timing $(SCALING)/timing-n1.txt --table $(SCALING)/partstat-720k.jsonl \
 	  --call-timing $(SCALING)/timing-n1-1800.txt --alpha-us 1.5 --beta-gbps 12 --label "InfiniBand figures (assumed)"
+
+# make bench-hybrid: bench/hybrid.sh, Airfoil at -n 1 and -n 2 on seq and MPI + threads (-n 2 x 1,
+# -n 1 x 2, -n 2 x 2 threads, --bind-to none; and -n 1 x 2 bound), interleaved, 100 iterations,
+# on OP2's 720K mesh when $(AF_SHARED)/new_grid.dat.gz exists, else the generated 720K mesh;
+# BENCH_REPS (3) rounds. Not in TESTS.
+.PHONY: bench-hybrid
+ifneq ($(wildcard $(AF_SHARED)/new_grid.dat.gz),)
+bench-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(AF_DIR)/new_grid.dat
+	BIN=$(BIN) CMP_RMS=$(AF_DIR)/cmp_rms MESH=$(AF_DIR)/new_grid.dat bench/hybrid.sh
+else
+bench-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(BIN)/op2-meshgen
+	@mkdir -p $(BUILD)/bench
+	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
+	BIN=$(BIN) CMP_RMS=$(AF_DIR)/cmp_rms MESH=$(BUILD)/bench/mesh-720000.dat bench/hybrid.sh
+endif

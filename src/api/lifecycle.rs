@@ -228,7 +228,9 @@ pub extern "C" fn op_diagnostic_output() {
 /// (direct data, indirect data once per distinct target, maps), JIT time, and the fraction of
 /// stream bandwidth when `OP2_STREAM_GBS` gives it. Under MPI it is collective and process 0
 /// prints, per loop, the maximum and mean time over the processes and the halo exchanges' time,
-/// bytes and messages per call (means over processes). Errors: OP2_ERR_NOT_INITIALISED.
+/// bytes and messages per call (means over processes). On `threads` it ends with the blocks each
+/// thread ran (under MPI one line per process), which shows every thread took part.
+/// Errors: OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_timing_output() {
     boundary("op_timing_output", (), |st| {
@@ -241,7 +243,11 @@ pub extern "C" fn op_timing_output() {
             return Ok(());
         }
         let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
-        print_after_c_stdio(&ctx.timings.table(ctx.backend.kind().name(), stream));
+        let mut table = ctx.timings.table(ctx.backend.kind().name(), stream);
+        if let Some(w) = ctx.backend.work_report() {
+            table.push_str(&format!("op2 {} backend: {w}\n", ctx.backend.kind().name()));
+        }
+        print_after_c_stdio(&table);
         Ok(())
     })
 }

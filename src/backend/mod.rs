@@ -177,6 +177,12 @@ pub trait Backend: Send {
         self.kind().name().to_string()
     }
 
+    /// How the session's work was spread over the backend's threads (`threads`: blocks run by
+    /// each worker), for `op_timing_output`; None where there is nothing to say.
+    fn work_report(&self) -> Option<String> {
+        None
+    }
+
     /// Makes room on the device for a dat of `bytes` (its contents need not be valid).
     fn alloc(&mut self, _dat: DatId, _shape: DatShape, _bytes: usize) -> Result<()> {
         Ok(())

@@ -61,8 +61,38 @@ fn build_pool(num_threads: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| op2_err!(BackendUnavailable, "cannot start {num_threads} threads for the threads backend: {e}"))
 }
 
+/// Blocks (or tiles) one thread ran, on a cache line of its own (each worker bumps only its
+/// own, once a block: no line bounces between workers).
+#[repr(align(64))]
+#[derive(Default)]
+struct WorkCount(AtomicU64);
+
+/// Where the work of a session went: per pool worker, and last the calling thread (one-block
+/// loops run there without waking the pool). Reported by `op_timing_output`, so a run (under
+/// MPI, each process) shows that its threads really ran blocks.
+struct WorkCounts(Vec<WorkCount>);
+
+impl WorkCounts {
+    fn new(num_threads: usize) -> WorkCounts {
+        WorkCounts((0..=num_threads).map(|_| WorkCount::default()).collect())
+    }
+
+    /// One more block for the current thread: its index among `pool`'s workers, else (not one
+    /// of them) the calling slot.
+    fn bump(&self, pool: &rayon::ThreadPool) {
+        let last = self.0.len() - 1;
+        let i = pool.current_thread_index().filter(|&i| i < last).unwrap_or(last);
+        self.0[i].0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Vec<u64> {
+        self.0.iter().map(|c| c.0.load(Ordering::Relaxed)).collect()
+    }
+}
+
 pub struct Threads {
     pool: rayon::ThreadPool,
+    work: WorkCounts,
     /// `FORK_GENERATION` when the pool was made.
     pool_generation: u64,
     /// `OP_PART_SIZE`, or None for `default_part_size`.
@@ -73,6 +103,8 @@ pub struct Threads {
 /// Pointers shared by the tasks of one parallel phase.
 struct Shared<'a> {
     call: &'a LoopCall<'a>,
+    pool: &'a rayon::ThreadPool,
+    work: &'a WorkCounts,
     partials: &'a Partials,
     /// The first error of a block (the others still run: blocks are independent).
     error: &'a std::sync::Mutex<Option<crate::error::Op2Error>>,
@@ -86,7 +118,8 @@ impl Threads {
     pub fn new(num_threads: usize, part_size: Option<usize>) -> Result<Threads> {
         let pool_generation = fork_generation();
         let pool = build_pool(num_threads).map_err(|e| op2_err!(BackendUnavailable, "op_init: {}", e.message))?;
-        Ok(Threads { pool, pool_generation, part_size, plans: PlanCache::new() })
+        let work = WorkCounts::new(pool.current_num_threads());
+        Ok(Threads { pool, work, pool_generation, part_size, plans: PlanCache::new() })
     }
 
     /// After `fork()` the child has none of the pool's threads: a loop would wait for them for
@@ -111,6 +144,7 @@ impl Threads {
 
 /// Runs block `b` = `[lo, hi)` with its own reduction slots.
 fn run_block(sh: &Shared, b: usize, lo: usize, hi: usize) {
+    sh.work.bump(sh.pool);
     let call = sh.call;
     let mut slots: Vec<*mut c_void> = call.slots.clone();
     for (r, red) in call.reductions.iter().enumerate() {
@@ -126,6 +160,18 @@ fn run_block(sh: &Shared, b: usize, lo: usize, hi: usize) {
 impl Backend for Threads {
     fn kind(&self) -> BackendKind {
         BackendKind::Threads
+    }
+
+    fn work_report(&self) -> Option<String> {
+        let counts = self.work.get();
+        let (caller, workers) = counts.split_last().unwrap_or((&0, &[]));
+        let each: Vec<String> = workers.iter().map(|c| c.to_string()).collect();
+        Some(format!(
+            "{} thread{}, blocks run by each: {} (one-block loops on the calling thread: {caller})",
+            workers.len(),
+            if workers.len() == 1 { "" } else { "s" },
+            each.join(" ")
+        ))
     }
 
     fn compute(&mut self, call: &mut LoopCall, start: usize, end: usize) -> Result<()> {
@@ -146,10 +192,10 @@ impl Backend for Threads {
         if nblocks == 1 {
             // One block: waking the pool (~10 µs) would cost more than the work; the result
             // is the same as on any thread.
-            let sh = Shared { call, partials: &partials, error: &error };
+            let sh = Shared { call, pool: &self.pool, work: &self.work, partials: &partials, error: &error };
             run_block(&sh, 0, start, end);
         } else if !call.needs_colouring() {
-            let sh = Shared { call, partials: &partials, error: &error };
+            let sh = Shared { call, pool: &self.pool, work: &self.work, partials: &partials, error: &error };
             self.pool.install(|| {
                 (0..nblocks).into_par_iter().for_each(|b| {
                     let lo = start + b * ps;
@@ -171,7 +217,7 @@ impl Backend for Threads {
                 let code = if e.is_out_of_memory() { ErrorCode::OutOfMemory } else { ErrorCode::Internal };
                 Op2Error::new(code, format!("op_par_loop '{}': execution plan: {e}", call.name))
             })?;
-            let sh = Shared { call, partials: &partials, error: &error };
+            let sh = Shared { call, pool: &self.pool, work: &self.work, partials: &partials, error: &error };
             self.pool.install(|| {
                 for c in 0..plan.ncolours {
                     plan.colour_blocks(c).par_iter().for_each(|&b| {
@@ -198,6 +244,8 @@ impl Backend for Threads {
 /// partials, the tiling, and the first error.
 struct TiledShared<'s, 'c> {
     calls: &'s [LoopCall<'c>],
+    pool: &'s rayon::ThreadPool,
+    work: &'s WorkCounts,
     partials: &'s [Partials],
     tiling: &'s crate::plan::tiling::Tiling,
     error: &'s std::sync::Mutex<Option<Op2Error>>,
@@ -210,6 +258,7 @@ unsafe impl Sync for TiledShared<'_, '_> {}
 
 /// Runs tile `t`: each loop's runs in it, in chain order, reductions into the tile's partials.
 fn run_tile(sh: &TiledShared, t: usize) {
+    sh.work.bump(sh.pool);
     for (l, call) in sh.calls.iter().enumerate() {
         let runs = &sh.tiling.runs[l][t];
         if runs.is_empty() {
@@ -254,7 +303,8 @@ impl Threads {
         let levels = tiling.levels()?;
         let error = std::sync::Mutex::new(None);
         {
-            let sh = TiledShared { calls, partials: &partials, tiling, error: &error };
+            let sh =
+                TiledShared { calls, pool: &self.pool, work: &self.work, partials: &partials, tiling, error: &error };
             self.pool.install(|| {
                 for level in &levels {
                     if level.len() == 1 {
@@ -277,7 +327,28 @@ impl Threads {
 
 #[cfg(test)]
 mod tests {
-    use super::default_part_size;
+    use super::{default_part_size, WorkCounts};
+
+    #[test]
+    fn work_counts_go_to_the_worker_that_ran_or_to_the_caller() {
+        let pool = super::build_pool(3).unwrap();
+        let work = WorkCounts::new(pool.current_num_threads());
+        // Every worker once, worker 1 twice more; the test thread (no pool) twice.
+        pool.broadcast(|b| {
+            work.bump(&pool);
+            if b.index() == 1 {
+                work.bump(&pool);
+                work.bump(&pool);
+            }
+        });
+        work.bump(&pool);
+        work.bump(&pool);
+        assert_eq!(work.get(), vec![1, 3, 1, 2]);
+        // A worker of another pool is not one of ours: it counts as a caller.
+        let other = super::build_pool(2).unwrap();
+        other.broadcast(|_| work.bump(&pool));
+        assert_eq!(work.get(), vec![1, 3, 1, 4]);
+    }
 
     #[test]
     fn default_part_size_follows_the_set_not_the_threads() {

@@ -407,6 +407,10 @@ pub fn timing_table(ctx: &Context) -> Result<Option<String>> {
             l.halo_messages
         );
     }
+    // How this process's work spread over its threads (threads backend): one line, no tabs.
+    if let Some(w) = ctx.backend.work_report() {
+        let _ = writeln!(mine, "#work {}", w.replace(['\t', '\n'], " "));
+    }
     let all = ctx.comm.all_gather(mine.as_bytes())?;
     if ctx.comm.rank() != 0 {
         return Ok(None);
@@ -473,6 +477,20 @@ pub fn timing_table(ctx: &Context) -> Result<Option<String>> {
         "  MPI halo exchanges: {:.6} s and {:.0} bytes sent per process (mean); {} exchanges, {} messages on process 0",
         halo_t, halo_b, ctx.comm.exchanges, ctx.comm.messages
     );
+    // Per process, how the backend's threads shared the work (hybrid MPI + threads).
+    let work: Vec<(usize, String)> = all
+        .iter()
+        .enumerate()
+        .filter_map(|(r, b)| {
+            String::from_utf8_lossy(b).lines().find_map(|l| l.strip_prefix("#work ").map(|w| (r, w.to_string())))
+        })
+        .collect();
+    if !work.is_empty() {
+        let _ = writeln!(s, "op2 {} backend, per process", ctx.backend.kind().name());
+        for (r, w) in &work {
+            let _ = writeln!(s, "  process {r}: {w}");
+        }
+    }
     // Chains (lazy evaluation, op_loop_chain_begin/end) as process 0 ran them.
     if ctx.timings.loops().iter().any(|l| l.members.is_some()) {
         let _ = writeln!(s, "op2 loop chains (process 0; time in the chain's row; its loops count calls and bytes)");
