@@ -3,8 +3,9 @@
 #
 # The OP2-style Fortran Airfoil (tests/fortran/op2-style: OP2's Fortran API, compiled Fortran
 # kernels through op_par_loop_N) under MPI: built with mpif90 against the installed op2 in
-# OP2_PREFIX, run under mpiexec -n 2 on seq and threads; its rms must be within 1e-12 (relative,
-# every iteration) of the C Airfoil's on one process (cmp_rms).
+# OP2_PREFIX, run under mpiexec -n 2 on seq and threads, with its kernels called per element and
+# compiled into the loops (JIT tier); its rms must be within 1e-12 (relative, every iteration) of
+# the C Airfoil's on one process (cmp_rms).
 set -u
 bin=$1
 cmp=$2
@@ -27,15 +28,27 @@ if ! "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$dir/rms-ref.log"
   echo "mpi-op2-style: FAIL: C Airfoil, one process:"; tail -n 20 "$dir/ref.out"; exit 1
 fi
 fails=0
-for b in seq threads; do
-  log="$dir/rms-$b.log"
-  rm -f "$log"
-  if ! (cd "$dir" && timeout 300 mpiexec -n 2 "$dir/build/airfoil" "$iters" "$log" "OP2_BACKEND=$b") \
-       > "$dir/$b.out" 2>&1; then
-    echo "mpi-op2-style: FAIL: -n 2 $b:"; tail -n 20 "$dir/$b.out"; fails=$((fails + 1)); continue
-  fi
-  printf 'mpi-op2-style: -n 2 %-8s ' "$b"
-  "$cmp" --rel 1e-12 "$log" "$dir/rms-ref.log" || fails=$((fails + 1))
+# Both tiers: call-per-element (no kernel source found) and JIT (the kernels' module on
+# OP2_FORTRAN_PATH, every kernel compiled into its loop on every process: OP2_DIAGNOSTICS=1 says so).
+for tier in element jit; do
+  for b in seq threads; do
+    log="$dir/rms-$b-$tier.log"
+    rm -f "$log"
+    fp=
+    [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style
+    if ! (cd "$dir" && OP2_FORTRAN_PATH="$fp" OP2_DIAGNOSTICS=1 timeout 300 mpiexec -n 2 "$dir/build/airfoil" "$iters" "$log" \
+         "OP2_BACKEND=$b") > "$dir/$b-$tier.out" 2>&1; then
+      echo "mpi-op2-style: FAIL: -n 2 $b $tier tier:"; tail -n 20 "$dir/$b-$tier.out"; fails=$((fails + 1)); continue
+    fi
+    n=$(grep -c "^op2: Fortran kernel '.*': JIT tier" "$dir/$b-$tier.out")
+    want=0
+    [ "$tier" = jit ] && want=5
+    if [ "$n" -ne "$want" ]; then
+      echo "mpi-op2-style: FAIL: -n 2 $b $tier tier: $n kernels on the JIT tier, expected $want"; fails=$((fails + 1)); continue
+    fi
+    printf 'mpi-op2-style: -n 2 %-8s %-8s ' "$b" "$tier"
+    "$cmp" --rel 1e-12 "$log" "$dir/rms-ref.log" || fails=$((fails + 1))
+  done
 done
 [ "$fails" -eq 0 ] || { echo "mpi-op2-style: $fails failed"; exit 1; }
 echo "mpi-op2-style: passed"
