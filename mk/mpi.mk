@@ -53,7 +53,7 @@ test-mpi-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CE
 	tests/mpi/hybrid.sh $(BIN) $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/hybrid $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat \
 	  $(MPI_AF_ITERS)
 
-test-mpi-op2-style: install-test-prefix $(BIN)/airfoil $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
+test-mpi-op2-style: install-test-prefix $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms $(MPI_AF_DIR)/mesh-$(MPI_AF_CELLS).dat
 	tests/mpi/op2_style.sh $(BIN) $(AF_DIR)/cmp_rms $(abspath $(MPI_AF_DIR))/op2-style \
 	  $(abspath $(MPI_AF_DIR))/mesh-$(MPI_AF_CELLS).dat $(MPI_AF_ITERS) $(OP2_TEST_PREFIX)
 

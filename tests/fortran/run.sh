@@ -185,6 +185,24 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
       fail "op2-style airfoil JIT tier $backend: rms differs from the C airfoil on seq" "$log"
     fi
   done
+  # The mesh from HDF5 (OP2's layout, written by op2-h5convert; op_decl_*_hdf5 of
+  # op2_fortran_hdf5_declarations): the same rms as the C Airfoil from the text file.
+  if [ -x "$bin/op2-h5convert" ] && timeout "$to" "$bin/op2-h5convert" "$mesh" "$work/airfoil_mesh.h5" >"$log" 2>&1; then
+    out=$work/rms_op2style_h5.txt
+    if ! (cd "$work" && OP2_BACKEND=seq timeout "$to" "$style/airfoil" "$iters" "$out" "$work/airfoil_mesh.h5") >"$log" 2>&1; then
+      fail "op2-style airfoil from HDF5 (seq)" "$log"
+    elif awk 'NR == FNR { ref[$1] = $2; next }
+              { d = $2 - ref[$1]; if (d < 0) d = -d; r = ref[$1] < 0 ? -ref[$1] : ref[$1];
+                if (!($1 in ref) || d > 1e-12 * r) { print "iteration " $1 ": " $2 " vs " ref[$1]; bad = 1 }; n++ }
+              END { exit bad || n == 0 }' "$work/rms_c_seq.txt" "$out" >"$log" 2>&1; then
+      pass "op2-style airfoil from HDF5 (seq): rms within 1e-12 of the C airfoil's"
+    else
+      fail "op2-style airfoil from HDF5 (seq): rms differs from the C airfoil's" "$log"
+    fi
+  else
+    echo "(op2-h5convert missing or failed: a build without HDF5?)" >>"$log"
+    fail "op2-style airfoil from HDF5: convert the mesh" "$log"
+  fi
   # op_arg_idx on the JIT tier (an adapter adds OP2's Fortran index base): update's errloc,
   # printed at iteration 100, is the call-per-element tier's (1-based, proven by t970).
   for tier in jit element; do

@@ -50,5 +50,19 @@ for tier in element jit; do
     "$cmp" --rel 1e-12 "$log" "$dir/rms-ref.log" || fails=$((fails + 1))
   done
 done
+# The mesh from HDF5 (op_decl_*_hdf5: each process reads its block), -n 2 on seq, JIT tier.
+if "$bin/op2-h5convert" "$mesh" "$dir/mesh.h5" > "$dir/h5convert.out" 2>&1; then
+  log="$dir/rms-h5.log"
+  rm -f "$log"
+  if (cd "$dir" && OP2_FORTRAN_PATH="$root/tests/fortran/op2-style" timeout 300 mpiexec -n 2 "$dir/build/airfoil" \
+       "$iters" "$log" "$dir/mesh.h5" OP2_BACKEND=seq) > "$dir/h5.out" 2>&1; then
+    printf 'mpi-op2-style: -n 2 seq      HDF5 mesh '
+    "$cmp" --rel 1e-12 "$log" "$dir/rms-ref.log" || fails=$((fails + 1))
+  else
+    echo "mpi-op2-style: FAIL: -n 2 seq from HDF5:"; tail -n 20 "$dir/h5.out"; fails=$((fails + 1))
+  fi
+else
+  echo "mpi-op2-style: FAIL: op2-h5convert:"; tail -n 5 "$dir/h5convert.out"; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] || { echo "mpi-op2-style: $fails failed"; exit 1; }
 echo "mpi-op2-style: passed"

@@ -2,12 +2,15 @@
 ! op_init_base(0, 0)), runs NITER iterations of the five Airfoil loops with the compiled Fortran
 ! kernels of airfoil_kernels, and writes "iteration rms" per iteration to RMS_LOG (on the root
 ! process), for comparison with the C Airfoil's --rms-log.
-!   airfoil [NITER [RMS_LOG]]        (defaults 1000 and rms.txt; NAME=VALUE arguments go to op2)
+!   airfoil [NITER [RMS_LOG [MESH.h5]]]  (defaults 1000 and rms.txt; NAME=VALUE arguments go to op2)
+! With MESH.h5 (OP2's HDF5 layout: sets, maps and dats by their names, as op2-h5convert writes
+! them) the mesh is declared from that file with op_decl_*_hdf5 instead.
 ! Under MPI every process reads the file and declares its own block of every set (element ranges
 ! split as evenly as the processes allow); op_partition then distributes the mesh.
 program airfoil
   use op2_fortran_declarations
   use op2_fortran_reference
+  use op2_fortran_hdf5_declarations
   use airfoil_constants
   use airfoil_kernels
   implicit none
@@ -17,7 +20,7 @@ program airfoil
   real(8), allocatable :: x(:), q(:), qold(:), adt(:), res(:)
   real(8) :: rms, maxerr
   integer(4) :: errloc
-  character(len=256) :: arg, log_path
+  character(len=256) :: arg, log_path, h5
 
   type(op_set) :: nodes, edges, bedges, cells
   type(op_map) :: pedge, pecell, pcell, pbedge, pbecell
@@ -25,6 +28,7 @@ program airfoil
 
   niter = 1000
   log_path = 'rms.txt'
+  h5 = ''
   pos = 0
   do nargs = 1, command_argument_count()
     call get_command_argument(nargs, arg)
@@ -32,32 +36,54 @@ program airfoil
     pos = pos + 1
     if (pos == 1) read(arg, *) niter
     if (pos == 2) log_path = arg
+    if (pos == 3) h5 = arg
   end do
 
   call op_init_base(0, 0)
   call op_timing2_start('Airfoil')
 
-  call read_mesh()
+  if (len_trim(h5) > 0) then
+    call op_print('Declaring OP2 sets from '//trim(h5))
+    call op_decl_set_hdf5(nnode, nodes, trim(h5), 'nodes')
+    call op_decl_set_hdf5(nedge, edges, trim(h5), 'edges')
+    call op_decl_set_hdf5(nbedge, bedges, trim(h5), 'bedges')
+    call op_decl_set_hdf5(ncell, cells, trim(h5), 'cells')
 
-  call op_print('Declaring OP2 sets')
-  call op_decl_set(nnode, nodes, 'nodes')
-  call op_decl_set(nedge, edges, 'edges')
-  call op_decl_set(nbedge, bedges, 'bedges')
-  call op_decl_set(ncell, cells, 'cells')
+    call op_decl_map_hdf5(edges, nodes, 2, pedge, trim(h5), 'pedge')
+    call op_decl_map_hdf5(edges, cells, 2, pecell, trim(h5), 'pecell')
+    call op_decl_map_hdf5(bedges, nodes, 2, pbedge, trim(h5), 'pbedge')
+    call op_decl_map_hdf5(bedges, cells, 1, pbecell, trim(h5), 'pbecell')
+    call op_decl_map_hdf5(cells, nodes, 4, pcell, trim(h5), 'pcell')
 
-  call op_decl_map(edges, nodes, 2, edge, pedge, 'pedge')
-  call op_decl_map(edges, cells, 2, ecell, pecell, 'pecell')
-  call op_decl_map(bedges, nodes, 2, bedge, pbedge, 'pbedge')
-  call op_decl_map(bedges, cells, 1, becell, pbecell, 'pbecell')
-  call op_decl_map(cells, nodes, 4, cell, pcell, 'pcell')
+    call op_decl_dat_hdf5(bedges, 1, p_bound, 'integer(4)', trim(h5), 'p_bound')
+    call op_decl_dat_hdf5(nodes, 2, p_x, 'real(8)', trim(h5), 'p_x')
+    call op_decl_dat_hdf5(cells, 4, p_q, 'real(8)', trim(h5), 'p_q')
+    call op_decl_dat_hdf5(cells, 4, p_qold, 'real(8)', trim(h5), 'p_qold')
+    call op_decl_dat_hdf5(cells, 1, p_adt, 'real(8)', trim(h5), 'p_adt')
+    call op_decl_dat_temp(cells, 4, 'real(8)', p_res, 'p_res')
+  else
+    call read_mesh()
 
-  call op_decl_dat(bedges, 1, 'integer(4)', bound, p_bound, 'p_bound')
-  call op_decl_dat(nodes, 2, 'real(8)', x, p_x, 'p_x')
-  call op_decl_dat(cells, 4, 'real(8)', q, p_q, 'p_q')
-  call op_decl_dat(cells, 4, 'real(8)', qold, p_qold, 'p_qold')
-  call op_decl_dat(cells, 1, 'real(8)', adt, p_adt, 'p_adt')
-  call op_decl_dat_temp(cells, 4, 'real(8)', p_res, 'p_res')
-  deallocate(cell, edge, ecell, bedge, becell, bound, x, q, qold, adt)
+    call op_print('Declaring OP2 sets')
+    call op_decl_set(nnode, nodes, 'nodes')
+    call op_decl_set(nedge, edges, 'edges')
+    call op_decl_set(nbedge, bedges, 'bedges')
+    call op_decl_set(ncell, cells, 'cells')
+
+    call op_decl_map(edges, nodes, 2, edge, pedge, 'pedge')
+    call op_decl_map(edges, cells, 2, ecell, pecell, 'pecell')
+    call op_decl_map(bedges, nodes, 2, bedge, pbedge, 'pbedge')
+    call op_decl_map(bedges, cells, 1, becell, pbecell, 'pbecell')
+    call op_decl_map(cells, nodes, 4, cell, pcell, 'pcell')
+
+    call op_decl_dat(bedges, 1, 'integer(4)', bound, p_bound, 'p_bound')
+    call op_decl_dat(nodes, 2, 'real(8)', x, p_x, 'p_x')
+    call op_decl_dat(cells, 4, 'real(8)', q, p_q, 'p_q')
+    call op_decl_dat(cells, 4, 'real(8)', qold, p_qold, 'p_qold')
+    call op_decl_dat(cells, 1, 'real(8)', adt, p_adt, 'p_adt')
+    call op_decl_dat_temp(cells, 4, 'real(8)', p_res, 'p_res')
+    deallocate(cell, edge, ecell, bedge, becell, bound, x, q, qold, adt)
+  end if
 
   call op_decl_const(gam, 1, 'real(8)')
   call op_decl_const(gm1, 1, 'real(8)')
