@@ -65,6 +65,11 @@ module op2_fortran_declarations
   !> The index base of the map values op_decl_map is given (op_init: 1; op_init_base: its own).
   integer, save :: maps_base = 1
 
+  !> The size each set was declared with by op_decl_set on this process (under MPI its own
+  !> block, not the global size op_get_size gives): what an assumed-size array holds.
+  type(c_ptr), allocatable, save :: declared_handles(:)
+  integer, allocatable, save :: declared_sizes(:)
+
   interface op_decl_dat
     module procedure decl_dat_r8, decl_dat_r4, decl_dat_i4, decl_dat_i8, decl_dat_b
   end interface op_decl_dat
@@ -159,6 +164,13 @@ contains
     type(op_set), intent(out) :: set
     character(len=*), intent(in), optional :: name
     set = op2_decl_set(setsize, name_or('set', name))
+    if (.not. allocated(declared_handles)) then
+      allocate(declared_handles(0), declared_sizes(0))
+    end if
+    if (c_associated(set%handle)) then
+      declared_handles = [declared_handles, set%handle]
+      declared_sizes = [declared_sizes, setsize]
+    end if
   end subroutine op_decl_set
 
   !> `values`: dim entries per element of `from` (any rank, contiguous), in the index base of
@@ -586,10 +598,20 @@ contains
   end function name_or
 
   ! The number of values of an assumed-size array given to a declaration: dim per element of
-  ! `set` (over all processes: such arrays hold the whole set, as on one process).
+  ! `set` as this process declared it (under MPI its own block; op_get_size, the global size,
+  ! only for a set op_decl_set did not declare).
   integer function assumed_count(set, dim)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
+    integer :: i
+    if (allocated(declared_handles)) then
+      do i = size(declared_handles), 1, -1   ! the latest: a handle may be reused after op_exit
+        if (c_associated(declared_handles(i), set%handle)) then
+          assumed_count = max(0, dim) * declared_sizes(i)
+          return
+        end if
+      end do
+    end if
     assumed_count = max(0, dim) * int(op2_get_size(set))
   end function assumed_count
 

@@ -31,7 +31,7 @@ MPI_AF_ITERS ?= 50
 TESTS += test-mpi
 .PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
 
-test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
+test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid test-mpi-assumed-size
 	@echo "test-mpi: passed"
 
 test-mpi-c: lib
@@ -137,3 +137,17 @@ bench-hybrid: $(BIN)/airfoil $(AF_DIR)/cmp_rms $(BIN)/op2-meshgen
 	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
 	BIN=$(BIN) CMP_RMS=$(AF_DIR)/cmp_rms MESH=$(BUILD)/bench/mesh-720000.dat bench/hybrid.sh
 endif
+
+# make test-mpi-assumed-size: tests/mpi/assumed_size.F90 (op_decl_map of an assumed-size array
+# under mpiexec -n 2, index base 0) with op2's Fortran modules built with AddressSanitizer: the
+# module must read only this process's block (it read the global size's worth: a heap overflow).
+.PHONY: test-mpi-assumed-size
+test-mpi-assumed-size: lib
+	rm -rf $(BUILD)/test-mpi/assumed-size && mkdir -p $(BUILD)/test-mpi/assumed-size
+	cd $(BUILD)/test-mpi/assumed-size && $${MPIFC:-mpif90} -g -fsanitize=address -c $(abspath fortran/op2.F90) \
+	  $(abspath fortran/op2_fortran.F90) $(abspath fortran/op2_fortran_reference.F90) $(abspath tests/mpi/assumed_size.F90) && \
+	  $${MPIFC:-mpif90} -fsanitize=address -o assumed_size assumed_size.o op2.o op2_fortran.o op2_fortran_reference.o \
+	  -L$(abspath $(LIBDIR)) -lop2 -Wl,-rpath,$(abspath $(LIBDIR))
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 OP2_FORTRAN_PATH= \
+	  mpiexec --oversubscribe -n 2 $(BUILD)/test-mpi/assumed-size/assumed_size OP2_BACKEND=seq
+	@echo "test-mpi-assumed-size: passed"
