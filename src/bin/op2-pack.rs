@@ -211,13 +211,13 @@ fn list_pack(p: &Path) -> Result<(), String> {
     let pack =
         Pack::parse(p, bytes, &pack::cpu_flags()).map_err(|why| format!("'{}' is refused here: {why}", p.display()))?;
     let m = &pack.meta;
-    println!("pack {}: op2 {} (loop ABI {})", p.display(), m.op2_version, m.abi);
-    println!("  compiler {}\n  flags {}\n  cpu {}\n  isa {}", m.compiler, m.flags, m.cpu, m.isa.join(" "));
+    let mut text = format!("pack {}: op2 {} (loop ABI {})\n", p.display(), m.op2_version, m.abi);
+    text += &format!("  compiler {}\n  flags {}\n  cpu {}\n  isa {}\n", m.compiler, m.flags, m.cpu, m.isa.join(" "));
     for e in &pack.entries {
         let lib = pack.library(e);
         let kind = if lib.starts_with(b"\x7fELF") { "ELF" } else { "data" };
-        println!(
-            "  {} {} loop '{}' kernel '{}' ({kind}, {} bytes)",
+        text += &format!(
+            "  {} {} loop '{}' kernel '{}' ({kind}, {} bytes)\n",
             e.target,
             &e.hash[..12],
             e.loop_name,
@@ -225,6 +225,12 @@ fn list_pack(p: &Path) -> Result<(), String> {
             lib.len()
         );
     }
-    println!("accepted by this op2 and CPU");
-    Ok(())
+    text += "accepted by this op2 and CPU\n";
+    // A reader that stops early (`op2-pack --list P | grep -q ...`) closes the pipe: that is not
+    // an error of the listing (println! would panic on it).
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the listing: {e}")),
+        _ => Ok(()),
+    }
 }
