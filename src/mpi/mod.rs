@@ -5,15 +5,18 @@
 //!
 //! Under `mpiexec` (cargo feature `mpi`) op2 runs on a duplicate of `MPI_COMM_WORLD` (or of the
 //! communicator given to `op_mpi_init`). Declarations are each process's contiguous block;
-//! `op_partition` (see `dist`) gathers the connectivity, partitions, and gives every set its
-//! local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
+//! `op_partition` (see `dist` and `distpart`) partitions on the blocks without gathering them,
+//! and gives every set its local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
 //! one message per neighbour holding every dat that needs it (grouped, as OP2's default).
 //!
 //! Layers: this module (`Comm`, which `Context` holds), `layout`, `partition` and `transport`
 //! know nothing of `Context`; `dist`, the operations on a whole `Context`, sits above it.
 
 pub mod dist;
+pub mod distpart;
 pub mod layout;
+#[cfg(feature = "mpi")]
+pub mod parmetis;
 pub mod partition;
 #[cfg(all(test, feature = "mpi"))]
 mod tests;
@@ -158,6 +161,38 @@ impl Drop for Exchange {
 #[cfg(feature = "mpi")]
 const HALO_TAG: i32 = 7001;
 
+/// The distributed partitioner's collectives on this communicator.
+impl distpart::Coll for Comm {
+    fn rank(&self) -> usize {
+        Comm::rank(self) as usize
+    }
+    fn size(&self) -> usize {
+        Comm::size(self) as usize
+    }
+    fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        Comm::all_to_all(self, send)
+    }
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        Comm::all_gather(self, mine)
+    }
+    fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.sum_u64(v);
+        }
+        let _ = v;
+        Ok(())
+    }
+    fn min_max_f64(&self, v: &mut [f64], max: bool) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.min_max_f64(v, max);
+        }
+        let _ = (v, max);
+        Ok(())
+    }
+}
+
 impl Comm {
     pub fn rank(&self) -> i32 {
         #[cfg(feature = "mpi")]
@@ -249,7 +284,7 @@ impl Comm {
 
     /// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block
     /// (rows of `eb` bytes) of a set whose size on this process is `local`; returns the dat's
-    /// local rows (collective: the blocks are gathered).
+    /// local rows (collective: each process fetches its rows from the blocks that hold them).
     pub fn local_rows_of_block(
         &self,
         set: SetId,
@@ -259,9 +294,16 @@ impl Comm {
         name: &str,
     ) -> Result<AlignedBuf> {
         let n = self.declared_size(set, local);
-        let all = self.all_gather(&data[..n * eb])?.concat();
         match self.layout(set) {
-            Some(l) => layout::local_rows(&all, eb, l, name),
+            Some(l) => {
+                // Each process fetches its local rows from the blocks that hold them.
+                let offsets = &self.sets[set.0 as usize].offsets;
+                let rows = distpart::fetch_rows(self, offsets, &data[..n * eb], eb, &l.gids)?;
+                match AlignedBuf::from_slice(&rows) {
+                    Some(b) => Ok(b),
+                    None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {} rows", l.total()),
+                }
+            }
             None => match AlignedBuf::from_slice(&data[..n * eb]) {
                 Some(b) => Ok(b),
                 None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
