@@ -174,6 +174,12 @@ pub fn partition(
     let t = std::time::Instant::now();
     let rss_entry = proc_status_kib("VmRSS");
     reset_peak_rss();
+    // Each phase's peak resident size (VmHWM read, then reset, at the end of each phase).
+    let mut phases: Vec<(&str, u64)> = Vec::new();
+    let mut mark = |phase: &'static str| {
+        phases.push((phase, proc_status_kib("VmHWM").unwrap_or(0)));
+        reset_peak_rss();
+    };
     let nranks = ctx.comm.size() as usize;
     let me = ctx.comm.rank();
     let mu = me as usize;
@@ -213,6 +219,8 @@ pub fn partition(
             let m = prime_map.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no prime_map"))?;
             let g = &dmaps[m.0 as usize];
             let (xadj, adjncy) = distpart::graph(coll, &offsets[g.to], g)?;
+            distpart::trim_heap();
+            mark("graph");
             let mine = match method {
                 Method::Kway => {
                     // Serial METIS: the graph gathered on every process (each computes the same
@@ -246,50 +254,58 @@ pub fn partition(
             parts[g.to] = Some(mine);
         }
     }
+    distpart::trim_heap();
+    mark("prime parts");
     distpart::derive(coll, &offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
     let layouts = distpart::layouts(coll, &offsets, &dmaps, &parts)?;
     drop(parts);
-    // Maps: the rows of owned and exec elements from their homes, targets made local.
-    let mut new_maps = Vec::with_capacity(dmaps.len());
-    for (i, g) in dmaps.iter().enumerate() {
-        new_maps.push(distpart::local_map(
-            coll,
-            g,
-            &offsets[g.from],
-            &layouts[g.from],
-            &layouts[g.to],
-            &ctx.maps[i].name,
-        )?);
-    }
+    let shapes: Vec<(usize, usize, usize)> = dmaps.iter().map(|g| (g.from, g.to, g.dim)).collect();
     drop(dmaps);
-    // Dats: each process fetches the rows of its layout from their homes, one dat at a time.
-    let mut new_dats: Vec<Option<AlignedBuf>> = Vec::with_capacity(ctx.dats.len());
+    distpart::trim_heap();
+    mark("layouts");
+    // Migration: each map and dat is replaced as soon as its new rows are in, so only one of
+    // them is held twice at a time. (Past this point an error, out of memory, leaves the sets
+    // half migrated: under MPI it aborts the job.)
+    for d in 0..ctx.dats.len() {
+        if !ctx.dats[d].freed {
+            ctx.sync_to_host(DatId(d as u32))?;
+        }
+    }
+    for (i, &(from, to, dim)) in shapes.iter().enumerate() {
+        // The rows of owned and exec elements from their homes, targets made local.
+        let m = &ctx.maps[i];
+        let g = DMap { from, to, dim, values: &m.values[..block_len(from) * dim] };
+        let v = distpart::local_map(&ctx.comm, &g, &offsets[from], &layouts[from], &layouts[to], &m.name)?;
+        ctx.maps[i].values = v;
+    }
+    mark("maps");
     for d in 0..ctx.dats.len() {
         if ctx.dats[d].freed {
-            new_dats.push(None);
             continue;
         }
-        ctx.sync_to_host(DatId(d as u32))?;
+        // Each process fetches the rows of its layout from their homes.
         let dv = &ctx.dats[d];
         let (s, eb) = (dv.set.0 as usize, dv.elem_bytes());
         let l = &layouts[s];
-        let rows = distpart::fetch_rows(&ctx.comm, &offsets[s], &dv.data.as_slice()[..block_len(s) * eb], eb, &l.gids)?;
-        let Some(buf) = AlignedBuf::from_slice(&rows) else {
+        let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
             op2_bail!(OutOfMemory, "{CALL}: cannot allocate {} rows of dat '{}'", l.total(), dv.name);
         };
-        new_dats.push(Some(buf));
+        distpart::fetch_rows_into(
+            &ctx.comm,
+            &offsets[s],
+            &dv.data.as_slice()[..block_len(s) * eb],
+            eb,
+            &l.gids,
+            buf.as_mut_slice(),
+        )?;
+        let dv = &mut ctx.dats[d];
+        dv.data = buf;
+        dv.halo_dirty = false;
+        dv.residency = crate::core::residency::Residency::Host;
     }
-    for (m, v) in ctx.maps.iter_mut().zip(new_maps) {
-        m.values = v;
-    }
-    for (d, buf) in ctx.dats.iter_mut().zip(new_dats) {
-        if let Some(b) = buf {
-            d.data = b;
-            d.halo_dirty = false;
-            d.residency = crate::core::residency::Residency::Host;
-        }
-    }
+    distpart::trim_heap();
+    mark("dats");
     for (s, l) in layouts.into_iter().enumerate() {
         let set = &mut ctx.sets[s];
         set.size = l.owned;
@@ -318,8 +334,13 @@ pub fn partition(
                 l.map_or(0, |l| l.nonexec)
             ));
         }
-        if let (Some(entry), Some(peak)) = (rss_entry, proc_status_kib("VmHWM")) {
+        if let (Some(entry), Some(peak)) = (rss_entry, phases.iter().map(|p| p.1).max()) {
             line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
+            if ctx.config.diags >= 2 {
+                let each: Vec<String> =
+                    phases.iter().map(|(n, k)| format!("{n} +{}", k.saturating_sub(entry))).collect();
+                line.push_str(&format!(" (peak per phase, KiB: {})", each.join(", ")));
+            }
         }
         line.push('\n');
         crate::timing::print_after_c_stdio(&line);

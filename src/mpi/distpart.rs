@@ -33,6 +33,31 @@ pub trait Coll {
     fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>>;
     /// Every process's bytes, in rank order.
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// All-to-all of bytes into one flat buffer (no per-process copies): `send[q]` to q;
+    /// returns the bytes and P + 1 starts.
+    fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>)> {
+        let got = self.all_to_all(&send)?;
+        drop(send);
+        let mut starts = vec![0];
+        let mut data = Vec::new();
+        for b in got {
+            data.extend_from_slice(&b);
+            starts.push(data.len());
+        }
+        Ok((data, starts))
+    }
+    /// All-to-all of u32 words into one flat buffer (no per-process copies): `send[q]` to q.
+    fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<Flat> {
+        let bytes: Vec<Vec<u8>> = send.into_iter().map(|v| enc_u32(&v)).collect();
+        let got = self.all_to_all(&bytes)?;
+        drop(bytes);
+        let mut f = Flat { data: Vec::new(), starts: vec![0] };
+        for b in got {
+            f.data.extend(dec_u32(&b));
+            f.starts.push(f.data.len());
+        }
+        Ok(f)
+    }
     /// Element-wise sum over the processes.
     fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         let all = self.all_gather(&enc_u64(v))?;
@@ -78,11 +103,32 @@ fn dec_u64(b: &[u8]) -> Vec<u64> {
     b.chunks_exact(8).map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect()
 }
 
+/// What an all-to-all of words brought: every process's words, in rank order, in one buffer.
+pub struct Flat {
+    pub data: Vec<u32>,
+    /// `starts[q]..starts[q + 1]`: process q's words (P + 1 entries).
+    pub starts: Vec<usize>,
+}
+
+impl Flat {
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        self.starts.windows(2).map(|w| &self.data[w[0]..w[1]])
+    }
+}
+
 /// All-to-all of u32 words.
-fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Vec<Vec<u32>>> {
-    let bytes: Vec<Vec<u8>> = send.iter().map(|v| enc_u32(v)).collect();
-    drop(send);
-    Ok(c.all_to_all(&bytes)?.iter().map(|b| dec_u32(b)).collect())
+fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Flat> {
+    c.all_to_all_u32(send)
+}
+
+/// Returns freed heap pages to the system (glibc keeps small freed chunks in its heap, so the
+/// phases' many small allocations would otherwise stay resident and stack up).
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The process whose declared block (`offsets`: P + 1 block starts) holds global index `g`.
@@ -100,15 +146,22 @@ pub struct DMap<'a> {
     pub values: &'a [i32],
 }
 
-/// Answers of the homes for a set of keys: `get(key)` is the list the home gave.
+/// Answers of the homes for a set of keys: `get(key)` is the list the home gave. Flat and
+/// sorted (homes hold increasing ranges, each answers its keys in increasing order), so a key
+/// costs 8 bytes plus its values, and a search.
 pub struct Answers {
-    index: HashMap<u32, (u32, u32)>,
+    keys: Vec<u32>,
+    /// `starts[i]..starts[i + 1]`: the values of `keys[i]`.
+    starts: Vec<u32>,
     vals: Vec<i32>,
 }
 
 impl Answers {
     pub fn get(&self, key: u32) -> &[i32] {
-        self.index.get(&key).map_or(&[][..], |&(s, n)| &self.vals[s as usize..(s + n) as usize])
+        match self.keys.binary_search(&key) {
+            Ok(i) => &self.vals[self.starts[i] as usize..self.starts[i + 1] as usize],
+            Err(_) => &[],
+        }
     }
 
     /// The first value of the answer (for one-value answers such as parts).
@@ -138,7 +191,7 @@ pub fn lookup<'f>(
     let asked = exchange(c, ask.clone())?;
     let first = offsets[c.rank()];
     let mut reply: Vec<Vec<u32>> = Vec::with_capacity(p);
-    for keys in &asked {
+    for keys in asked.iter() {
         let mut r = Vec::with_capacity(keys.len() * 2);
         for &k in keys {
             let Some(i) = (k as usize).checked_sub(first).filter(|&i| first + i < offsets[c.rank() + 1]) else {
@@ -152,25 +205,43 @@ pub fn lookup<'f>(
     }
     drop(asked);
     let got = exchange(c, reply)?;
-    let mut index = HashMap::with_capacity(ask.iter().map(Vec::len).sum());
-    let mut vals = Vec::new();
-    for (keys, r) in ask.iter().zip(&got) {
+    let nkeys = ask.iter().map(Vec::len).sum();
+    let mut keys = Vec::with_capacity(nkeys);
+    let mut starts = Vec::with_capacity(nkeys + 1);
+    let mut vals = Vec::with_capacity(got.data.len().saturating_sub(nkeys));
+    starts.push(0u32);
+    for (ks, r) in ask.into_iter().zip(got.iter()) {
         let mut pos = 0usize;
-        for &k in keys {
+        for _ in &ks {
             let Some(&n) = r.get(pos) else { op2_bail!(Internal, "op_partition: short answer") };
             let n = n as usize;
             let Some(a) = r.get(pos + 1..pos + 1 + n) else { op2_bail!(Internal, "op_partition: short answer") };
-            index.insert(k, (vals.len() as u32, n as u32));
             vals.extend(a.iter().map(|&x| x as i32));
+            starts.push(vals.len() as u32);
             pos += 1 + n;
         }
+        keys.extend_from_slice(&ks);
     }
-    Ok(Answers { index, vals })
+    Ok(Answers { keys, starts, vals })
 }
 
 /// Rows of `eb` bytes for the global indices `wanted` (in that order), from their homes, whose
 /// declared blocks of rows are `block` (this process's). Collective.
 pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted: &[u32]) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; wanted.len() * eb];
+    fetch_rows_into(c, offsets, block, eb, wanted, &mut out)?;
+    Ok(out)
+}
+
+/// `fetch_rows` into `out` (`wanted.len() * eb` bytes).
+pub fn fetch_rows_into(
+    c: &dyn Coll,
+    offsets: &[usize],
+    block: &[u8],
+    eb: usize,
+    wanted: &[u32],
+    out: &mut [u8],
+) -> Result<()> {
     let p = c.size();
     let mut ask: Vec<Vec<u32>> = vec![Vec::new(); p];
     let mut at: Vec<Vec<u32>> = vec![Vec::new(); p];
@@ -183,7 +254,7 @@ pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, want
     let first = offsets[c.rank()];
     let mine = offsets[c.rank() + 1] - first;
     let mut send = Vec::with_capacity(p);
-    for keys in &asked {
+    for keys in asked.iter() {
         let mut b = Vec::with_capacity(keys.len() * eb);
         for &g in keys {
             let Some(i) = (g as usize).checked_sub(first).filter(|&i| i < mine) else {
@@ -194,10 +265,12 @@ pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, want
         send.push(b);
     }
     drop(asked);
-    let got = c.all_to_all(&send)?;
-    drop(send);
-    let mut out = vec![0u8; wanted.len() * eb];
-    for (b, pos) in got.iter().zip(&at) {
+    if out.len() != wanted.len() * eb {
+        op2_bail!(Internal, "op_partition: {} bytes of room for {} rows of {eb}", out.len(), wanted.len());
+    }
+    let (data, starts) = c.all_to_all_bytes(send)?;
+    for (w, pos) in starts.windows(2).zip(&at) {
+        let b = &data[w[0]..w[1]];
         if b.len() != pos.len() * eb {
             op2_bail!(Internal, "op_partition: {} bytes received for {} rows of {eb}", b.len(), pos.len());
         }
@@ -205,7 +278,7 @@ pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, want
             out[i as usize * eb..(i as usize + 1) * eb].copy_from_slice(row);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The most frequent value, ties to the first in `vals`' order (OP2's rule; as
@@ -271,23 +344,31 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
             let got = exchange(c, send)?;
             let first = offsets[m.to][me];
             let n = offsets[m.to][me + 1] - first;
-            let mut counts: Vec<Vec<(i32, u32)>> = vec![Vec::new(); n];
-            for v in &got {
+            // Votes as (element, part), sorted: each element's votes in runs of equal parts.
+            let mut votes: Vec<u64> = Vec::with_capacity(got.data.len() / 2);
+            for v in got.iter() {
                 for pair in v.chunks_exact(2) {
-                    let Some(cnt) = (pair[0] as usize).checked_sub(first).and_then(|t| counts.get_mut(t)) else {
+                    let Some(t) = (pair[0] as usize).checked_sub(first).filter(|&t| t < n) else {
                         op2_bail!(Internal, "op_partition: vote for element {} sent to the wrong process", pair[0]);
                     };
-                    let part = pair[1] as i32;
-                    match cnt.iter_mut().find(|x| x.0 == part) {
-                        Some(x) => x.1 += 1,
-                        None => cnt.push((part, 1)),
-                    }
+                    votes.push((t as u64) << 32 | pair[1] as u64);
                 }
             }
-            let p: Vec<i32> = counts
-                .iter()
-                .map(|cnt| cnt.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map_or(me as i32, |x| x.0))
-                .collect();
+            votes.sort_unstable();
+            // The most votes, ties to the lowest part (runs come in increasing part order); an
+            // element without votes keeps its block (this process).
+            let mut p = vec![me as i32; n];
+            let mut best = vec![0u32; n];
+            let mut i = 0;
+            while i < votes.len() {
+                let j = i + votes[i..].iter().take_while(|&&x| x == votes[i]).count();
+                let (t, part) = ((votes[i] >> 32) as usize, votes[i] as u32 as i32);
+                if (j - i) as u32 > best[t] {
+                    best[t] = (j - i) as u32;
+                    p[t] = part;
+                }
+                i = j;
+            }
             parts[m.to] = Some(p);
         }
     }
@@ -297,6 +378,21 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
         }
     }
     Ok(())
+}
+
+/// Lists per element, flat: `get(e)` is element e's list.
+struct Csr {
+    starts: Vec<u32>,
+    vals: Vec<i32>,
+}
+
+impl Csr {
+    fn get(&self, e: usize) -> &[i32] {
+        &self.vals[self.starts[e] as usize..self.starts[e + 1] as usize]
+    }
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
 }
 
 // Record kinds of the layout messages.
@@ -317,23 +413,29 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
         let tp = &parts[m.to];
         target_parts.push(lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?);
     }
-    // others[s][e]: the owners other than e's own of the targets of e's rows (sorted).
-    let mut others: Vec<Vec<Vec<i32>>> =
-        (0..nsets).map(|s| vec![Vec::new(); offsets[s][me + 1] - offsets[s][me]]).collect();
-    for (m, tp) in maps.iter().zip(&target_parts) {
-        for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
-            let own = parts[m.from][e];
-            for &t in row {
-                let q = tp.one(t as u32);
-                let o = &mut others[m.from][e];
-                if q != own && !o.contains(&q) {
-                    o.push(q);
+    // others[s].get(e): the owners other than e's own of the targets of e's rows (sorted).
+    let mut others: Vec<Csr> = Vec::with_capacity(nsets);
+    for s in 0..nsets {
+        let n = offsets[s][me + 1] - offsets[s][me];
+        let mut o = Csr { starts: Vec::with_capacity(n + 1), vals: Vec::new() };
+        o.starts.push(0);
+        let mine: Vec<(&DMap, &Answers)> = maps.iter().zip(&target_parts).filter(|(m, _)| m.from == s).collect();
+        let mut tmp: Vec<i32> = Vec::new();
+        for (e, &own) in parts[s].iter().enumerate().take(n) {
+            tmp.clear();
+            for (m, tp) in &mine {
+                for &t in &m.values[e * m.dim..(e + 1) * m.dim] {
+                    let q = tp.one(t as u32);
+                    if q != own && !tmp.contains(&q) {
+                        tmp.push(q);
+                    }
                 }
             }
+            tmp.sort_unstable();
+            o.vals.extend_from_slice(&tmp);
+            o.starts.push(o.vals.len() as u32);
         }
-    }
-    for o in others.iter_mut().flatten() {
-        o.sort_unstable();
+        others.push(o);
     }
     // The targets' own `others` lists, for rows that reach other owners (non-exec halos).
     let mut target_others = Vec::with_capacity(maps.len());
@@ -343,24 +445,38 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
             .values
             .chunks_exact(m.dim.max(1))
             .enumerate()
-            .filter(|(e, _)| !of[*e].is_empty())
+            .filter(|(e, _)| !of.get(*e).is_empty())
             .flat_map(|(_, row)| row.iter().map(|&t| t as u32));
         let ot = &others[m.to];
-        target_others.push(lookup(c, &offsets[m.to], keys, &|i| &ot[i][..])?);
+        target_others.push(lookup(c, &offsets[m.to], keys, &|i| ot.get(i))?);
     }
     // Records (kind << 24 | set, global index, owner) to the processes that own, run or read
     // each element.
     let mut send: Vec<Vec<u32>> = vec![Vec::new(); p];
+    // Ownership records are two words (the owner is the receiver), halo records three.
     let rec = |send: &mut Vec<Vec<u32>>, to: i32, kind: u32, s: usize, g: usize, owner: i32| {
         let v = &mut send[to as usize];
         v.push(kind << 24 | s as u32);
         v.push(g as u32);
-        v.push(owner as u32);
+        if kind >= EXEC {
+            v.push(owner as u32);
+        }
     };
+    // Room for the ownership records (most of the volume) at once.
+    let mut owned_by = vec![0usize; p];
+    for ps in parts {
+        for &q in ps {
+            owned_by[q as usize] += 2;
+        }
+    }
+    for (v, &n) in send.iter_mut().zip(&owned_by) {
+        v.reserve_exact(n);
+    }
+    drop(owned_by);
     for s in 0..nsets {
         let first = offsets[s][me];
-        for (e, o) in others[s].iter().enumerate() {
-            let own = parts[s][e];
+        for (e, &own) in parts[s].iter().enumerate().take(others[s].len()) {
+            let o = others[s].get(e);
             rec(&mut send, own, if o.is_empty() { OWN_CORE } else { OWN_NONCORE }, s, first + e, own);
             for &q in o {
                 rec(&mut send, q, EXEC, s, first + e, own);
@@ -370,7 +486,7 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     for ((m, tp), to) in maps.iter().zip(&target_parts).zip(&target_others) {
         let mut sent: std::collections::HashSet<(i32, u32)> = std::collections::HashSet::new();
         for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
-            let o = &others[m.from][e];
+            let o = others[m.from].get(e);
             if o.is_empty() {
                 continue;
             }
@@ -392,11 +508,14 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     let mut noncore: Vec<Vec<u32>> = vec![Vec::new(); nsets];
     let mut exec: Vec<Vec<(i32, u32)>> = vec![Vec::new(); nsets];
     let mut nonexec: Vec<BTreeSet<(i32, u32)>> = vec![BTreeSet::new(); nsets];
-    for v in &got {
-        for r in v.chunks_exact(3) {
-            let (kind, s, g, owner) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1], r[2] as i32);
-            if s >= nsets {
-                op2_bail!(Internal, "op_partition: a layout record names set {s}");
+    for v in got.iter() {
+        let mut at = 0;
+        while at + 1 < v.len() {
+            let (kind, s, g) = (v[at] >> 24, (v[at] & 0xff_ffff) as usize, v[at + 1]);
+            let owner = if kind >= EXEC { v.get(at + 2).map_or(-1, |&o| o as i32) } else { -1 };
+            at += if kind >= EXEC { 3 } else { 2 };
+            if s >= nsets || at > v.len() {
+                op2_bail!(Internal, "op_partition: a layout record names set {s} or is cut short");
             }
             match kind {
                 OWN_CORE => core[s].push(g),
@@ -450,13 +569,12 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     // Exports: per neighbour, my elements in its exec halo then in its non-exec halo, in its
     // order (by global index within each kind, as it sorted them).
     let asked = exchange(c, need)?;
-    let local_of: Vec<HashMap<u32, u32>> =
-        out.iter().map(|l| l.gids[..l.owned].iter().enumerate().map(|(i, &g)| (g, i as u32)).collect()).collect();
+    let local_of: Vec<LocalOf> = out.iter().map(|l| LocalOf::new(&l.gids[..l.owned])).collect();
     for (q, v) in asked.iter().enumerate() {
         let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); nsets];
         for r in v.chunks_exact(2) {
             let (kind, s, g) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1]);
-            let Some(&l) = local_of.get(s).and_then(|m| m.get(&g)) else {
+            let Some(l) = local_of.get(s).and_then(|m| m.get(g)) else {
                 op2_bail!(Internal, "op_partition: process {q} needs element {g} of set {s}, which is not owned here");
             };
             if kind == EXEC {
@@ -475,6 +593,20 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     Ok(out)
 }
 
+/// Global index -> local index of a layout's elements: (global, local) sorted, 8 bytes each.
+struct LocalOf(Vec<(u32, u32)>);
+
+impl LocalOf {
+    fn new(gids: &[u32]) -> LocalOf {
+        let mut v: Vec<(u32, u32)> = gids.iter().enumerate().map(|(i, &g)| (g, i as u32)).collect();
+        v.sort_unstable();
+        LocalOf(v)
+    }
+    fn get(&self, g: u32) -> Option<u32> {
+        self.0.binary_search_by_key(&g, |x| x.0).ok().map(|i| self.0[i].1)
+    }
+}
+
 /// A map's local rows after partitioning: the rows of the from-set's owned and exec elements
 /// (fetched from their homes), targets as local indices of the to-set. Collective.
 pub fn local_map(
@@ -488,11 +620,11 @@ pub fn local_map(
     let block = enc_u32(&m.values.iter().map(|&v| v as u32).collect::<Vec<u32>>());
     let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
     drop(block);
-    let local_of: HashMap<u32, i32> = to.gids.iter().enumerate().map(|(i, &g)| (g, i as i32)).collect();
+    let local_of = LocalOf::new(&to.gids);
     let mut out = Vec::with_capacity(rows.len() / 4);
     for (k, t) in dec_u32(&rows).into_iter().enumerate() {
-        match local_of.get(&t) {
-            Some(&l) => out.push(l),
+        match local_of.get(t) {
+            Some(l) => out.push(l as i32),
             None => op2_bail!(
                 Internal,
                 "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
@@ -655,23 +787,27 @@ pub fn graph(c: &dyn Coll, offsets: &[usize], m: &DMap) -> Result<(Vec<i32>, Vec
     let me = c.rank();
     let first = offsets[me];
     let n = offsets[me + 1] - first;
-    let mut adj: Vec<Vec<i32>> = vec![Vec::new(); n];
-    for v in &got {
+    // Edges as (local vertex, neighbour), sorted and deduplicated: the rows in order.
+    let mut edges: Vec<u64> = Vec::with_capacity(got.data.len() / 2);
+    for v in got.iter() {
         for pair in v.chunks_exact(2) {
-            let Some(a) = (pair[0] as usize).checked_sub(first).and_then(|u| adj.get_mut(u)) else {
+            let Some(u) = (pair[0] as usize).checked_sub(first).filter(|&u| u < n) else {
                 op2_bail!(Internal, "op_partition: graph edge of vertex {} sent to the wrong process", pair[0]);
             };
-            a.push(pair[1] as i32);
+            edges.push((u as u64) << 32 | pair[1] as u64);
         }
     }
-    drop(got);
+    edges.sort_unstable();
+    edges.dedup();
     let mut xadj = Vec::with_capacity(n + 1);
-    let mut adjncy = Vec::new();
+    let mut adjncy = Vec::with_capacity(edges.len());
     xadj.push(0i32);
-    for a in adj.iter_mut() {
-        a.sort_unstable();
-        a.dedup();
-        adjncy.extend_from_slice(a);
+    let mut at = 0;
+    for u in 0..n as u64 {
+        while at < edges.len() && edges[at] >> 32 == u {
+            adjncy.push(edges[at] as u32 as i32);
+            at += 1;
+        }
         xadj.push(adjncy.len() as i32);
     }
     Ok((xadj, adjncy))

@@ -175,6 +175,32 @@ impl distpart::Coll for Comm {
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         Comm::all_gather(self, mine)
     }
+    fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>)> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.all_to_all_bytes(send);
+        }
+        let mut starts = vec![0];
+        let mut data = Vec::new();
+        for b in send {
+            data.extend_from_slice(&b);
+            starts.push(data.len());
+        }
+        Ok((data, starts))
+    }
+    fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<distpart::Flat> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            let (data, starts) = w.all_to_all_u32(send)?;
+            return Ok(distpart::Flat { data, starts });
+        }
+        let mut f = distpart::Flat { data: Vec::new(), starts: vec![0] };
+        for v in send {
+            f.data.extend_from_slice(&v);
+            f.starts.push(f.data.len());
+        }
+        Ok(f)
+    }
     fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         #[cfg(feature = "mpi")]
         if let Some(w) = &self.world {

@@ -406,6 +406,95 @@ impl World {
         Ok((0..p).map(|r| rbuf[rd[r] as usize..rd[r] as usize + rcounts[r] as usize].to_vec()).collect())
     }
 
+    /// Personalised all-to-all of u32 words: `send[q]` to process q (each buffer released once
+    /// copied into the send buffer); returns the words received, in rank order, in one buffer
+    /// with P + 1 starts. Holds the words sent once and the words received once.
+    pub fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<(Vec<u32>, Vec<usize>)> {
+        // SAFETY: reading a constant.
+        self.all_to_all_flat(send, unsafe { ffi::RSMPI_UINT32_T })
+    }
+
+    /// `all_to_all_u32` for bytes.
+    pub fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>)> {
+        // SAFETY: reading a constant.
+        self.all_to_all_flat(send, unsafe { ffi::RSMPI_UINT8_T })
+    }
+
+    /// The flat all-to-all of `T` (whose MPI type is `dt`).
+    fn all_to_all_flat<T: Copy + Default>(
+        &self,
+        send: Vec<Vec<T>>,
+        dt: ffi::MPI_Datatype,
+    ) -> Result<(Vec<T>, Vec<usize>)> {
+        let p = self.size as usize;
+        if send.len() != p {
+            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {p} processes", send.len());
+        }
+        let mut scounts = vec![0i32; p];
+        for (c, b) in scounts.iter_mut().zip(&send) {
+            let Ok(n) = i32::try_from(b.len()) else {
+                op2_bail!(Mpi, "MPI_Alltoallv: {} words exceed MPI's 2^31-1 count limit", b.len());
+            };
+            *c = n;
+        }
+        let mut rcounts = vec![0i32; p];
+        // SAFETY: p ints each way.
+        check(
+            unsafe {
+                ffi::MPI_Alltoall(
+                    scounts.as_ptr() as *const _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    rcounts.as_mut_ptr() as *mut _,
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    self.comm,
+                )
+            },
+            "MPI_Alltoall",
+        )?;
+        let displs = |c: &[i32]| -> Result<Vec<i32>> {
+            let mut d = vec![0i32; p + 1];
+            let mut at = 0i64;
+            for r in 0..p {
+                d[r] = at as i32;
+                at += c[r] as i64;
+                if at > i32::MAX as i64 {
+                    op2_bail!(Mpi, "MPI_Alltoallv: more than 2^31-1 words in one exchange");
+                }
+            }
+            d[p] = at as i32;
+            Ok(d)
+        };
+        let (sd, rd) = (displs(&scounts)?, displs(&rcounts)?);
+        let mut sbuf: Vec<T> = Vec::with_capacity(sd[p] as usize + 1);
+        for b in send {
+            sbuf.extend_from_slice(&b);
+        }
+        sbuf.push(T::default());
+        let mut rbuf = vec![T::default(); rd[p] as usize + 1];
+        // SAFETY: counts and displacements (in elements of dt, which is T) describe sbuf and rbuf.
+        check(
+            unsafe {
+                ffi::MPI_Alltoallv(
+                    sbuf.as_ptr() as *const _,
+                    scounts.as_ptr(),
+                    sd.as_ptr(),
+                    dt,
+                    rbuf.as_mut_ptr() as *mut _,
+                    rcounts.as_ptr(),
+                    rd.as_ptr(),
+                    dt,
+                    self.comm,
+                )
+            },
+            "MPI_Alltoallv",
+        )?;
+        drop(sbuf);
+        rbuf.truncate(rd[p] as usize);
+        Ok((rbuf, rd.iter().map(|&d| d as usize).collect()))
+    }
+
     /// Element-wise sum of u64 values over the processes, in place (`MPI_Allreduce`).
     pub fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;
