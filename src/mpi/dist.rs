@@ -85,21 +85,6 @@ fn gather_rows(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
     }
 }
 
-/// Every row of a dat in the original global order, on every process (collective): what
-/// fetches and file output use under MPI.
-pub fn global_rows(ctx: &mut Context, d: DatId) -> Result<Vec<u8>> {
-    ctx.sync_to_host(d)?;
-    gather_rows(ctx, d)
-}
-
-/// For output written by process 0 (collective): the dat's global element count and its rows in
-/// original order on process 0, `None` on the others.
-pub fn rows_on_root(ctx: &mut Context, d: DatId) -> Result<Option<(usize, Vec<u8>)>> {
-    let rows = global_rows(ctx, d)?;
-    let n = global_size(ctx, ctx.dats[d.0 as usize].set);
-    Ok((ctx.comm.rank() == 0).then_some((n, rows)))
-}
-
 /// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
 pub fn partition(
     ctx: &mut Context,
