@@ -162,3 +162,11 @@ test-mpi-assumed-size: lib
 .PHONY: test-mpi-partition-memory
 test-mpi-partition-memory: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
 	tests/mpi/partition_memory.sh $(BIN) $(BUILD)/test-mpi/mem
+
+# make bench-mem: bench/mem.sh, peak memory per process (airfoil --mem: VmHWM and the read,
+# partition and run phases; op_partition's own peak) of Airfoil from HDF5 on OP2's 720K mesh
+# (when $(AF_SHARED)/new_grid.dat.gz exists) and a generated 2.88M-cell mesh, at -n 1, 2, 4 with
+# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Not in TESTS.
+.PHONY: bench-mem
+bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) bench/mem.sh
