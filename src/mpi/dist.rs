@@ -533,10 +533,9 @@ pub fn set_from_block(ctx: &mut Context, d: DatId, block: &[u8]) -> Result<()> {
         ctx.dats[d.0 as usize].data.as_mut_slice()[..n].copy_from_slice(&block[..n]);
         return Ok(());
     }
-    let all = ctx.comm.all_gather(block)?.concat();
-    let Some(l) = ctx.comm.layout(set) else { return Ok(()) };
     let name = ctx.dats[d.0 as usize].name.clone();
-    let buf = local_rows(&all, eb, l, &name)?;
+    let n = declared_size(ctx, set) * eb;
+    let buf = ctx.comm.local_rows_from_blocks(set, eb, &block[..n], &name)?;
     let dat = &mut ctx.dats[d.0 as usize];
     dat.data = buf;
     dat.halo_dirty = false;

@@ -260,14 +260,64 @@ impl Comm {
         name: &str,
     ) -> Result<AlignedBuf> {
         let n = self.declared_size(set, local);
-        let all = self.all_gather(&data[..n * eb])?.concat();
         match self.layout(set) {
-            Some(l) => layout::local_rows(&all, eb, l, name),
+            Some(_) => self.local_rows_from_blocks(set, eb, &data[..n * eb], name),
             None => match AlignedBuf::from_slice(&data[..n * eb]) {
                 Some(b) => Ok(b),
                 None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
             },
         }
+    }
+
+    /// After `op_partition`: every process's local rows (owned and halos, local order) of a
+    /// set, made from every process's declared block `block` (rows of `eb` bytes, original
+    /// order; collective). Each process asks the block holders for the original indices of its
+    /// local rows and gets just those rows back (two all-to-alls), so no process holds more
+    /// than its block, its local rows and the requests: never the whole set.
+    pub fn local_rows_from_blocks(&self, set: SetId, eb: usize, block: &[u8], name: &str) -> Result<AlignedBuf> {
+        let Some(l) = self.layout(set) else {
+            op2_bail!(Internal, "'{name}': local rows asked for before op_partition");
+        };
+        let sd = &self.sets[set.0 as usize];
+        let np = self.size() as usize;
+        // Which local rows come from which process, and the original indices asked of it.
+        let mut from: Vec<Vec<u32>> = vec![Vec::new(); np];
+        let mut ask: Vec<Vec<u8>> = vec![Vec::new(); np];
+        for (i, &g) in l.gids.iter().enumerate() {
+            let q = sd.offsets.partition_point(|&o| o <= g as usize).saturating_sub(1).min(np - 1);
+            from[q].push(i as u32);
+            ask[q].extend_from_slice(&g.to_ne_bytes());
+        }
+        let asked = self.all_to_all(&ask)?;
+        drop(ask);
+        let mut reply: Vec<Vec<u8>> = Vec::with_capacity(np);
+        for b in &asked {
+            let mut r = Vec::with_capacity(b.len() / 4 * eb);
+            for c in b.chunks_exact(4) {
+                let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
+                let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
+                    op2_bail!(Internal, "'{name}': original index {g} asked of the wrong process");
+                };
+                r.extend_from_slice(&block[k * eb..(k + 1) * eb]);
+            }
+            reply.push(r);
+        }
+        drop(asked);
+        let got = self.all_to_all(&reply)?;
+        drop(reply);
+        let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
+            op2_bail!(OutOfMemory, "'{name}': cannot allocate {} rows", l.total());
+        };
+        let out = buf.as_mut_slice();
+        for (b, rows) in got.iter().zip(&from) {
+            if b.len() != rows.len() * eb {
+                op2_bail!(Internal, "'{name}': {} bytes received for {} rows of {eb}", b.len(), rows.len());
+            }
+            for (c, &i) in b.chunks_exact(eb.max(1)).zip(rows) {
+                out[i as usize * eb..(i as usize + 1) * eb].copy_from_slice(c);
+            }
+        }
+        Ok(buf)
     }
 
     pub fn barrier(&self) -> Result<()> {

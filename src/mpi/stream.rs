@@ -221,3 +221,55 @@ pub fn fetch_range(ctx: &mut Context, d: DatId, low: usize, high: usize, out: &m
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("op2-stream-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// Rows given in pieces of any size give `core::output`'s file byte for byte.
+    #[test]
+    fn pieces_make_the_one_process_file() {
+        let dir = tmp("pieces");
+        let vals: Vec<f64> = (0..30).map(|i| (i as f64 - 7.5) * 1.25e-3).collect();
+        let rows: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let (n, dim, eb) = (10, 3, 24);
+        for (format, want) in [
+            (Format::Text, crate::core::output::txt(n, dim, ElemType::Double, &rows).into_bytes()),
+            (Format::Binary, crate::core::output::bin(n, dim, &rows)),
+        ] {
+            for rows_per_piece in [1, 3, 10] {
+                let p = dir.join(format!("{format:?}-{rows_per_piece}"));
+                let mut o = Out::create(p.to_str().unwrap(), format, n, dim, ElemType::Double);
+                for piece in rows.chunks(rows_per_piece * eb) {
+                    o.rows(piece);
+                }
+                o.finish().unwrap();
+                assert_eq!(std::fs::read(&p).unwrap(), want, "{format:?} in pieces of {rows_per_piece} rows");
+            }
+        }
+        // dim 0: the header alone, as one process writes it.
+        let p = dir.join("dim0");
+        Out::create(p.to_str().unwrap(), Format::Text, 4, 0, ElemType::Int).finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), crate::core::output::txt(4, 0, ElemType::Int, &[]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file that cannot be created is an error at the end, and the rows are dropped.
+    #[test]
+    fn unwritable_path_is_an_error() {
+        let dir = tmp("unwritable");
+        let p = dir.join("no-such-dir").join("x.txt");
+        let mut o = Out::create(p.to_str().unwrap(), Format::Text, 1, 1, ElemType::Int);
+        o.rows(&7i32.to_ne_bytes());
+        let e = o.finish().unwrap_err();
+        assert!(e.contains("No such file"), "{e}");
+        assert!(!p.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -5,7 +5,8 @@
  * non-zero initial value, MIN/MAX with op_arg_info; op_arg_idx, fetches, sizes and offsets in
  * the original numbering; op_print_dat_to_txtfile / _binfile streamed through process 0 (whole
  * files compared, byte for byte; a dat of several 1 MiB pieces per process) and
- * op_fetch_data_idx of sub-ranges across block boundaries. The program initialises MPI itself, so op2 must neither initialise
+ * op_fetch_data_idx of sub-ranges across block boundaries; a dat declared with data after
+ * op_partition read through its halo. The program initialises MPI itself, so op2 must neither initialise
  * nor finalise it (a second session in the same process works).
  * usage: t800-mpi-loops BACKEND [NX NY]
  * mpi-backends: seq threads check opencl
@@ -82,6 +83,9 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   CHECK_OK();
   CHECK_INT((int)op_get_size(edges), g.nedge);
   CHECK_INT((int)op_get_global_set_offset(nodes), n0);
+  /* declared with data after op_partition (this process's block): owned and halo rows */
+  op_dat cx2 = op_decl_dat(cells, 2, "double", g.cx + 2 * c0, "cx2");
+  op_dat w2 = op_decl_dat(edges, 1, "double", NULL, "w2");
 
   op_kernel kids = op_decl_kernel(k_ids, "ids"), kew = op_decl_kernel(k_ew, "ew");
   op_kernel kres = op_decl_kernel(k_res, "res"), kq = op_decl_kernel(k_q, "qset");
@@ -101,6 +105,17 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   op_fetch_data_idx(w, wall, 0, g.nedge - 1);
   for (e = 0; e < g.nedge; e++)
     CHECK_DBL(wall[e], g.x[2 * g.enode[2 * e]] + 1000.0 * g.x[2 * g.enode[2 * e + 1] + 1]);
+
+  /* cx2 (declared after op_partition) read through pecell: its halo rows came with it */
+  PAR_LOOP(kew, "ew", edges, op_arg_dat(cx2, 0, pecell, 2, "double", OP_READ),
+           op_arg_dat(cx2, 1, pecell, 2, "double", OP_READ), op_arg_dat(w2, -1, OP_ID, 1, "double", OP_WRITE));
+  {
+    double *w2all = (double *)malloc(sizeof(double) * (size_t)g.nedge);
+    op_fetch_data_idx(w2, w2all, 0, g.nedge - 1);
+    for (e = 0; e < g.nedge; e++)
+      CHECK_DBL(w2all[e], g.cx[2 * g.ecell[2 * e]] + 1000.0 * g.cx[2 * g.ecell[2 * e + 1] + 1]);
+    free(w2all);
+  }
 
   /* exec-halo direct args + iteration count: w (dirty, direct READ) in an indirect INC loop */
   int count = 7;
