@@ -730,9 +730,10 @@ contains
   end subroutine init_session
 
   !> Partition the sets over the MPI processes (after the declarations, before the first loop):
-  !> `lib` 'BLOCK', 'RANDOM', 'RCB' (on `coords`), 'METIS'/'PARMETIS'/'PTSCOTCH' with routine
-  !> 'KWAY' (on the graph of `prime_map`), or 'PARMETIS'/'PTSCOTCH' with routine 'GEOM' (on
-  !> `coords`). `routine` may be blank, and is ignored for 'BLOCK' and 'RANDOM' (OP2's Airfoil
+  !> `lib` 'BLOCK', 'RANDOM', 'RCB' (on `coords`), 'PARMETIS'/'PTSCOTCH' with routine 'KWAY'
+  !> (the graph of `prime_map`, distributed), 'PARMETIS' with 'GEOMKWAY' (the same with
+  !> `coords` on the to-set of `prime_map`), 'METIS' with 'KWAY' (the graph gathered: small
+  !> runs), or 'PARMETIS'/'PTSCOTCH' with routine 'GEOM' (RCB on `coords`). `routine` may be blank, and is ignored for 'BLOCK' and 'RANDOM' (OP2's Airfoil
   !> passes 'ANY'); `prime_map` may be OP_ID; `coords` may be omitted. On one process it only
   !> checks.
   subroutine op_partition(lib, routine, prime_set, prime_map, coords)

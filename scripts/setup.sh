@@ -17,8 +17,9 @@ done
 for pkg in libhdf5-dev python3-venv ocl-icd-libopencl1 pocl-opencl-icd petsc-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-# MPI (cargo feature mpi, on by default): OpenMPI, libclang for rsmpi's bindings, METIS headers.
-for pkg in openmpi-bin libopenmpi-dev libclang-dev libmetis-dev; do
+# MPI (cargo feature mpi, on by default): OpenMPI, libclang for rsmpi's bindings, METIS headers,
+# PT-Scotch's ParMETIS interface (op_partition "PARMETIS"/"PTSCOTCH", loaded at run time).
+for pkg in openmpi-bin libopenmpi-dev libclang-dev libmetis-dev libscotchparmetis-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

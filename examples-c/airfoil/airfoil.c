@@ -23,8 +23,10 @@
  *                   FILE ends in .txt, else op_print_dat_to_binfile
  *   --dump FILE.h5  write every set, map and dat at the end with op_dump_to_hdf5 (timed)
  *   --partition P   under MPI (mpiexec -n N airfoil ...): how op_partition distributes the mesh:
- *                   METIS:KWAY (default; cells by the graph of pecell), RCB (nodes by p_x, the
- *                   other sets follow), BLOCK (the declared blocks), RANDOM
+ *                   METIS:KWAY (default; cells by the graph of pecell, gathered), PARMETIS:KWAY
+ *                   or PTSCOTCH:KWAY (the same graph, distributed), PARMETIS:GEOMKWAY (nodes by
+ *                   the graph of pedge with p_x), RCB (nodes by p_x, the other sets follow),
+ *                   BLOCK (the declared blocks), RANDOM
  *   --mem           each process prints its peak resident memory (Linux /proc/self/status
  *                   VmHWM) at the end, and the peak of each phase above the resident size at
  *                   the phase's start (the high-water mark is reset through
@@ -340,7 +342,12 @@ int main(int argc, char **argv) {
     snprintf(lib, sizeof lib, "%s", partition);
     colon = strchr(lib, ':');
     if (colon) *colon = '\0';
-    op_partition(lib, colon ? colon + 1 : NULL, cells, pecell, p_x);
+    /* GEOMKWAY partitions the graph of a map whose to-set holds the coordinates (as OP2
+     * requires): the nodes, through pedge; the other routines partition the cells. */
+    if (colon && !strcmp(colon + 1, "GEOMKWAY"))
+      op_partition(lib, colon + 1, nodes, pedge, p_x);
+    else
+      op_partition(lib, colon ? colon + 1 : NULL, cells, pecell, p_x);
   }
   if (memory) mem_part = mem_phase();
   if (renumber) op_renumber(pedge);

@@ -24,17 +24,23 @@ pub extern "C" fn op_mpi_init(
 
 /// Partitions the sets over the MPI processes and builds their halos (collective; call it once,
 /// after every set, map and dat is declared and before the first loop). `lib`: `"BLOCK"` keeps
-/// the declared blocks; `"METIS"` (or `"PARMETIS"`, `"PTSCOTCH"`) with routine `"KWAY"`
-/// partitions the target set of `prime_map` by the graph of its rows (METIS k-way); `"RCB"` (or
-/// routine `"GEOM"` of PARMETIS or PTSCOTCH; METIS has none) bisects the set of `coords` by its coordinates; `"RANDOM"` (for tests)
-/// scatters `prime_set` at random. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
+/// the declared blocks; `"PARMETIS"` or `"PTSCOTCH"` with routine `"KWAY"` partitions the
+/// target set of `prime_map` by the graph of its rows, distributed (PT-Scotch's ParMETIS
+/// interface, loaded at run time: no process holds the graph); `"PARMETIS"` with `"GEOMKWAY"`
+/// does the same with the coordinates `coords`, which must be on the target set of
+/// `prime_map`; `"METIS"` with `"KWAY"` gathers the graph on every process and runs METIS there
+/// (small runs); `"RCB"` (or routine `"GEOM"` of PARMETIS or PTSCOTCH) bisects the set of
+/// `coords` by its coordinates with parallel medians; `"RANDOM"` (for tests) scatters
+/// `prime_set` at random. Apart from METIS's graph, no process holds more than its share of any
+/// set plus its halos at any point. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
 /// nothing to BLOCK and RANDOM: any is accepted there (OP2's Airfoil passes `"ANY"`);
 /// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
 /// through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
 /// fetches, `op_arg_idx` and file output keep the original numbering. On one process it only
 /// checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
 /// Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
-/// without the map or dat it needs; a second call), OP2_ERR_BAD_LOOP (after the first loop),
+/// without the map or dat it needs; GEOMKWAY's coords on another set; a second call),
+/// OP2_ERR_BACKEND_UNAVAILABLE (PARMETIS/PTSCOTCH when no ParMETIS library loads, naming it), OP2_ERR_BAD_LOOP (after the first loop),
 /// OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
 /// uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
 /// OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.

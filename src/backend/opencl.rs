@@ -799,7 +799,15 @@ impl Backend for OpenCl {
         let rows = launches
             .iter()
             .filter(|l| l.1 > 0)
-            .map(|&(_, count)| if scr_bytes > 0 { self.work_items(count).min(scr_items) } else { self.work_items(count) })
+            .map(
+                |&(_, count)| {
+                    if scr_bytes > 0 {
+                        self.work_items(count).min(scr_items)
+                    } else {
+                        self.work_items(count)
+                    }
+                },
+            )
             .max()
             .unwrap_or(1);
 

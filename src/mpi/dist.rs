@@ -1,16 +1,18 @@
 //! The distributed operations on a `Context`: the declared blocks of sets, `op_partition`
-//! (gather the connectivity, partition, build the layouts, migrate maps and dats), and the
-//! collective outputs in the original numbering (fetch, fetch by range, print). A layer above
-//! `context` (which holds only the `Comm` of `mpi`, below it): what `Context` itself needs while
-//! declaring (a set's global size, its declared block) is answered by `Comm`.
+//! (partition, build the layouts, migrate maps and dats: see `distpart`, which does it on the
+//! blocks without gathering anything), and the collective outputs in the original numbering
+//! (fetch; fetch by range and printing stream through `stream`). A layer above `context` (which holds only the `Comm` of
+//! `mpi`, below it): what `Context` itself needs while declaring (a set's global size, its
+//! declared block) is answered by `Comm`.
 //!
-//! The partitioner and the halo construction run on the whole connectivity, gathered on every
-//! process (each computes the same answer; see `partition` and `layout`), and dat rows are
-//! migrated by gathering each dat once. That costs O(global mesh) memory per process during
-//! `op_partition` only; loops afterwards exchange only halo rows, point to point.
+//! Memory during `op_partition`: each process holds its declared blocks, its new local rows and
+//! messages of the size of what it sends or receives; only `"METIS"` (serial k-way) gathers the
+//! graph of the prime map on every process. `op_partition` at diagnostics >= 1 reports each
+//! process's peak resident growth during the call.
 
-use super::layout::{self, local_rows, SetLayout};
-use super::partition::{self, GMap, Method};
+use super::distpart::{self, Coll, DMap};
+use super::layout::SetLayout;
+use super::partition::{self, Method};
 use super::BlockPlan;
 use crate::context::Context;
 use crate::core::buffer::AlignedBuf;
@@ -41,50 +43,6 @@ pub fn declared_size(ctx: &Context, set: SetId) -> usize {
     ctx.comm.declared_size(set, ctx.sets[set.0 as usize].size)
 }
 
-/// A whole map in global numbering (rows of every process, in rank order).
-fn gather_map(ctx: &Context, m: MapId) -> Result<Vec<i32>> {
-    let map = &ctx.maps[m.0 as usize];
-    let all = ctx.comm.all_gather(&to_bytes(&map.values))?;
-    Ok(all.iter().flat_map(|b| from_bytes(b)).collect())
-}
-
-/// The host rows of a dat, declared blocks of every process, in global order. Before
-/// `op_partition` these are the local rows; after, the owned rows with their global indices.
-fn gather_rows(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
-    let dat = &ctx.dats[d.0 as usize];
-    let eb = dat.elem_bytes();
-    let data = dat.data.as_slice();
-    match ctx.comm.layout(dat.set) {
-        None => {
-            let n = ctx.sets[dat.set.0 as usize].size;
-            Ok(ctx.comm.all_gather(&data[..n * eb])?.concat())
-        }
-        Some(l) => {
-            // [count][gids][rows]
-            let mut mine = Vec::with_capacity(8 + l.owned * (4 + eb));
-            mine.extend_from_slice(&(l.owned as u64).to_ne_bytes());
-            for &g in &l.gids[..l.owned] {
-                mine.extend_from_slice(&g.to_ne_bytes());
-            }
-            mine.extend_from_slice(&data[..l.owned * eb]);
-            let all = ctx.comm.all_gather(&mine)?;
-            let n = global_size(ctx, dat.set);
-            let mut out = vec![0u8; n * eb];
-            for b in &all {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&b[..8]);
-                let k = u64::from_ne_bytes(w) as usize;
-                let rows = &b[8 + 4 * k..];
-                for i in 0..k {
-                    let g = u32::from_ne_bytes([b[8 + 4 * i], b[9 + 4 * i], b[10 + 4 * i], b[11 + 4 * i]]) as usize;
-                    out[g * eb..(g + 1) * eb].copy_from_slice(&rows[i * eb..(i + 1) * eb]);
-                }
-            }
-            Ok(out)
-        }
-    }
-}
-
 /// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
 pub fn partition(
     ctx: &mut Context,
@@ -97,20 +55,39 @@ pub fn partition(
     const CALL: &str = "op_partition";
     let method = partition::method(lib, routine)?;
     match method {
-        Method::Kway if prime_map.is_none() => {
+        Method::Kway | Method::ParKway { .. } if prime_map.is_none() => {
             op2_bail!(BadConfig, "{CALL}: {lib} KWAY partitions the graph of prime_map, which is OP_ID (NULL)")
         }
         Method::Rcb if coords.is_none() => {
             op2_bail!(BadConfig, "{CALL}: {lib} (RCB/GEOM) needs a coordinate dat, coords is NULL")
         }
+        Method::ParKway { geom: true } => {
+            let Some(c) = coords else {
+                op2_bail!(BadConfig, "{CALL}: {lib} GEOMKWAY needs coords on the to-set of prime_map, coords is NULL")
+            };
+            let (cs, m) = (ctx.dats[c.0 as usize].set, prime_map.map_or(0, |m| m.0 as usize));
+            let to = ctx.maps[m].to;
+            if cs != to {
+                op2_bail!(
+                    BadConfig,
+                    "{CALL}: {lib} GEOMKWAY: coords '{}' is on set '{}', prime_map '{}' goes to set '{}' (they must be the same set)",
+                    ctx.dats[c.0 as usize].name,
+                    ctx.sets[cs.0 as usize].name,
+                    ctx.maps[m].name,
+                    ctx.sets[to.0 as usize].name
+                );
+            }
+        }
         _ => {}
     }
     if let Some(c) = coords {
         let ty = ctx.dats[c.0 as usize].ty;
-        if method == Method::Rcb && !matches!(ty, ElemType::Double | ElemType::Float | ElemType::Int) {
+        if matches!(method, Method::Rcb | Method::ParKway { geom: true })
+            && !matches!(ty, ElemType::Double | ElemType::Float | ElemType::Int)
+        {
             op2_bail!(
                 BadType,
-                "{CALL}: coords '{}' is {}, RCB needs double, float or int",
+                "{CALL}: coords '{}' is {}, {lib} needs double, float or int coordinates",
                 ctx.dats[c.0 as usize].name,
                 ty.api_name()
             );
@@ -143,68 +120,98 @@ pub fn partition(
         );
     }
     let t = std::time::Instant::now();
+    let rss_entry = proc_status_kib("VmRSS");
+    reset_peak_rss();
     let nranks = ctx.comm.size() as usize;
     let me = ctx.comm.rank();
+    let mu = me as usize;
     let nsets = ctx.sets.len();
-    let sizes: Vec<usize> = (0..nsets).map(|s| global_size(ctx, SetId(s as u32))).collect();
-    let gvalues: Vec<Vec<i32>> =
-        (0..ctx.maps.len()).map(|m| gather_map(ctx, MapId(m as u32))).collect::<Result<_>>()?;
-    let gmaps: Vec<GMap> = ctx
+    let offsets: Vec<Vec<usize>> = (0..nsets).map(|s| ctx.comm.sets[s].offsets.clone()).collect();
+    // Every map's rows of this process's declared block (global targets): nothing is gathered.
+    let dmaps: Vec<DMap> = ctx
         .maps
         .iter()
-        .zip(&gvalues)
-        .map(|(m, v)| GMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: v })
+        .map(|m| {
+            let n = offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu];
+            DMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: &m.values[..n * m.dim] }
+        })
         .collect();
-    let block = |s: usize| partition::block_parts(&ctx.comm.sets[s].offsets);
+    let block_len = |s: usize| offsets[s][mu + 1] - offsets[s][mu];
+    let coll: &dyn Coll = &ctx.comm;
     let mut parts: Vec<Option<Vec<i32>>> = vec![None; nsets];
     match method {
         Method::Block => {
             for (s, p) in parts.iter_mut().enumerate() {
-                *p = Some(block(s));
+                *p = Some(vec![me; block_len(s)]);
             }
         }
         Method::Random => {
             let s = prime_set.map_or(0, |s| s.0 as usize);
             if nsets > 0 {
-                parts[s] = Some(partition::random_parts(sizes[s], nranks));
+                parts[s] = Some(distpart::random(offsets[s][mu], block_len(s), nranks));
             }
         }
         Method::Rcb => {
             let c = coords.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no coords"))?;
-            let dat = &ctx.dats[c.0 as usize];
-            let (dim, ty, s) = (dat.dim, dat.ty, dat.set.0 as usize);
-            let rows = gather_rows(ctx, c)?;
-            let vals: Vec<f64> = match ty {
-                ElemType::Double => {
-                    rows.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap_or([0; 8]))).collect()
-                }
-                ElemType::Float => {
-                    rows.chunks_exact(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect()
-                }
-                _ => rows.chunks_exact(4).map(|b| i32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect(),
-            };
-            parts[s] = Some(partition::rcb_parts(&vals, dim, nranks));
+            let s = ctx.dats[c.0 as usize].set.0 as usize;
+            let (vals, dim) = coords_f64(ctx, c, block_len(s));
+            parts[s] = Some(distpart::rcb(coll, &vals, dim, offsets[s][mu], nranks)?);
         }
-        Method::Kway => {
+        Method::Kway | Method::ParKway { .. } => {
             let m = prime_map.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no prime_map"))?;
-            let g = &gmaps[m.0 as usize];
-            let (xadj, adjncy) = partition::target_graph(g, sizes[g.to]);
-            if !partition::is_symmetric_loop_free(&xadj, &adjncy) {
-                op2_bail!(Internal, "{CALL}: the graph of '{}' is not symmetric", ctx.maps[m.0 as usize].name);
-            }
-            parts[g.to] = Some(partition::kway_parts(&xadj, &adjncy, nranks)?);
+            let g = &dmaps[m.0 as usize];
+            let (xadj, adjncy) = distpart::graph(coll, &offsets[g.to], g)?;
+            let mine = match method {
+                Method::Kway => {
+                    // Serial METIS: the graph gathered on every process (each computes the same
+                    // parts), O(global graph) memory: for small runs.
+                    let all = coll.all_gather(&to_bytes(&xadj))?;
+                    let alladj = coll.all_gather(&to_bytes(&adjncy))?;
+                    let (mut gx, mut ga) = (vec![0i32], Vec::new());
+                    for (x, a) in all.iter().zip(&alladj) {
+                        let base = ga.len() as i32;
+                        gx.extend(from_bytes(x).iter().skip(1).map(|v| v + base));
+                        ga.extend(from_bytes(a));
+                    }
+                    drop((all, alladj));
+                    if !partition::is_symmetric_loop_free(&gx, &ga) {
+                        op2_bail!(Internal, "{CALL}: the graph of '{}' is not symmetric", ctx.maps[m.0 as usize].name);
+                    }
+                    let whole = partition::kway_parts(&gx, &ga, nranks)?;
+                    whole[offsets[g.to][mu]..offsets[g.to][mu + 1]].to_vec()
+                }
+                _ => {
+                    let geom = match (method, coords) {
+                        (Method::ParKway { geom: true }, Some(c)) => {
+                            let (v, dim) = coords_f64(ctx, c, block_len(g.to));
+                            Some((v.iter().map(|&x| x as f32).collect::<Vec<f32>>(), dim))
+                        }
+                        _ => None,
+                    };
+                    par_kway(ctx, &offsets[g.to], &xadj, &adjncy, nranks, geom.as_ref().map(|(v, d)| (&v[..], *d)))?
+                }
+            };
+            parts[g.to] = Some(mine);
         }
     }
-    partition::derive(&sizes, &gmaps, &mut parts, &block);
+    distpart::derive(coll, &offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
-    let halos = layout::halos(&sizes, &gmaps, &parts, nranks);
-    let layouts: Vec<SetLayout> = (0..nsets).map(|s| layout::set_layout(&halos, &parts, s, me)).collect();
-    // Maps: local rows, local targets.
-    let mut new_maps = Vec::with_capacity(gmaps.len());
-    for (i, g) in gmaps.iter().enumerate() {
-        new_maps.push(layout::local_map(g, &layouts[g.from], &layouts[g.to], &ctx.maps[i].name)?);
+    let layouts = distpart::layouts(coll, &offsets, &dmaps, &parts)?;
+    drop(parts);
+    // Maps: the rows of owned and exec elements from their homes, targets made local.
+    let mut new_maps = Vec::with_capacity(dmaps.len());
+    for (i, g) in dmaps.iter().enumerate() {
+        new_maps.push(distpart::local_map(
+            coll,
+            g,
+            &offsets[g.from],
+            &layouts[g.from],
+            &layouts[g.to],
+            &ctx.maps[i].name,
+        )?);
     }
-    // Dats: gathered whole, then each process keeps its local rows.
+    drop(dmaps);
+    // Dats: each process fetches the rows of its layout from their homes, one dat at a time.
     let mut new_dats: Vec<Option<AlignedBuf>> = Vec::with_capacity(ctx.dats.len());
     for d in 0..ctx.dats.len() {
         if ctx.dats[d].freed {
@@ -212,11 +219,15 @@ pub fn partition(
             continue;
         }
         ctx.sync_to_host(DatId(d as u32))?;
-        let rows = gather_rows(ctx, DatId(d as u32))?;
         let dv = &ctx.dats[d];
-        new_dats.push(Some(local_rows(&rows, dv.elem_bytes(), &layouts[dv.set.0 as usize], &dv.name)?));
+        let (s, eb) = (dv.set.0 as usize, dv.elem_bytes());
+        let l = &layouts[s];
+        let rows = distpart::fetch_rows(&ctx.comm, &offsets[s], &dv.data.as_slice()[..block_len(s) * eb], eb, &l.gids)?;
+        let Some(buf) = AlignedBuf::from_slice(&rows) else {
+            op2_bail!(OutOfMemory, "{CALL}: cannot allocate {} rows of dat '{}'", l.total(), dv.name);
+        };
+        new_dats.push(Some(buf));
     }
-    drop(gmaps);
     for (m, v) in ctx.maps.iter_mut().zip(new_maps) {
         m.values = v;
     }
@@ -255,10 +266,63 @@ pub fn partition(
                 l.map_or(0, |l| l.nonexec)
             ));
         }
+        if let (Some(entry), Some(peak)) = (rss_entry, proc_status_kib("VmHWM")) {
+            line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
+        }
         line.push('\n');
         crate::timing::print_after_c_stdio(&line);
     }
     Ok(())
+}
+
+/// A `kB` field of /proc/self/status (VmRSS, VmHWM), in KiB; None where there is no procfs.
+pub fn proc_status_kib(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?;
+    line[field.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// Resets the process's peak resident size (VmHWM) to its current one (Linux: "5" written to
+/// /proc/self/clear_refs), so that VmHWM afterwards is the peak of what follows. Best effort.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A coordinate dat's rows of this process's declared block (`n` elements) as f64, and its dim.
+fn coords_f64(ctx: &Context, c: DatId, n: usize) -> (Vec<f64>, usize) {
+    let dat = &ctx.dats[c.0 as usize];
+    let (dim, ty) = (dat.dim, dat.ty);
+    let rows = &dat.data.as_slice()[..n * dat.elem_bytes()];
+    let vals = match ty {
+        ElemType::Double => rows.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap_or([0; 8]))).collect(),
+        ElemType::Float => {
+            rows.chunks_exact(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect()
+        }
+        _ => rows.chunks_exact(4).map(|b| i32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect(),
+    };
+    (vals, dim)
+}
+
+/// ParMETIS (PT-Scotch's) k-way on the distributed graph; the parts of this process's block.
+#[cfg(feature = "mpi")]
+fn par_kway(
+    ctx: &Context,
+    offsets: &[usize],
+    xadj: &[i32],
+    adjncy: &[i32],
+    nparts: usize,
+    geom: Option<(&[f32], usize)>,
+) -> Result<Vec<i32>> {
+    let Some(w) = &ctx.comm.world else { op2_bail!(Internal, "op_partition: no communicator") };
+    let Ok(vtxdist) = offsets.iter().map(|&o| i32::try_from(o)).collect::<std::result::Result<Vec<i32>, _>>() else {
+        op2_bail!(BadConfig, "op_partition: more than 2^31-1 vertices for ParMETIS");
+    };
+    super::parmetis::part_kway(w.raw(), &vtxdist, xadj, adjncy, nparts, geom)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn par_kway(_: &Context, _: &[usize], _: &[i32], _: &[i32], _: usize, _: Option<(&[f32], usize)>) -> Result<Vec<i32>> {
+    op2_bail!(BackendUnavailable, "op_partition: ParMETIS needs the cargo feature mpi")
 }
 
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).
@@ -533,9 +597,14 @@ pub fn set_from_block(ctx: &mut Context, d: DatId, block: &[u8]) -> Result<()> {
         ctx.dats[d.0 as usize].data.as_mut_slice()[..n].copy_from_slice(&block[..n]);
         return Ok(());
     }
-    let name = ctx.dats[d.0 as usize].name.clone();
-    let n = declared_size(ctx, set) * eb;
-    let buf = ctx.comm.local_rows_from_blocks(set, eb, &block[..n], &name)?;
+    let Some(l) = ctx.comm.layout(set) else { return Ok(()) };
+    let name = &ctx.dats[d.0 as usize].name;
+    let n = declared_size(ctx, set);
+    // Each process fetches its local rows from the blocks that hold them (no whole dat).
+    let rows = distpart::fetch_rows(&ctx.comm, &ctx.comm.sets[set.0 as usize].offsets, &block[..n * eb], eb, &l.gids)?;
+    let Some(buf) = AlignedBuf::from_slice(&rows) else {
+        op2_bail!(OutOfMemory, "checkpoint: cannot allocate {} rows of dat '{name}'", l.total());
+    };
     let dat = &mut ctx.dats[d.0 as usize];
     dat.data = buf;
     dat.halo_dirty = false;

@@ -5,15 +5,18 @@
 //!
 //! Under `mpiexec` (cargo feature `mpi`) op2 runs on a duplicate of `MPI_COMM_WORLD` (or of the
 //! communicator given to `op_mpi_init`). Declarations are each process's contiguous block;
-//! `op_partition` (see `dist`) gathers the connectivity, partitions, and gives every set its
-//! local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
+//! `op_partition` (see `dist` and `distpart`) partitions on the blocks without gathering them,
+//! and gives every set its local numbering `[core | owned | exec halo | non-exec halo]`. An exchange sends, per loop,
 //! one message per neighbour holding every dat that needs it (grouped, as OP2's default).
 //!
 //! Layers: this module (`Comm`, which `Context` holds), `layout`, `partition` and `transport`
 //! know nothing of `Context`; `dist`, the operations on a whole `Context`, sits above it.
 
 pub mod dist;
+pub mod distpart;
 pub mod layout;
+#[cfg(feature = "mpi")]
+pub mod parmetis;
 pub mod partition;
 pub mod stream;
 #[cfg(all(test, feature = "mpi"))]
@@ -159,6 +162,38 @@ impl Drop for Exchange {
 #[cfg(feature = "mpi")]
 const HALO_TAG: i32 = 7001;
 
+/// The distributed partitioner's collectives on this communicator.
+impl distpart::Coll for Comm {
+    fn rank(&self) -> usize {
+        Comm::rank(self) as usize
+    }
+    fn size(&self) -> usize {
+        Comm::size(self) as usize
+    }
+    fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        Comm::all_to_all(self, send)
+    }
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        Comm::all_gather(self, mine)
+    }
+    fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.sum_u64(v);
+        }
+        let _ = v;
+        Ok(())
+    }
+    fn min_max_f64(&self, v: &mut [f64], max: bool) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.min_max_f64(v, max);
+        }
+        let _ = (v, max);
+        Ok(())
+    }
+}
+
 impl Comm {
     pub fn rank(&self) -> i32 {
         #[cfg(feature = "mpi")]
@@ -250,7 +285,7 @@ impl Comm {
 
     /// `op_decl_dat` with data after `op_partition`: `data` is this process's declared block
     /// (rows of `eb` bytes) of a set whose size on this process is `local`; returns the dat's
-    /// local rows (collective: the blocks are gathered).
+    /// local rows (collective: each process fetches its rows from the blocks that hold them).
     pub fn local_rows_of_block(
         &self,
         set: SetId,
@@ -261,63 +296,20 @@ impl Comm {
     ) -> Result<AlignedBuf> {
         let n = self.declared_size(set, local);
         match self.layout(set) {
-            Some(_) => self.local_rows_from_blocks(set, eb, &data[..n * eb], name),
+            Some(l) => {
+                // Each process fetches its local rows from the blocks that hold them.
+                let offsets = &self.sets[set.0 as usize].offsets;
+                let rows = distpart::fetch_rows(self, offsets, &data[..n * eb], eb, &l.gids)?;
+                match AlignedBuf::from_slice(&rows) {
+                    Some(b) => Ok(b),
+                    None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {} rows", l.total()),
+                }
+            }
             None => match AlignedBuf::from_slice(&data[..n * eb]) {
                 Some(b) => Ok(b),
                 None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {n} rows"),
             },
         }
-    }
-
-    /// After `op_partition`: every process's local rows (owned and halos, local order) of a
-    /// set, made from every process's declared block `block` (rows of `eb` bytes, original
-    /// order; collective). Each process asks the block holders for the original indices of its
-    /// local rows and gets just those rows back (two all-to-alls), so no process holds more
-    /// than its block, its local rows and the requests: never the whole set.
-    pub fn local_rows_from_blocks(&self, set: SetId, eb: usize, block: &[u8], name: &str) -> Result<AlignedBuf> {
-        let Some(l) = self.layout(set) else {
-            op2_bail!(Internal, "'{name}': local rows asked for before op_partition");
-        };
-        let sd = &self.sets[set.0 as usize];
-        let np = self.size() as usize;
-        // Which local rows come from which process, and the original indices asked of it.
-        let mut from: Vec<Vec<u32>> = vec![Vec::new(); np];
-        let mut ask: Vec<Vec<u8>> = vec![Vec::new(); np];
-        for (i, &g) in l.gids.iter().enumerate() {
-            let q = sd.offsets.partition_point(|&o| o <= g as usize).saturating_sub(1).min(np - 1);
-            from[q].push(i as u32);
-            ask[q].extend_from_slice(&g.to_ne_bytes());
-        }
-        let asked = self.all_to_all(&ask)?;
-        drop(ask);
-        let mut reply: Vec<Vec<u8>> = Vec::with_capacity(np);
-        for b in &asked {
-            let mut r = Vec::with_capacity(b.len() / 4 * eb);
-            for c in b.chunks_exact(4) {
-                let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
-                let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
-                    op2_bail!(Internal, "'{name}': original index {g} asked of the wrong process");
-                };
-                r.extend_from_slice(&block[k * eb..(k + 1) * eb]);
-            }
-            reply.push(r);
-        }
-        drop(asked);
-        let got = self.all_to_all(&reply)?;
-        drop(reply);
-        let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
-            op2_bail!(OutOfMemory, "'{name}': cannot allocate {} rows", l.total());
-        };
-        let out = buf.as_mut_slice();
-        for (b, rows) in got.iter().zip(&from) {
-            if b.len() != rows.len() * eb {
-                op2_bail!(Internal, "'{name}': {} bytes received for {} rows of {eb}", b.len(), rows.len());
-            }
-            for (c, &i) in b.chunks_exact(eb.max(1)).zip(rows) {
-                out[i as usize * eb..(i as usize + 1) * eb].copy_from_slice(c);
-            }
-        }
-        Ok(buf)
     }
 
     pub fn barrier(&self) -> Result<()> {

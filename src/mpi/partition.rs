@@ -236,7 +236,13 @@ pub enum Method {
     Block,
     Random,
     Rcb,
+    /// METIS k-way on the graph gathered on every process (small runs).
     Kway,
+    /// ParMETIS's interface (PT-Scotch's) on the distributed graph; `geom`: PartGeomKway with
+    /// the coordinates of the graph's vertices.
+    ParKway {
+        geom: bool,
+    },
 }
 
 /// The method for `lib`/`routine`, or `OP2_ERR_BAD_CONFIG` naming the supported ones. The
@@ -252,10 +258,12 @@ pub fn method(lib: &str, routine: Option<&str>) -> Result<Method> {
         // Geometric routines of the libraries that have one (METIS has none), and RCB's own.
         ("PARMETIS" | "PTSCOTCH" | "RCB" | "GEOM", Some("GEOM" | "RCB")) => Method::Rcb,
         ("RCB", None | Some("")) | ("GEOM", None | Some("")) => Method::Rcb,
-        ("METIS" | "PARMETIS" | "PTSCOTCH" | "KWAY", None | Some("") | Some("KWAY")) => Method::Kway,
+        ("METIS" | "KWAY", None | Some("") | Some("KWAY")) => Method::Kway,
+        ("PARMETIS" | "PTSCOTCH", None | Some("") | Some("KWAY")) => Method::ParKway { geom: false },
+        ("PARMETIS", Some("GEOMKWAY")) => Method::ParKway { geom: true },
         _ => op2_bail!(
             BadConfig,
-            "op_partition: unknown partitioner lib '{lib}' routine '{}': supported are BLOCK, RANDOM, RCB (or routine GEOM, on coords), METIS/PARMETIS/PTSCOTCH with KWAY (on prime_map); BLOCK and RANDOM take any routine",
+            "op_partition: unknown partitioner lib '{lib}' routine '{}': supported are BLOCK, RANDOM, RCB (or routine GEOM, on coords), METIS (gathered) or PARMETIS/PTSCOTCH (distributed) with KWAY (on prime_map), PARMETIS with GEOMKWAY (prime_map and coords on its to-set); BLOCK and RANDOM take any routine",
             routine.unwrap_or("(null)")
         ),
     })
@@ -268,7 +276,9 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(method("BLOCK", None).unwrap(), Method::Block);
-        assert_eq!(method("PTSCOTCH", Some("KWAY")).unwrap(), Method::Kway);
+        assert_eq!(method("PTSCOTCH", Some("KWAY")).unwrap(), Method::ParKway { geom: false });
+        assert_eq!(method("METIS", Some("KWAY")).unwrap(), Method::Kway);
+        assert_eq!(method("parmetis", Some("geomkway")).unwrap(), Method::ParKway { geom: true });
         assert_eq!(method("PARMETIS", Some("GEOM")).unwrap(), Method::Rcb);
         let e = method("SCOTCHY", Some("KWAY")).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::BadConfig);
@@ -289,6 +299,8 @@ mod tests {
             ("METIS", Some("GEOM")),
             ("PTSCOTCH", Some("KWAYS")),
             ("RCB", Some("KWAY")),
+            ("PTSCOTCH", Some("GEOMKWAY")),
+            ("METIS", Some("GEOMKWAY")),
         ] {
             let e = method(lib, routine).unwrap_err();
             assert_eq!(e.code, crate::error::ErrorCode::BadConfig, "{lib} {routine:?}");

@@ -444,6 +444,46 @@ impl World {
         Ok(())
     }
 
+    /// Element-wise sum of u64 values over the processes, in place (`MPI_Allreduce`).
+    pub fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
+        let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;
+        let mine = v.to_vec();
+        // SAFETY: mine and v hold n u64 values each.
+        check(
+            unsafe {
+                ffi::MPI_Allreduce(
+                    mine.as_ptr() as *const _,
+                    v.as_mut_ptr() as *mut _,
+                    n,
+                    ffi::RSMPI_UINT64_T,
+                    ffi::RSMPI_SUM,
+                    self.comm,
+                )
+            },
+            "MPI_Allreduce",
+        )
+    }
+
+    /// Element-wise minimum (or maximum) of f64 values over the processes, in place.
+    pub fn min_max_f64(&self, v: &mut [f64], max: bool) -> Result<()> {
+        let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;
+        let mine = v.to_vec();
+        // SAFETY: as sum_u64.
+        check(
+            unsafe {
+                ffi::MPI_Allreduce(
+                    mine.as_ptr() as *const _,
+                    v.as_mut_ptr() as *mut _,
+                    n,
+                    ffi::RSMPI_DOUBLE,
+                    if max { ffi::RSMPI_MAX } else { ffi::RSMPI_MIN },
+                    self.comm,
+                )
+            },
+            "MPI_Allreduce",
+        )
+    }
+
     /// Posts a receive of `buf.len()` bytes from `from`; the buffer must stay put until the
     /// request completes (`wait_all`).
     pub fn irecv(&self, buf: &mut [u8], from: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {

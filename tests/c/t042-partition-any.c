@@ -1,8 +1,8 @@
 /* Issue 21, point 6: OP2's tutorial Airfoil calls op_partition("BLOCK", "ANY", edges, pecell,
  * p_x). The routine means nothing to BLOCK and RANDOM, so any routine is accepted there (OP2
  * does); a misspelt library and a routine the library lacks stay OP2_ERR_BAD_CONFIG naming
- * both. Without MPI op_partition only validates its arguments: the loop after it runs as
- * before. */
+ * both; GEOMKWAY needs coordinates on the to-set of prime_map (issue 25). Without MPI
+ * op_partition only validates its arguments: the loop after it runs as before. */
 #include "test.h"
 
 int main(int argc, char **argv)
@@ -29,6 +29,17 @@ int main(int argc, char **argv)
     CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'METIS' routine 'GEOM'");
     op_partition("PTSCOTCH", "KWAYS", edges, pecell, x);
     CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'PTSCOTCH' routine 'KWAYS'");
+    op_partition("PTSCOTCH", "GEOMKWAY", edges, pecell, x); /* OP2's GEOMKWAY is ParMETIS's */
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "lib 'PTSCOTCH' routine 'GEOMKWAY'");
+    /* GEOMKWAY: coordinates on the to-set of prime_map, as OP2 requires */
+    op_partition("PARMETIS", "GEOMKWAY", cells, pecell, NULL);
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "GEOMKWAY needs coords", "coords is NULL");
+    {
+      op_dat ex = op_decl_dat(edges, 2, "double", xv, "edge_x");
+      op_partition("PARMETIS", "GEOMKWAY", cells, pecell, ex);
+      CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "coords 'edge_x' is on set 'edges'",
+                "prime_map 'pecell' goes to set 'cells'");
+    }
 
     /* OP2's Airfoil, and any other routine for BLOCK and RANDOM. */
     op_partition("BLOCK", "ANY", edges, pecell, x);
@@ -42,6 +53,8 @@ int main(int argc, char **argv)
     op_partition("PARMETIS", "KWAY", edges, pecell, x);
     CHECK_OK();
     op_partition("PARMETIS", "GEOM", edges, pecell, x);
+    CHECK_OK();
+    op_partition("PARMETIS", "GEOMKWAY", cells, pecell, x);
     CHECK_OK();
 
     PAR_LOOP(k, "count", edges, op_arg_dat(n, 0, pecell, 1, "double", OP_INC),

@@ -2,8 +2,10 @@
  * message lists the supported ones), a method without what it needs, a second call, sets and
  * maps declared after it, global map values out of range; OP2_MPI_CHECK=1 turning ranks that
  * call different loops into OP2_ERR_MPI naming both calls instead of a hang; and op_init after
- * op_exit finalised MPI is OP2_ERR_MPI.
+ * op_exit finalised MPI is OP2_ERR_MPI; PARMETIS/PTSCOTCH without a loadable ParMETIS library
+ * is OP2_ERR_BACKEND_UNAVAILABLE naming what was tried, and changes nothing.
  * mpi-n: 1 2 3 */
+#define _POSIX_C_SOURCE 200809L
 #include "test.h"
 #include <mpi.h>
 
@@ -48,6 +50,13 @@ int main(int argc, char **argv)
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "prime_map");
   op_partition("RCB", NULL, a, OP_ID, NULL);
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "coords");
+  setenv("OP2_PARMETIS_LIB", "libop2-no-such-parmetis.so", 1);
+  op_partition("PTSCOTCH", "KWAY", a, m, NULL);
+  if (p > 1) /* one process: op_partition only checks its arguments */
+    CHECK_ERR(OP2_ERR_BACKEND_UNAVAILABLE, "op_partition", "libop2-no-such-parmetis.so", "OP2_PARMETIS_LIB");
+  else
+    CHECK_OK();
+  unsetenv("OP2_PARMETIS_LIB");
   op_partition("PARMETIS", "KWAY", a, m, NULL);
   CHECK_OK();
   if (p > 1) {

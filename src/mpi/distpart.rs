@@ -1,0 +1,682 @@
+//! `op_partition` without gathering: every step runs on the processes' declared blocks and moves
+//! only what a process owns, needs or is asked for, so no process ever holds a whole set (or a
+//! whole map, or a whole graph). The results are the same as the gathered functions of
+//! `partition` and `layout` compute on the whole mesh (the tests below check it on simulated
+//! processes), so everything after `op_partition` is unchanged:
+//!
+//! - Each element has a *home*: the process whose declared block holds it (`home`). Homes know
+//!   the element's map rows, dat rows and, once computed, its part; anyone else asks the home.
+//! - `lookup` asks homes for values of elements (parts, lists of other owners); `fetch_rows`
+//!   moves rows from homes to whoever needs them (migration).
+//! - `derive` lets the other sets follow the partitioned one through the maps (OP2's rules, as
+//!   `partition::derive`); `layouts` builds this process's core / owned / exec / non-exec
+//!   numbering of every set with its import and export lists (as `layout::halos` +
+//!   `layout::set_layout`); `rcb` bisects by coordinates with parallel medians (as
+//!   `partition::rcb_parts`); `random` jumps its generator to the block (as
+//!   `partition::random_parts`); `graph` builds this process's rows of the graph a k-way
+//!   partitioner takes (as `partition::target_graph`).
+//!
+//! Memory per process: its blocks, its share of the new layout, and messages of the size of
+//! what it exchanges with its neighbours (O(N/P) plus halos for a mesh partitioned well).
+
+use super::layout::SetLayout;
+use crate::error::Result;
+use crate::op2_bail;
+use std::collections::{BTreeSet, HashMap};
+
+/// The collective operations the distributed partitioner needs (MPI's `Comm`; threads standing
+/// for processes in the tests).
+pub trait Coll {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// `send[q]` to process q; returns what each process sent here, in rank order.
+    fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>>;
+    /// Every process's bytes, in rank order.
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// Element-wise sum over the processes.
+    fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
+        let all = self.all_gather(&enc_u64(v))?;
+        v.iter_mut().for_each(|x| *x = 0);
+        for b in &all {
+            for (x, y) in v.iter_mut().zip(dec_u64(b)) {
+                *x += y;
+            }
+        }
+        Ok(())
+    }
+    /// Element-wise minimum (`max` false) or maximum over the processes.
+    fn min_max_f64(&self, v: &mut [f64], max: bool) -> Result<()> {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let all = self.all_gather(&bytes)?;
+        for b in &all {
+            for (x, c) in v.iter_mut().zip(b.chunks_exact(8)) {
+                let y = f64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                *x = if max { x.max(y) } else { x.min(y) };
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn enc_u32(v: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_ne_bytes());
+    }
+    out
+}
+
+pub fn dec_u32(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn enc_u64(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+fn dec_u64(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8).map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect()
+}
+
+/// All-to-all of u32 words.
+fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Vec<Vec<u32>>> {
+    let bytes: Vec<Vec<u8>> = send.iter().map(|v| enc_u32(v)).collect();
+    drop(send);
+    Ok(c.all_to_all(&bytes)?.iter().map(|b| dec_u32(b)).collect())
+}
+
+/// The process whose declared block (`offsets`: P + 1 block starts) holds global index `g`.
+pub fn home(offsets: &[usize], g: usize) -> usize {
+    offsets.partition_point(|&o| o <= g).saturating_sub(1)
+}
+
+/// A map on this process before partitioning: the rows of its from-set's declared block, with
+/// global indices of the to-set.
+#[derive(Clone, Copy)]
+pub struct DMap<'a> {
+    pub from: usize,
+    pub to: usize,
+    pub dim: usize,
+    pub values: &'a [i32],
+}
+
+/// Answers of the homes for a set of keys: `get(key)` is the list the home gave.
+pub struct Answers {
+    index: HashMap<u32, (u32, u32)>,
+    vals: Vec<i32>,
+}
+
+impl Answers {
+    pub fn get(&self, key: u32) -> &[i32] {
+        self.index.get(&key).map_or(&[][..], |&(s, n)| &self.vals[s as usize..(s + n) as usize])
+    }
+
+    /// The first value of the answer (for one-value answers such as parts).
+    pub fn one(&self, key: u32) -> i32 {
+        self.get(key).first().copied().unwrap_or(-1)
+    }
+}
+
+/// Asks the homes (blocks `offsets`) of `keys` (global indices, repeats allowed) for a list of
+/// values each: a home answers for its element `i` (index in its block) with `answer(i)`.
+/// Collective; each process sends its distinct keys once.
+pub fn lookup<'f>(
+    c: &dyn Coll,
+    offsets: &[usize],
+    keys: impl Iterator<Item = u32>,
+    answer: &dyn Fn(usize) -> &'f [i32],
+) -> Result<Answers> {
+    let p = c.size();
+    let mut ask: Vec<Vec<u32>> = vec![Vec::new(); p];
+    for k in keys {
+        ask[home(offsets, k as usize)].push(k);
+    }
+    for v in ask.iter_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let asked = exchange(c, ask.clone())?;
+    let first = offsets[c.rank()];
+    let mut reply: Vec<Vec<u32>> = Vec::with_capacity(p);
+    for keys in &asked {
+        let mut r = Vec::with_capacity(keys.len() * 2);
+        for &k in keys {
+            let Some(i) = (k as usize).checked_sub(first).filter(|&i| first + i < offsets[c.rank() + 1]) else {
+                op2_bail!(Internal, "op_partition: element {k} asked of the wrong process");
+            };
+            let a = answer(i);
+            r.push(a.len() as u32);
+            r.extend(a.iter().map(|&x| x as u32));
+        }
+        reply.push(r);
+    }
+    drop(asked);
+    let got = exchange(c, reply)?;
+    let mut index = HashMap::with_capacity(ask.iter().map(Vec::len).sum());
+    let mut vals = Vec::new();
+    for (keys, r) in ask.iter().zip(&got) {
+        let mut pos = 0usize;
+        for &k in keys {
+            let Some(&n) = r.get(pos) else { op2_bail!(Internal, "op_partition: short answer") };
+            let n = n as usize;
+            let Some(a) = r.get(pos + 1..pos + 1 + n) else { op2_bail!(Internal, "op_partition: short answer") };
+            index.insert(k, (vals.len() as u32, n as u32));
+            vals.extend(a.iter().map(|&x| x as i32));
+            pos += 1 + n;
+        }
+    }
+    Ok(Answers { index, vals })
+}
+
+/// Rows of `eb` bytes for the global indices `wanted` (in that order), from their homes, whose
+/// declared blocks of rows are `block` (this process's). Collective.
+pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted: &[u32]) -> Result<Vec<u8>> {
+    let p = c.size();
+    let mut ask: Vec<Vec<u32>> = vec![Vec::new(); p];
+    let mut at: Vec<Vec<u32>> = vec![Vec::new(); p];
+    for (i, &g) in wanted.iter().enumerate() {
+        let q = home(offsets, g as usize);
+        ask[q].push(g);
+        at[q].push(i as u32);
+    }
+    let asked = exchange(c, ask)?;
+    let first = offsets[c.rank()];
+    let mine = offsets[c.rank() + 1] - first;
+    let mut send = Vec::with_capacity(p);
+    for keys in &asked {
+        let mut b = Vec::with_capacity(keys.len() * eb);
+        for &g in keys {
+            let Some(i) = (g as usize).checked_sub(first).filter(|&i| i < mine) else {
+                op2_bail!(Internal, "op_partition: row {g} asked of the wrong process");
+            };
+            b.extend_from_slice(&block[i * eb..(i + 1) * eb]);
+        }
+        send.push(b);
+    }
+    drop(asked);
+    let got = c.all_to_all(&send)?;
+    drop(send);
+    let mut out = vec![0u8; wanted.len() * eb];
+    for (b, pos) in got.iter().zip(&at) {
+        if b.len() != pos.len() * eb {
+            op2_bail!(Internal, "op_partition: {} bytes received for {} rows of {eb}", b.len(), pos.len());
+        }
+        for (row, &i) in b.chunks_exact(eb.max(1)).zip(pos) {
+            out[i as usize * eb..(i as usize + 1) * eb].copy_from_slice(row);
+        }
+    }
+    Ok(out)
+}
+
+/// The most frequent value, ties to the first in `vals`' order (OP2's rule; as
+/// `partition::derive`).
+fn mode(vals: &[i32]) -> i32 {
+    let mut best = (vals.first().copied().unwrap_or(0), 0usize);
+    for (i, &v) in vals.iter().enumerate() {
+        if vals[..i].contains(&v) {
+            continue;
+        }
+        let n = vals.iter().filter(|&&w| w == v).count();
+        if n > best.1 {
+            best = (v, n);
+        }
+    }
+    best.0
+}
+
+/// `partition::derive` on the blocks: `parts[s]` is this process's block of set s's parts
+/// (None: not partitioned yet); sets no map reaches keep their blocks (part = home).
+pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [Option<Vec<i32>>]) -> Result<()> {
+    let me = c.rank();
+    loop {
+        let mut best: Option<(u32, usize, bool)> = None;
+        for (i, m) in maps.iter().enumerate() {
+            if parts[m.from].is_none() && parts[m.to].is_some() {
+                let cost = if m.dim == 1 { 0 } else { 1 };
+                if best.is_none_or(|b| cost < b.0) {
+                    best = Some((cost, i, true));
+                }
+            } else if parts[m.to].is_none() && parts[m.from].is_some() && best.is_none_or(|b| 2 < b.0) {
+                best = Some((2, i, false));
+            }
+        }
+        let Some((_, i, forward)) = best else { break };
+        let m = &maps[i];
+        if forward {
+            let tp = parts[m.to].as_deref().unwrap_or(&[]);
+            let ans = lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?;
+            let mut buf = vec![0i32; m.dim];
+            let p: Vec<i32> = m
+                .values
+                .chunks_exact(m.dim.max(1))
+                .map(|row| {
+                    for (b, &t) in buf.iter_mut().zip(row) {
+                        *b = ans.one(t as u32);
+                    }
+                    mode(&buf)
+                })
+                .collect();
+            parts[m.from] = Some(p);
+        } else {
+            // Votes (target, part of the element naming it) to the targets' homes.
+            let fp = parts[m.from].as_deref().unwrap_or(&[]);
+            let mut send: Vec<Vec<u32>> = vec![Vec::new(); c.size()];
+            for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
+                for &t in row {
+                    let q = home(&offsets[m.to], t as usize);
+                    send[q].push(t as u32);
+                    send[q].push(fp[e] as u32);
+                }
+            }
+            let got = exchange(c, send)?;
+            let first = offsets[m.to][me];
+            let n = offsets[m.to][me + 1] - first;
+            let mut counts: Vec<Vec<(i32, u32)>> = vec![Vec::new(); n];
+            for v in &got {
+                for pair in v.chunks_exact(2) {
+                    let Some(cnt) = (pair[0] as usize).checked_sub(first).and_then(|t| counts.get_mut(t)) else {
+                        op2_bail!(Internal, "op_partition: vote for element {} sent to the wrong process", pair[0]);
+                    };
+                    let part = pair[1] as i32;
+                    match cnt.iter_mut().find(|x| x.0 == part) {
+                        Some(x) => x.1 += 1,
+                        None => cnt.push((part, 1)),
+                    }
+                }
+            }
+            let p: Vec<i32> = counts
+                .iter()
+                .map(|cnt| cnt.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map_or(me as i32, |x| x.0))
+                .collect();
+            parts[m.to] = Some(p);
+        }
+    }
+    for (s, p) in parts.iter_mut().enumerate() {
+        if p.is_none() {
+            *p = Some(vec![me as i32; offsets[s][me + 1] - offsets[s][me]]);
+        }
+    }
+    Ok(())
+}
+
+// Record kinds of the layout messages.
+const OWN_CORE: u32 = 0;
+const OWN_NONCORE: u32 = 1;
+const EXEC: u32 = 2;
+const NONEXEC: u32 = 3;
+
+/// This process's layout of every set (as `layout::set_layout(&layout::halos(..), ..)` on the
+/// whole mesh), from the blocks of every set's parts and of every map. Collective.
+pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec<i32>]) -> Result<Vec<SetLayout>> {
+    let p = c.size();
+    let me = c.rank();
+    let nsets = offsets.len();
+    // Owners of every map's targets, asked of their homes.
+    let mut target_parts = Vec::with_capacity(maps.len());
+    for m in maps {
+        let tp = &parts[m.to];
+        target_parts.push(lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?);
+    }
+    // others[s][e]: the owners other than e's own of the targets of e's rows (sorted).
+    let mut others: Vec<Vec<Vec<i32>>> =
+        (0..nsets).map(|s| vec![Vec::new(); offsets[s][me + 1] - offsets[s][me]]).collect();
+    for (m, tp) in maps.iter().zip(&target_parts) {
+        for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
+            let own = parts[m.from][e];
+            for &t in row {
+                let q = tp.one(t as u32);
+                let o = &mut others[m.from][e];
+                if q != own && !o.contains(&q) {
+                    o.push(q);
+                }
+            }
+        }
+    }
+    for o in others.iter_mut().flatten() {
+        o.sort_unstable();
+    }
+    // The targets' own `others` lists, for rows that reach other owners (non-exec halos).
+    let mut target_others = Vec::with_capacity(maps.len());
+    for m in maps {
+        let of = &others[m.from];
+        let keys = m
+            .values
+            .chunks_exact(m.dim.max(1))
+            .enumerate()
+            .filter(|(e, _)| !of[*e].is_empty())
+            .flat_map(|(_, row)| row.iter().map(|&t| t as u32));
+        let ot = &others[m.to];
+        target_others.push(lookup(c, &offsets[m.to], keys, &|i| &ot[i][..])?);
+    }
+    // Records (kind << 24 | set, global index, owner) to the processes that own, run or read
+    // each element.
+    let mut send: Vec<Vec<u32>> = vec![Vec::new(); p];
+    let rec = |send: &mut Vec<Vec<u32>>, to: i32, kind: u32, s: usize, g: usize, owner: i32| {
+        let v = &mut send[to as usize];
+        v.push(kind << 24 | s as u32);
+        v.push(g as u32);
+        v.push(owner as u32);
+    };
+    for s in 0..nsets {
+        let first = offsets[s][me];
+        for (e, o) in others[s].iter().enumerate() {
+            let own = parts[s][e];
+            rec(&mut send, own, if o.is_empty() { OWN_CORE } else { OWN_NONCORE }, s, first + e, own);
+            for &q in o {
+                rec(&mut send, q, EXEC, s, first + e, own);
+            }
+        }
+    }
+    for ((m, tp), to) in maps.iter().zip(&target_parts).zip(&target_others) {
+        let mut sent: std::collections::HashSet<(i32, u32)> = std::collections::HashSet::new();
+        for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
+            let o = &others[m.from][e];
+            if o.is_empty() {
+                continue;
+            }
+            for q in std::iter::once(parts[m.from][e]).chain(o.iter().copied()) {
+                for &t in row {
+                    let owner = tp.one(t as u32);
+                    if owner != q && !to.get(t as u32).contains(&q) && sent.insert((q, t as u32)) {
+                        rec(&mut send, q, NONEXEC, m.to, t as usize, owner);
+                    }
+                }
+            }
+        }
+    }
+    drop(target_parts);
+    drop(target_others);
+    drop(others);
+    let got = exchange(c, send)?;
+    let mut core: Vec<Vec<u32>> = vec![Vec::new(); nsets];
+    let mut noncore: Vec<Vec<u32>> = vec![Vec::new(); nsets];
+    let mut exec: Vec<Vec<(i32, u32)>> = vec![Vec::new(); nsets];
+    let mut nonexec: Vec<BTreeSet<(i32, u32)>> = vec![BTreeSet::new(); nsets];
+    for v in &got {
+        for r in v.chunks_exact(3) {
+            let (kind, s, g, owner) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1], r[2] as i32);
+            if s >= nsets {
+                op2_bail!(Internal, "op_partition: a layout record names set {s}");
+            }
+            match kind {
+                OWN_CORE => core[s].push(g),
+                OWN_NONCORE => noncore[s].push(g),
+                EXEC => exec[s].push((owner, g)),
+                _ => {
+                    nonexec[s].insert((owner, g));
+                }
+            }
+        }
+    }
+    drop(got);
+    let mut out = Vec::with_capacity(nsets);
+    // What each neighbour needs of mine: (set, kind, global index) to the owners.
+    let mut need: Vec<Vec<u32>> = vec![Vec::new(); p];
+    for s in 0..nsets {
+        core[s].sort_unstable();
+        noncore[s].sort_unstable();
+        exec[s].sort_unstable();
+        let ne: Vec<(i32, u32)> = std::mem::take(&mut nonexec[s]).into_iter().collect();
+        let owned = core[s].len() + noncore[s].len();
+        let mut gids = std::mem::take(&mut core[s]);
+        let ncore = gids.len();
+        gids.append(&mut noncore[s]);
+        let mut imports: Vec<(i32, Vec<u32>)> = Vec::new();
+        let mut add_import = |q: i32, pos: usize| match imports.iter_mut().find(|(r, _)| *r == q) {
+            Some((_, v)) => v.push(pos as u32),
+            None => imports.push((q, vec![pos as u32])),
+        };
+        for &(q, g) in &exec[s] {
+            add_import(q, gids.len());
+            gids.push(g);
+            need[q as usize].extend_from_slice(&[(EXEC << 24) | s as u32, g]);
+        }
+        for &(q, g) in &ne {
+            add_import(q, gids.len());
+            gids.push(g);
+            need[q as usize].extend_from_slice(&[(NONEXEC << 24) | s as u32, g]);
+        }
+        imports.sort_by_key(|(q, _)| *q);
+        out.push(SetLayout {
+            owned,
+            core: ncore,
+            exec: exec[s].len(),
+            nonexec: ne.len(),
+            gids,
+            imports,
+            exports: Vec::new(),
+        });
+    }
+    // Exports: per neighbour, my elements in its exec halo then in its non-exec halo, in its
+    // order (by global index within each kind, as it sorted them).
+    let asked = exchange(c, need)?;
+    let local_of: Vec<HashMap<u32, u32>> =
+        out.iter().map(|l| l.gids[..l.owned].iter().enumerate().map(|(i, &g)| (g, i as u32)).collect()).collect();
+    for (q, v) in asked.iter().enumerate() {
+        let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); nsets];
+        for r in v.chunks_exact(2) {
+            let (kind, s, g) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1]);
+            let Some(&l) = local_of.get(s).and_then(|m| m.get(&g)) else {
+                op2_bail!(Internal, "op_partition: process {q} needs element {g} of set {s}, which is not owned here");
+            };
+            if kind == EXEC {
+                lists[s].0.push(l);
+            } else {
+                lists[s].1.push(l);
+            }
+        }
+        for (s, (mut a, b)) in lists.into_iter().enumerate() {
+            a.extend(b);
+            if !a.is_empty() {
+                out[s].exports.push((q as i32, a));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A map's local rows after partitioning: the rows of the from-set's owned and exec elements
+/// (fetched from their homes), targets as local indices of the to-set. Collective.
+pub fn local_map(
+    c: &dyn Coll,
+    m: &DMap,
+    from_offsets: &[usize],
+    from: &SetLayout,
+    to: &SetLayout,
+    name: &str,
+) -> Result<Vec<i32>> {
+    let block = enc_u32(&m.values.iter().map(|&v| v as u32).collect::<Vec<u32>>());
+    let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
+    drop(block);
+    let local_of: HashMap<u32, i32> = to.gids.iter().enumerate().map(|(i, &g)| (g, i as i32)).collect();
+    let mut out = Vec::with_capacity(rows.len() / 4);
+    for (k, t) in dec_u32(&rows).into_iter().enumerate() {
+        match local_of.get(&t) {
+            Some(&l) => out.push(l),
+            None => op2_bail!(
+                Internal,
+                "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
+                from.gids[k / m.dim.max(1)]
+            ),
+        }
+    }
+    Ok(out)
+}
+
+/// `partition::random_parts` for this process's block `[first, first + n)`: the generator
+/// jumped ahead to the block (x -> a x + c applied `first` times, by squaring).
+pub fn random(first: usize, n: usize, nparts: usize) -> Vec<i32> {
+    const A: u64 = 6364136223846793005;
+    const C: u64 = 1442695040888963407;
+    // (mul, add) of the step applied k times, composed by squaring.
+    let (mut am, mut ac) = (1u64, 0u64);
+    let (mut bm, mut bc) = (A, C);
+    let mut k = first as u64;
+    while k > 0 {
+        if k & 1 == 1 {
+            ac = ac.wrapping_mul(bm).wrapping_add(bc);
+            am = am.wrapping_mul(bm);
+        }
+        bc = bc.wrapping_mul(bm).wrapping_add(bc);
+        bm = bm.wrapping_mul(bm);
+        k >>= 1;
+    }
+    let mut x = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(am).wrapping_add(ac);
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(A).wrapping_add(C);
+            ((x >> 33) % nparts as u64) as i32
+        })
+        .collect()
+}
+
+/// An f64 as an unsigned key in the order of `partial_cmp` (-0.0 equal to 0.0; NaN has no place
+/// in that order and lands at an end).
+fn ordered(v: f64) -> u64 {
+    let b = (v + 0.0).to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
+}
+
+/// `partition::rcb_parts` on the blocks: this process's `coords` (`dim` values per element of
+/// its block, whose first global index is `first`), the parts of its block. Each bisection
+/// finds its cut with parallel medians: a binary search over the 96-bit keys (coordinate,
+/// global index) with one sum of counts per step for every piece at once, so the cut is exactly
+/// the serial one and no coordinate leaves its process. Collective.
+pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize) -> Result<Vec<i32>> {
+    let n = coords.len().checked_div(dim).unwrap_or(0);
+    // Pieces: (first part, parts); every element's piece.
+    let mut pieces: Vec<(usize, usize)> = vec![(0, nparts.max(1))];
+    let mut piece = vec![0u32; n];
+    loop {
+        let active: Vec<usize> = (0..pieces.len()).filter(|&k| pieces[k].1 > 1).collect();
+        if active.is_empty() || dim == 0 {
+            break;
+        }
+        let slot: HashMap<usize, usize> = active.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let na = active.len();
+        let mut count = vec![0u64; na];
+        let mut lo = vec![f64::INFINITY; na * dim];
+        let mut hi = vec![f64::NEG_INFINITY; na * dim];
+        for e in 0..n {
+            if let Some(&i) = slot.get(&(piece[e] as usize)) {
+                count[i] += 1;
+                for d in 0..dim {
+                    let v = coords[e * dim + d];
+                    lo[i * dim + d] = lo[i * dim + d].min(v);
+                    hi[i * dim + d] = hi[i * dim + d].max(v);
+                }
+            }
+        }
+        c.sum_u64(&mut count)?;
+        c.min_max_f64(&mut lo, false)?;
+        c.min_max_f64(&mut hi, true)?;
+        // Per active piece: the dimension of the longest extent and the number going left.
+        let mut axis = vec![0usize; na];
+        let mut cut = vec![0u64; na];
+        for i in 0..na {
+            let mut best = (0usize, f64::NEG_INFINITY);
+            for d in 0..dim {
+                let ext = hi[i * dim + d] - lo[i * dim + d];
+                if ext > best.1 {
+                    best = (d, ext);
+                }
+            }
+            axis[i] = best.0;
+            let (_, np) = pieces[active[i]];
+            cut[i] = count[i] * (np / 2) as u64 / np as u64;
+        }
+        // Each piece's local keys, sorted.
+        let mut keys: Vec<Vec<u128>> = vec![Vec::new(); na];
+        for e in 0..n {
+            if let Some(&i) = slot.get(&(piece[e] as usize)) {
+                keys[i].push((ordered(coords[e * dim + axis[i]]) as u128) << 32 | (first + e) as u128);
+            }
+        }
+        keys.iter_mut().for_each(|k| k.sort_unstable());
+        // The key at position cut: the least x with more than cut keys <= x.
+        let mut lo_k = vec![0u128; na];
+        let mut hi_k = vec![1u128 << 96; na];
+        for _ in 0..97 {
+            if lo_k.iter().zip(&hi_k).all(|(l, h)| l >= h) {
+                break;
+            }
+            let mid: Vec<u128> = lo_k.iter().zip(&hi_k).map(|(l, h)| l + (h - l) / 2).collect();
+            let mut le: Vec<u64> = (0..na).map(|i| keys[i].partition_point(|&k| k <= mid[i]) as u64).collect();
+            c.sum_u64(&mut le)?;
+            for i in 0..na {
+                if lo_k[i] < hi_k[i] {
+                    if le[i] > cut[i] {
+                        hi_k[i] = mid[i];
+                    } else {
+                        lo_k[i] = mid[i] + 1;
+                    }
+                }
+            }
+        }
+        let split = pieces.len();
+        let mut left_of = vec![0usize; na];
+        for (i, &k) in active.iter().enumerate() {
+            let (f, np) = pieces[k];
+            let left = np / 2;
+            pieces[k] = (f, left);
+            left_of[i] = k;
+            pieces.push((f + left, np - left));
+        }
+        for e in 0..n {
+            if let Some(&i) = slot.get(&(piece[e] as usize)) {
+                let key = (ordered(coords[e * dim + axis[i]]) as u128) << 32 | (first + e) as u128;
+                piece[e] = if key < lo_k[i] { left_of[i] as u32 } else { (split + i) as u32 };
+            }
+        }
+    }
+    Ok(piece.iter().map(|&k| pieces[k as usize].0 as i32).collect())
+}
+
+/// This process's rows of the graph of `m`'s target set (as `partition::target_graph`: two
+/// targets are adjacent when one row names both), for its block `offsets` of the target set:
+/// (xadj from 0, adjncy in global indices). Collective.
+pub fn graph(c: &dyn Coll, offsets: &[usize], m: &DMap) -> Result<(Vec<i32>, Vec<i32>)> {
+    let mut send: Vec<Vec<u32>> = vec![Vec::new(); c.size()];
+    for row in m.values.chunks_exact(m.dim.max(1)) {
+        for (a, &u) in row.iter().enumerate() {
+            for &v in &row[a + 1..] {
+                if u != v {
+                    send[home(offsets, u as usize)].extend_from_slice(&[u as u32, v as u32]);
+                    send[home(offsets, v as usize)].extend_from_slice(&[v as u32, u as u32]);
+                }
+            }
+        }
+    }
+    let got = exchange(c, send)?;
+    let me = c.rank();
+    let first = offsets[me];
+    let n = offsets[me + 1] - first;
+    let mut adj: Vec<Vec<i32>> = vec![Vec::new(); n];
+    for v in &got {
+        for pair in v.chunks_exact(2) {
+            let Some(a) = (pair[0] as usize).checked_sub(first).and_then(|u| adj.get_mut(u)) else {
+                op2_bail!(Internal, "op_partition: graph edge of vertex {} sent to the wrong process", pair[0]);
+            };
+            a.push(pair[1] as i32);
+        }
+    }
+    drop(got);
+    let mut xadj = Vec::with_capacity(n + 1);
+    let mut adjncy = Vec::new();
+    xadj.push(0i32);
+    for a in adj.iter_mut() {
+        a.sort_unstable();
+        a.dedup();
+        adjncy.extend_from_slice(a);
+        xadj.push(adjncy.len() as i32);
+    }
+    Ok((xadj, adjncy))
+}
+
+#[cfg(test)]
+#[path = "distpart_tests.rs"]
+mod tests;
