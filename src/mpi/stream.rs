@@ -140,7 +140,10 @@ pub fn print_dat(ctx: &mut Context, d: DatId, path: &str, format: Format, call: 
     let n = dist::global_size(ctx, set);
     let mut out = Out::create(path, format, n, dim, ty);
     if eb > 0 {
-        out.rows(&block);
+        // Its own block in pieces too, so the text buffer stays one piece's worth.
+        for piece in block.chunks(piece_bytes) {
+            out.rows(piece);
+        }
         drop(block);
         let offsets = ctx.comm.sets[set.0 as usize].offsets.clone();
         let mut buf = vec![0u8; piece_bytes.min(offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) * eb)];
