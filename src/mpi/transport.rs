@@ -414,10 +414,7 @@ impl World {
         let one = [0u8; 1];
         let b = if buf.is_empty() { &one[..] } else { buf };
         // SAFETY: b is valid for n bytes for the duration of the call.
-        check(
-            unsafe { ffi::MPI_Send(b.as_ptr() as *const _, n, ffi::RSMPI_UINT8_T, to, tag, self.comm) },
-            "MPI_Send",
-        )
+        check(unsafe { ffi::MPI_Send(b.as_ptr() as *const _, n, ffi::RSMPI_UINT8_T, to, tag, self.comm) }, "MPI_Send")
     }
 
     /// Blocking receive of exactly `buf.len()` bytes from process `from` (a message of
