@@ -1,9 +1,9 @@
 //! The distributed operations on a `Context`: the declared blocks of sets, `op_partition`
 //! (partition, build the layouts, migrate maps and dats: see `distpart`, which does it on the
 //! blocks without gathering anything), and the collective outputs in the original numbering
-//! (fetch; fetch by range and printing stream through `stream`). A layer above `context` (which holds only the `Comm` of
-//! `mpi`, below it): what `Context` itself needs while declaring (a set's global size, its
-//! declared block) is answered by `Comm`.
+//! (fetch; fetch by range and printing are in `stream`). A layer above `context` (which holds
+//! only the `Comm` of `mpi`, below it): what `Context` itself needs while declaring (a set's
+//! global size, its declared block) is answered by `Comm`.
 //!
 //! Memory during `op_partition`: each process holds its declared blocks, its new local rows and
 //! messages of the size of what it sends or receives; only `"METIS"` (serial k-way) gathers the
