@@ -17,6 +17,8 @@
 #                           with OP2_NUM_THREADS=T (2x1, 1x2, 2x2, 3x2 RCB) against one process on
 #                           seq, 1e-12 relative at every iteration; every process must report
 #                           blocks run on each of its T threads (tests/mpi/hybrid.sh)
+#   make test-mpi-partition-memory  op_partition's peak memory per process at -n 4 against -n 1
+#                           (tests/mpi/partition_memory.sh; below)
 #   make test-mpi-io        HDF5 and VTK under mpiexec -n 1..3 against one process (below;
 #                           appended to TESTS)
 #   make bench-hybrid       Airfoil 720K: -n 1 and -n 2 seq against MPI + threads, interleaved
@@ -32,7 +34,8 @@ MPI_AF_ITERS ?= 50
 TESTS += test-mpi
 .PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
 
-test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid test-mpi-assumed-size
+test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid test-mpi-assumed-size \
+  test-mpi-partition-memory
 	@echo "test-mpi: passed"
 
 test-mpi-c: lib
@@ -152,3 +155,19 @@ test-mpi-assumed-size: lib
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 OP2_FORTRAN_PATH= \
 	  mpiexec --oversubscribe -n 2 $(BUILD)/test-mpi/assumed-size/assumed_size OP2_BACKEND=seq
 	@echo "test-mpi-assumed-size: passed"
+
+# make test-mpi-partition-memory: tests/mpi/partition_memory.sh, op_partition's peak memory per
+# process (OP2_DIAGNOSTICS=1 'memory: ... peak +M KiB' and airfoil --mem) on a 200K-cell HDF5
+# mesh (made once in $(BUILD)/test-mpi/mem): at -n 4 at most 0.35x the -n 1 peak + 2 MiB for
+# PARMETIS:KWAY and RCB; METIS:KWAY reported. About 10 s.
+.PHONY: test-mpi-partition-memory
+test-mpi-partition-memory: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	tests/mpi/partition_memory.sh $(BIN) $(BUILD)/test-mpi/mem
+
+# make bench-mem: bench/mem.sh, peak memory per process (airfoil --mem: VmHWM and the read,
+# partition and run phases; op_partition's own peak) of Airfoil from HDF5 on OP2's 720K mesh
+# (when $(AF_SHARED)/new_grid.dat.gz exists) and a generated 2.88M-cell mesh, at -n 1, 2, 4 with
+# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Not in TESTS.
+.PHONY: bench-mem
+bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) bench/mem.sh

@@ -4,7 +4,7 @@
  *
  * usage: airfoil [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]
  *                [--renumber] [--kernel-dir D] [--save FILE] [--dump FILE.h5]
- *                [--partition LIB[:ROUTINE]]
+ *                [--partition LIB[:ROUTINE]] [--mem]
  *                [OP2 tokens such as OP2_BACKEND=threads]
  *   --mesh FILE     mesh in new_grid.dat format, or OP2's HDF5 layout when FILE ends in .h5
  *                   (new_grid.h5 as OP2's convert_mesh writes it; op2-h5convert makes one)
@@ -27,6 +27,15 @@
  *                   or PTSCOTCH:KWAY (the same graph, distributed), PARMETIS:GEOMKWAY (nodes by
  *                   the graph of pedge with p_x), RCB (nodes by p_x, the other sets follow),
  *                   BLOCK (the declared blocks), RANDOM
+ *   --mem           each process prints its peak resident memory (Linux /proc/self/status
+ *                   VmHWM) at the end, and the peak of each phase above the resident size at
+ *                   the phase's start (the high-water mark is reset through
+ *                   /proc/self/clear_refs before each phase): read (mesh read, op_init and the
+ *                   declarations), partition (op_partition), run (everything after it: the
+ *                   iterations and any output), one line per process:
+ *                   "airfoil: memory process R/P: read +A KiB, partition +B KiB, run +C KiB,
+ *                   VmHWM D KiB". Measure with an HDF5 mesh: the text reader reads the whole
+ *                   mesh on every process.
  *   NAME=VALUE      passed to op_init (OP2_BACKEND=seq|threads|..., OP2_NUM_THREADS=4, ...)
  *
  * As an OP2 MPI program: every process reads the text mesh and declares its contiguous block of
@@ -69,6 +78,42 @@ static void write_vtk(const char *path, long iter, op_map pcell, op_dat p_x, op_
   if (op_is_root()) printf("airfoil: wrote %s in %.3f s\n", name, now_s() - t);
 }
 
+/* --mem: the process's peak resident memory by phase (Linux). mem_phase() ends the phase in
+ * progress (its peak: VmHWM now minus VmRSS at its start), resets the high-water mark
+ * (/proc/self/clear_refs "5") and starts the next one; mem.hwm keeps the largest VmHWM seen, the
+ * process's peak since it started. */
+static struct {
+  long start_rss, hwm;
+  int reset_ok;
+} mem;
+
+static long mem_status_kib(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+  size_t n = strlen(key);
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, key, n) && line[n] == ':') {
+      v = strtol(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+/* Ends the current phase (returns its peak above its start, in KiB) and starts a new one. */
+static long mem_phase(void) {
+  long hwm = mem_status_kib("VmHWM");
+  long peak = hwm - mem.start_rss;
+  if (hwm > mem.hwm) mem.hwm = hwm;
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  mem.reset_ok = f && fputs("5", f) >= 0;
+  if (f && fclose(f) != 0) mem.reset_ok = 0;
+  mem.start_rss = mem_status_kib("VmRSS");
+  return peak;
+}
+
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
           "usage: %s [--mesh FILE] [--iters N] [--rms-log FILE] [--vtk FILE [--vtk-every N]]\n"
@@ -86,6 +131,7 @@ static void usage(FILE *f, const char *prog) {
           "  --save FILE     write the final q: text (OP2's format) if FILE ends in .txt, else binary\n"
           "  --dump FILE.h5  write every set, map and dat at the end (op_dump_to_hdf5)\n"
           "  --partition P   MPI partitioner: METIS:KWAY (default), RCB, BLOCK or RANDOM\n"
+          "  --mem           print each process's peak memory (VmHWM) and each phase's peak\n"
           "  --checkpoint F  checkpoint to F (op_checkpointing_init); a run started again with F\n"
           "                  present resumes from it, with the same results\n"
           "  --every S       seconds between checkpoints (default 10; 0: every loop)\n"
@@ -107,6 +153,8 @@ int main(int argc, char **argv) {
   long vtk_every = 0;
   const char *ckpt_path = NULL;
   double ckpt_every = 10.0;
+  int memory = 0;
+  long mem_read = 0, mem_part = 0, mem_run = 0;
 
   /* our options are consumed here; NAME=VALUE tokens go to op_init */
   char **op_argv = calloc((size_t)argc + 1, sizeof(char *));
@@ -149,6 +197,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "airfoil: --every needs a non-negative number of seconds, got '%s'\n", argv[i]);
         return 2;
       }
+    } else if (!strcmp(argv[i], "--mem")) {
+      memory = 1;
     } else if (!strcmp(argv[i], "--renumber")) {
       renumber = 1;
     } else if (!strcmp(argv[i], "--chain")) {
@@ -174,6 +224,7 @@ int main(int argc, char **argv) {
   size_t mlen = strlen(mesh_path);
   int from_h5 = mlen > 3 && !strcmp(mesh_path + mlen - 3, ".h5");
 
+  if (memory) mem_phase(); /* the read phase starts */
   /* read and validate a text mesh before touching op2 (op2 checks an HDF5 one itself) */
   airfoil_mesh m;
   memset(&m, 0, sizeof m);
@@ -284,6 +335,7 @@ int main(int argc, char **argv) {
   op_dat p_adt = op_decl_dat(cells, 1, "double", NULL, "p_adt");
   op_dat p_res = op_decl_dat(cells, 4, "double", NULL, "p_res");
 
+  if (memory) mem_read = mem_phase();
   {
     /* LIB or LIB:ROUTINE */
     char lib[64], *colon;
@@ -297,6 +349,7 @@ int main(int argc, char **argv) {
     else
       op_partition(lib, colon ? colon + 1 : NULL, cells, pecell, p_x);
   }
+  if (memory) mem_part = mem_phase();
   if (renumber) op_renumber(pedge);
   int ncell = m.ncell;
   if (!from_h5) am_free(&m);
@@ -417,6 +470,18 @@ int main(int argc, char **argv) {
     double t = now_s();
     op_dump_to_hdf5(dump_path);
     if (root) printf("airfoil: dumped every set, map and dat to %s in %.3f s\n", dump_path, now_s() - t);
+  }
+
+  if (memory) {
+    int ok = mem.reset_ok;
+    mem_run = mem_phase();
+    if (ok)
+      printf("airfoil: memory process %d/%d: read +%ld KiB, partition +%ld KiB, run +%ld KiB, VmHWM %ld KiB\n",
+             rank, nranks, mem_read, mem_part, mem_run, mem.hwm);
+    else
+      printf("airfoil: memory process %d/%d: VmHWM %ld KiB (no phase peaks: /proc/self/clear_refs "
+             "cannot reset the high-water mark here)\n", rank, nranks, mem.hwm);
+    fflush(stdout);
   }
 
   op_exit();

@@ -85,9 +85,8 @@ pub extern "C" fn op_fetch_data_idx(dat: op_dat, data: *mut c_void, low: c_int, 
         let eb = dv.elem_bytes();
         let out = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, count * eb) };
         if ctx.comm.distributed() {
-            let all = crate::mpi::dist::global_rows(ctx, d)?;
-            out.copy_from_slice(&all[low as usize * eb..(high as usize + 1) * eb]);
-            return Ok(());
+            // Only the rows of the range move (from the processes that own them).
+            return crate::mpi::stream::fetch_range(ctx, d, low as usize, high as usize, out);
         }
         ctx.fetch(d, low as usize, high as usize, out)?;
         Ok(())
@@ -121,13 +120,10 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
         let ctx = st.ctx(CALL)?;
         let (d, file) = ctx.comm.enter(CALL, ready)?;
         let text = if ctx.comm.distributed() {
-            // Collective: the whole dat in original order, written by process 0; its outcome
-            // is every process's.
-            let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
-                return ctx.comm.agree(Ok(()));
-            };
-            let dv = &ctx.dats[d.0 as usize];
-            crate::core::output::txt(n, dv.dim, dv.ty, &rows)
+            // Collective: written by process 0 in original order, streamed to it block by
+            // block (no process holds the whole dat); its outcome is every process's.
+            let r = crate::mpi::stream::print_dat(ctx, d, file, crate::mpi::stream::Format::Text, CALL);
+            return ctx.comm.agree(r);
         } else {
             ctx.sync_to_host(d)?;
             ctx.dat_text(d)?

@@ -97,13 +97,10 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
         let ctx = st.ctx(CALL)?;
         let (d, file) = ctx.comm.enter(CALL, ready)?;
         let bytes = if ctx.comm.distributed() {
-            // Collective: the whole dat in original order, written by process 0; its outcome
-            // is every process's.
-            let Some((n, rows)) = crate::mpi::dist::rows_on_root(ctx, d)? else {
-                return ctx.comm.agree(Ok(()));
-            };
-            let dv = &ctx.dats[d.0 as usize];
-            crate::core::output::bin(n, dv.dim, &rows)
+            // Collective: written by process 0 in original order, streamed to it block by
+            // block (no process holds the whole dat); its outcome is every process's.
+            let r = crate::mpi::stream::print_dat(ctx, d, file, crate::mpi::stream::Format::Binary, CALL);
+            return ctx.comm.agree(r);
         } else {
             ctx.sync_to_host(d)?;
             ctx.dat_binary(d)?

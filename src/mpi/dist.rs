@@ -1,9 +1,9 @@
 //! The distributed operations on a `Context`: the declared blocks of sets, `op_partition`
 //! (partition, build the layouts, migrate maps and dats: see `distpart`, which does it on the
 //! blocks without gathering anything), and the collective outputs in the original numbering
-//! (fetch, fetch by range, print). A layer above `context` (which holds only the `Comm` of
-//! `mpi`, below it): what `Context` itself needs while declaring (a set's global size, its
-//! declared block) is answered by `Comm`.
+//! (fetch; fetch by range and printing are in `stream`). A layer above `context` (which holds
+//! only the `Comm` of `mpi`, below it): what `Context` itself needs while declaring (a set's
+//! global size, its declared block) is answered by `Comm`.
 //!
 //! Memory during `op_partition`: each process holds its declared blocks, its new local rows and
 //! messages of the size of what it sends or receives; only `"METIS"` (serial k-way) gathers the
@@ -41,58 +41,6 @@ pub fn global_offset(ctx: &Context, set: SetId) -> usize {
 /// The size of this process's declared block (what op_fetch_data fills): `Comm::declared_size`.
 pub fn declared_size(ctx: &Context, set: SetId) -> usize {
     ctx.comm.declared_size(set, ctx.sets[set.0 as usize].size)
-}
-
-/// The host rows of a dat, declared blocks of every process, in global order. Before
-/// `op_partition` these are the local rows; after, the owned rows with their global indices.
-fn gather_rows(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
-    let dat = &ctx.dats[d.0 as usize];
-    let eb = dat.elem_bytes();
-    let data = dat.data.as_slice();
-    match ctx.comm.layout(dat.set) {
-        None => {
-            let n = ctx.sets[dat.set.0 as usize].size;
-            Ok(ctx.comm.all_gather(&data[..n * eb])?.concat())
-        }
-        Some(l) => {
-            // [count][gids][rows]
-            let mut mine = Vec::with_capacity(8 + l.owned * (4 + eb));
-            mine.extend_from_slice(&(l.owned as u64).to_ne_bytes());
-            for &g in &l.gids[..l.owned] {
-                mine.extend_from_slice(&g.to_ne_bytes());
-            }
-            mine.extend_from_slice(&data[..l.owned * eb]);
-            let all = ctx.comm.all_gather(&mine)?;
-            let n = global_size(ctx, dat.set);
-            let mut out = vec![0u8; n * eb];
-            for b in &all {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&b[..8]);
-                let k = u64::from_ne_bytes(w) as usize;
-                let rows = &b[8 + 4 * k..];
-                for i in 0..k {
-                    let g = u32::from_ne_bytes([b[8 + 4 * i], b[9 + 4 * i], b[10 + 4 * i], b[11 + 4 * i]]) as usize;
-                    out[g * eb..(g + 1) * eb].copy_from_slice(&rows[i * eb..(i + 1) * eb]);
-                }
-            }
-            Ok(out)
-        }
-    }
-}
-
-/// Every row of a dat in the original global order, on every process (collective): what
-/// fetches and file output use under MPI.
-pub fn global_rows(ctx: &mut Context, d: DatId) -> Result<Vec<u8>> {
-    ctx.sync_to_host(d)?;
-    gather_rows(ctx, d)
-}
-
-/// For output written by process 0 (collective): the dat's global element count and its rows in
-/// original order on process 0, `None` on the others.
-pub fn rows_on_root(ctx: &mut Context, d: DatId) -> Result<Option<(usize, Vec<u8>)>> {
-    let rows = global_rows(ctx, d)?;
-    let n = global_size(ctx, ctx.dats[d.0 as usize].set);
-    Ok((ctx.comm.rank() == 0).then_some((n, rows)))
 }
 
 /// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.

@@ -18,6 +18,7 @@ pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod parmetis;
 pub mod partition;
+pub mod stream;
 #[cfg(all(test, feature = "mpi"))]
 mod tests;
 #[cfg(feature = "mpi")]
@@ -352,6 +353,27 @@ impl Comm {
             return w.all_gather(mine);
         }
         Ok(vec![mine.to_vec()])
+    }
+
+    /// Blocking point-to-point send of `bytes` to process `to` (under MPI only; one process
+    /// has no one to send to).
+    pub fn send_to(&self, bytes: &[u8], to: i32, tag: i32) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.send(bytes, to, tag);
+        }
+        let _ = (bytes, tag);
+        op2_bail!(Internal, "send to process {to} without MPI")
+    }
+
+    /// Blocking receive of exactly `buf.len()` bytes from process `from` (under MPI only).
+    pub fn recv_from(&self, buf: &mut [u8], from: i32, tag: i32) -> Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.recv(buf, from, tag);
+        }
+        let _ = (buf, tag);
+        op2_bail!(Internal, "receive from process {from} without MPI")
     }
 
     /// Personalised all-to-all (`send[q]` to process q; one buffer per process); returns what

@@ -495,6 +495,41 @@ impl World {
         Ok((rbuf, rd.iter().map(|&d| d as usize).collect()))
     }
 
+    /// Blocking send of `buf` to process `to` (returns once the buffer may be reused).
+    pub fn send(&self, buf: &[u8], to: i32, tag: i32) -> Result<()> {
+        let Ok(n) = c_int::try_from(buf.len()) else {
+            op2_bail!(Mpi, "MPI_Send: {} bytes exceed MPI's 2^31-1 count limit", buf.len());
+        };
+        let one = [0u8; 1];
+        let b = if buf.is_empty() { &one[..] } else { buf };
+        // SAFETY: b is valid for n bytes for the duration of the call.
+        check(unsafe { ffi::MPI_Send(b.as_ptr() as *const _, n, ffi::RSMPI_UINT8_T, to, tag, self.comm) }, "MPI_Send")
+    }
+
+    /// Blocking receive of exactly `buf.len()` bytes from process `from` (a message of
+    /// another length is an error).
+    pub fn recv(&self, buf: &mut [u8], from: i32, tag: i32) -> Result<()> {
+        let Ok(n) = c_int::try_from(buf.len()) else {
+            op2_bail!(Mpi, "MPI_Recv: {} bytes exceed MPI's 2^31-1 count limit", buf.len());
+        };
+        let mut one = [0u8; 1];
+        let b: &mut [u8] = if buf.is_empty() { &mut one[..] } else { buf };
+        // SAFETY: an all-zero MPI_Status is a valid value to be overwritten by MPI_Recv.
+        let mut st: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: b is valid for n bytes; st receives the status.
+        check(
+            unsafe { ffi::MPI_Recv(b.as_mut_ptr() as *mut _, n, ffi::RSMPI_UINT8_T, from, tag, self.comm, &mut st) },
+            "MPI_Recv",
+        )?;
+        let mut got: c_int = 0;
+        // SAFETY: st is the status of the completed receive.
+        check(unsafe { ffi::MPI_Get_count(&st, ffi::RSMPI_UINT8_T, &mut got) }, "MPI_Get_count")?;
+        if got != n {
+            op2_bail!(Mpi, "MPI_Recv: {got} bytes received from process {from}, {n} expected");
+        }
+        Ok(())
+    }
+
     /// Element-wise sum of u64 values over the processes, in place (`MPI_Allreduce`).
     pub fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;

@@ -3,7 +3,10 @@
  * that reads an edge dat written by an earlier loop (exec-halo direct arguments) and counts its
  * iterations (reductions leave out the exec halo); non-exec halo reads after a write; INC with a
  * non-zero initial value, MIN/MAX with op_arg_info; op_arg_idx, fetches, sizes and offsets in
- * the original numbering. The program initialises MPI itself, so op2 must neither initialise
+ * the original numbering; op_print_dat_to_txtfile / _binfile streamed through process 0 (whole
+ * files compared, byte for byte; a dat of several 1 MiB pieces per process) and
+ * op_fetch_data_idx of sub-ranges across block boundaries; a dat declared with data after
+ * op_partition read through its halo. The program initialises MPI itself, so op2 must neither initialise
  * nor finalise it (a second session in the same process works).
  * usage: t800-mpi-loops BACKEND [NX NY]
  * mpi-backends: seq threads check opencl
@@ -23,6 +26,9 @@ static const char *k_nacc =
 static const char *k_red =
     "void red(const int *i, int *cnt, int *mx, int *info, double *mn) {\n"
     "  *cnt += 1; if (*i > *mx) { *mx = *i; *info = 2 * *i; } if (0.5 * *i < *mn) *mn = 0.5 * *i; }\n";
+
+#define BIG_N 6000
+#define BIG_DIM 64
 
 static int run(const char *backend, const char *lib, const char *routine, int nx, int ny)
 {
@@ -61,6 +67,13 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   op_dat r = op_decl_dat(cells, 1, "double", NULL, "r");
   op_dat q = op_decl_dat(cells, 1, "double", NULL, "q");
   op_dat na = op_decl_dat(nodes, 2, "double", NULL, "na");
+  /* a dat of 3 MB on a set no map reaches: printed in several pieces per process */
+  int b0 = block_lo(BIG_N, rank, p), nbig = block_n(BIG_N, rank, p);
+  op_set bigset = op_decl_set(nbig, "bigset");
+  double *bigv = (double *)malloc(sizeof(double) * BIG_DIM * (size_t)(nbig + 1));
+  for (i = 0; i < nbig * BIG_DIM; i++) bigv[i] = (double)b0 * BIG_DIM + i + 0.25;
+  op_dat big = op_decl_dat(bigset, BIG_DIM, "double", bigv, "big");
+  free(bigv);
   CHECK_INT((int)op_get_size(cells), g.ncell);
   CHECK_INT((int)op_get_global_set_offset(edges), e0);
   if (!strcmp(lib, "METIS"))
@@ -70,6 +83,9 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   CHECK_OK();
   CHECK_INT((int)op_get_size(edges), g.nedge);
   CHECK_INT((int)op_get_global_set_offset(nodes), n0);
+  /* declared with data after op_partition (this process's block): owned and halo rows */
+  op_dat cx2 = op_decl_dat(cells, 2, "double", g.cx + 2 * c0, "cx2");
+  op_dat w2 = op_decl_dat(edges, 1, "double", NULL, "w2");
 
   op_kernel kids = op_decl_kernel(k_ids, "ids"), kew = op_decl_kernel(k_ew, "ew");
   op_kernel kres = op_decl_kernel(k_res, "res"), kq = op_decl_kernel(k_q, "qset");
@@ -89,6 +105,17 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   op_fetch_data_idx(w, wall, 0, g.nedge - 1);
   for (e = 0; e < g.nedge; e++)
     CHECK_DBL(wall[e], g.x[2 * g.enode[2 * e]] + 1000.0 * g.x[2 * g.enode[2 * e + 1] + 1]);
+
+  /* cx2 (declared after op_partition) read through pecell: its halo rows came with it */
+  PAR_LOOP(kew, "ew", edges, op_arg_dat(cx2, 0, pecell, 2, "double", OP_READ),
+           op_arg_dat(cx2, 1, pecell, 2, "double", OP_READ), op_arg_dat(w2, -1, OP_ID, 1, "double", OP_WRITE));
+  {
+    double *w2all = (double *)malloc(sizeof(double) * (size_t)g.nedge);
+    op_fetch_data_idx(w2, w2all, 0, g.nedge - 1);
+    for (e = 0; e < g.nedge; e++)
+      CHECK_DBL(w2all[e], g.cx[2 * g.ecell[2 * e]] + 1000.0 * g.cx[2 * g.ecell[2 * e + 1] + 1]);
+    free(w2all);
+  }
 
   /* exec-halo direct args + iteration count: w (dirty, direct READ) in an indirect INC loop */
   int count = 7;
@@ -132,6 +159,57 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   CHECK_INT(mx, g.ncell - 1);
   CHECK_INT(info, 2 * (g.ncell - 1));
   CHECK_DBL(mn, 0.0);
+
+  /* op_fetch_data_idx of sub-ranges (crossing the declared blocks), single elements */
+  {
+    int lo = g.ncell / 3, hi = (2 * g.ncell) / 3 + 1;
+    int *got = (int *)malloc(sizeof(int) * (size_t)g.ncell);
+    op_fetch_data_idx(cid, got, lo, hi);
+    for (i = lo; i <= hi; i++) CHECK_INT(got[i - lo], i);
+    op_fetch_data_idx(cid, got, g.ncell - 1, g.ncell - 1);
+    CHECK_INT(got[0], g.ncell - 1);
+    op_fetch_data_idx(cid, got, 0, 0);
+    CHECK_INT(got[0], 0);
+    free(got);
+    double *bg = (double *)malloc(sizeof(double) * BIG_DIM * 7);
+    op_fetch_data_idx(big, bg, BIG_N / 2 - 3, BIG_N / 2 + 3);
+    for (i = 0; i < 7 * BIG_DIM; i++) CHECK_DBL(bg[i], (double)(BIG_N / 2 - 3) * BIG_DIM + i + 0.25);
+    free(bg);
+  }
+
+  /* streamed file output, whole files: text of na (its values fetched above), binary of big */
+  op_print_dat_to_txtfile(na, "t800-na.txt");
+  op_print_dat_to_binfile(big, "t800-big.bin");
+  CHECK_OK();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    size_t cap = 64 + (size_t)g.nnode * 64, at;
+    char *want_t = (char *)malloc(cap);
+    at = (size_t)snprintf(want_t, cap, "%d 2\n", g.nnode);
+    for (i = 0; i < g.nnode; i++) at += (size_t)snprintf(want_t + at, cap - at, " %+2.15lE %+2.15lE\n", nb[2 * i], nb[2 * i + 1]);
+    char *t = test_read_file("t800-na.txt");
+    CHECK(t != NULL && strcmp(t, want_t) == 0);
+    free(t);
+    free(want_t);
+    remove("t800-na.txt");
+    FILE *f = fopen("t800-big.bin", "rb");
+    CHECK(f != NULL);
+    int head[2] = {0, 0};
+    CHECK(fread(head, sizeof(int), 2, f) == 2);
+    CHECK_INT(head[0], BIG_N);
+    CHECK_INT(head[1], BIG_DIM);
+    double *all = (double *)malloc(sizeof(double) * BIG_DIM * (size_t)BIG_N);
+    CHECK(fread(all, sizeof(double), (size_t)BIG_N * BIG_DIM, f) == (size_t)BIG_N * BIG_DIM);
+    CHECK(fgetc(f) == EOF);
+    fclose(f);
+    for (i = 0; i < BIG_N * BIG_DIM; i++)
+      if (all[i] != (double)i + 0.25) {
+        fprintf(stderr, "t800-big.bin: value %d is %g\n", i, all[i]);
+        CHECK(0);
+      }
+    free(all);
+    remove("t800-big.bin");
+  }
 
   /* collective text output from rank 0, original order */
   op_print_dat_to_txtfile(cid, "t800-cid.txt");
