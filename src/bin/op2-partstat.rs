@@ -25,6 +25,9 @@
 //! statistics as the serial mode and prints rows in its format (method PTSCOTCH, PARMETIS,
 //! GEOMKWAY or RCB-DIST; s = the distributed partition and derivation, slowest process).
 
+// Without MPI, --dist's machinery is used only by the tests.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
 use op2::mpi::distpart::{self, Coll, DMap};
 use op2::mpi::layout::{self, Halos};
 use op2::mpi::partition::{self, GMap};
