@@ -89,11 +89,15 @@ test-mpi-io: lib $(IO_PY) $(BIN)/airfoil $(BIN)/op2-h5convert $(AF_DIR)/cmp_rms 
 #   make partstat        op2-partstat on OP2's 720K mesh: partition quality (edge cut, halo rows,
 #                        neighbours, bytes sent per iteration) of METIS, RCB and BLOCK at
 #                        P = 2..4096 (build/scaling/partstat-720k.{md,jsonl})
+#   make partstat-dist   op2-partstat --dist under mpiexec -n P (P = 2..64, PARTSTAT_REPS runs each:
+#                        PT-Scotch's partition varies between runs) with PT-Scotch k-way and
+#                        distributed RCB, and the serial mode's METIS and RCB at the same P
+#                        (build/scaling/partstat-dist-720k.{md,jsonl}; doc/scaling.md)
 #   make scaling-model   all the model's inputs measured again (partstat, the ping-pong, Airfoil's
 #                        per-loop times on 720K and its call cost on a 1800-cell mesh), then
 #                        bench/scaling_model.py with them and with InfiniBand figures (assumed:
 #                        1.5 us, 12 GB/s); doc/scaling.md explains it
-.PHONY: bench-mpi bench-pingpong partstat scaling-model
+.PHONY: bench-mpi bench-pingpong partstat partstat-dist scaling-model
 BENCH_MPI_MESH := $(if $(wildcard $(AF_SHARED)/new_grid.dat.gz),$(AF_DIR)/new_grid.dat,$(BUILD)/bench/mesh-720000.dat)
 
 $(BUILD)/bench/mesh-720000.dat: $(BIN)/op2-meshgen
@@ -114,6 +118,22 @@ bench-pingpong: $(BUILD)/bench/pingpong
 partstat: lib $(BENCH_MPI_MESH)
 	@mkdir -p $(BUILD)/scaling
 	$(LIBDIR)/op2-partstat --mesh $(BENCH_MPI_MESH) --json $(BUILD)/scaling/partstat-720k.jsonl | tee $(BUILD)/scaling/partstat-720k.md
+
+PARTSTAT_PROCS ?= 2 4 8 16 32 64
+PARTSTAT_REPS ?= 2
+PSD := $(BUILD)/scaling/partstat-dist-720k
+partstat-dist: lib $(BENCH_MPI_MESH)
+	@mkdir -p $(BUILD)/scaling
+	$(LIBDIR)/op2-partstat --mesh $(BENCH_MPI_MESH) --methods metis,rcb --procs $$(echo $(PARTSTAT_PROCS) | tr ' ' ,) \
+	  --json $(PSD).jsonl > $(PSD).md
+	for p in $(PARTSTAT_PROCS); do for k in $$(seq $(PARTSTAT_REPS)); do \
+	  $(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) \
+	    mpiexec --oversubscribe -n $$p $(LIBDIR)/op2-partstat --mesh $(BENCH_MPI_MESH) --dist \
+	    --methods ptscotch,rcb --json $(PSD).run.jsonl > $(PSD).run.md || exit 1; \
+	  grep '^| [0-9]' $(PSD).run.md >> $(PSD).md; cat $(PSD).run.jsonl >> $(PSD).jsonl; \
+	done; done
+	rm -f $(PSD).run.md $(PSD).run.jsonl
+	cat $(PSD).md
 
 SCALING := $(BUILD)/scaling
 scaling-model: partstat $(BUILD)/bench/pingpong $(BIN)/airfoil $(BIN)/op2-meshgen

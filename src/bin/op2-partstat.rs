@@ -16,7 +16,19 @@
 //! (`p_x` is never written; `p_res` is incremented through the exec halo, not exchanged).
 //!
 //! `--json FILE` also writes the rows as JSON lines, for `doc/scaling.md`'s model.
+//!
+//! `mpiexec -n P op2-partstat --mesh FILE --dist`: the distributed partitioner instead, for the
+//! one P that runs. Process 0 reads the mesh and sends every process its declared block of every
+//! map and of `p_x` (Airfoil's `[n r / P, n (r + 1) / P)`); the processes partition the way
+//! `op_partition` does under MPI (`distpart::graph` + `parmetis::part_kway`, or `distpart::rcb`,
+//! then `distpart::derive`); every set's parts are gathered to process 0, which computes the same
+//! statistics as the serial mode and prints rows in its format (method PTSCOTCH, PARMETIS,
+//! GEOMKWAY or RCB-DIST; s = the distributed partition and derivation, slowest process).
 
+// Without MPI, --dist's machinery is used only by the tests.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
+use op2::mpi::distpart::{self, Coll, DMap};
 use op2::mpi::layout::{self, Halos};
 use op2::mpi::partition::{self, GMap};
 use std::collections::HashSet;
@@ -25,9 +37,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const USAGE: &str = "usage: op2-partstat --mesh FILE [--procs P,P,...] [--methods metis,rcb,block] [--json FILE]\n\
+       mpiexec -n P op2-partstat --mesh FILE --dist [--methods ptscotch,parmetis,geomkway,rcb] [--json FILE]\n\
   --mesh FILE   Airfoil mesh in new_grid.dat text format (op2-meshgen writes one of any size)\n\
   --procs       process counts (default 2,4,8,...,4096)\n\
-  --methods     partitioners: metis (k-way on the cell graph), rcb (node coordinates), block\n\
+  --methods     partitioners: metis (k-way on the cell graph), rcb (node coordinates), block;\n\
+                with --dist (default ptscotch,rcb): ptscotch or parmetis (PT-Scotch's k-way on the\n\
+                distributed cell graph), geomkway (ParMETIS_V3_PartGeomKway on the node graph of\n\
+                pedge with p_x), rcb (distributed RCB)\n\
+  --dist        partition on the MPI processes (P = their number) from their declared blocks, as\n\
+                op_partition does; process 0 gathers the parts and prints the rows\n\
   --json FILE   also write one JSON object per row to FILE";
 
 /// Set numbers of Airfoil's declarations, in its order (the derivation's tie-breaks follow it).
@@ -111,6 +129,15 @@ enum Method {
     Metis,
     Rcb,
     Block,
+    /// `--dist`: PT-Scotch's k-way (ParMETIS interface) on the distributed cell graph of
+    /// `pecell`, as `op_partition("PTSCOTCH", "KWAY")` (or `"PARMETIS"`, the same library).
+    Ptscotch,
+    Parmetis,
+    /// `--dist`: `ParMETIS_V3_PartGeomKway` on the node graph of `pedge` with `p_x`, as
+    /// `op_partition("PARMETIS", "GEOMKWAY", nodes, pedge, p_x)`.
+    GeomKway,
+    /// `--dist`: `distpart::rcb` on the node coordinates (parallel medians).
+    RcbDist,
 }
 
 impl Method {
@@ -119,6 +146,28 @@ impl Method {
             Method::Metis => "METIS",
             Method::Rcb => "RCB",
             Method::Block => "BLOCK",
+            Method::Ptscotch => "PTSCOTCH",
+            Method::Parmetis => "PARMETIS",
+            Method::GeomKway => "GEOMKWAY",
+            Method::RcbDist => "RCB-DIST",
+        }
+    }
+
+    /// A `--methods` name: the serial partitioners, or with `--dist` the distributed ones
+    /// (`rcb` is then the distributed RCB).
+    fn parse(s: &str, dist: bool) -> Result<Method, String> {
+        match (s.trim().to_ascii_lowercase().as_str(), dist) {
+            ("metis" | "kway", false) => Ok(Method::Metis),
+            ("rcb", false) => Ok(Method::Rcb),
+            ("block", false) => Ok(Method::Block),
+            ("ptscotch", true) => Ok(Method::Ptscotch),
+            ("parmetis" | "kway", true) => Ok(Method::Parmetis),
+            ("geomkway" | "geom", true) => Ok(Method::GeomKway),
+            ("rcb", true) => Ok(Method::RcbDist),
+            (o, false) => {
+                Err(format!("--methods: unknown '{o}' (metis, rcb, block; ptscotch, parmetis, geomkway need --dist)"))
+            }
+            (o, true) => Err(format!("--methods: unknown '{o}' with --dist (ptscotch, parmetis, geomkway, rcb)")),
         }
     }
 }
@@ -144,6 +193,7 @@ fn airfoil_parts(m: &Mesh, method: Method, p: usize) -> Result<Vec<Vec<i32>>, St
                 *q = Some(block(s));
             }
         }
+        d => return Err(format!("{} runs only with --dist (under mpiexec)", d.name())),
     }
     partition::derive(&sizes, &g, &mut parts, &block);
     Ok(parts.into_iter().map(|q| q.unwrap_or_default()).collect())
@@ -237,11 +287,18 @@ fn max_mean(v: &[usize]) -> (usize, f64) {
 fn table_row(m: &Mesh, method: Method, p: usize) -> Result<Row, String> {
     let t = Instant::now();
     let parts = airfoil_parts(m, method, p)?;
+    let mut r = stats_row(m, method, p, &parts);
+    r.secs = t.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The row of `parts` (the owner of every element of every set) on `p` processes (`secs` 0).
+fn stats_row(m: &Mesh, method: Method, p: usize, parts: &[Vec<i32>]) -> Row {
     let g = m.gmaps();
-    let h = layout::halos(&m.sizes, &g, &parts, p);
-    let cells = set_stats(&h, &parts, CELLS, p);
-    let edges = set_stats(&h, &parts, EDGES, p);
-    let bedges = set_stats(&h, &parts, BEDGES, p);
+    let h = layout::halos(&m.sizes, &g, parts, p);
+    let cells = set_stats(&h, parts, CELLS, p);
+    let edges = set_stats(&h, parts, EDGES, p);
+    let bedges = set_stats(&h, parts, BEDGES, p);
     let halo: Vec<usize> = (0..p).map(|r| cells.exec[r] + cells.nonexec[r]).collect();
     let bytes: Vec<usize> = cells.export_rows.iter().map(|&x| x * AIRFOIL_CELL_BYTES_PER_ITER).collect();
     let (halo_max, halo_mean) = max_mean(&halo);
@@ -254,7 +311,7 @@ fn table_row(m: &Mesh, method: Method, p: usize) -> Result<Row, String> {
     let core_cells_min_pct = (0..p)
         .map(|r| if cells.owned[r] == 0 { 100.0 } else { 100.0 * cells.core[r] as f64 / cells.owned[r] as f64 })
         .fold(f64::INFINITY, f64::min);
-    Ok(Row {
+    Row {
         p,
         method,
         edge_cut: edge_cut(&m.maps[1].3, &parts[CELLS]),
@@ -270,8 +327,8 @@ fn table_row(m: &Mesh, method: Method, p: usize) -> Result<Row, String> {
         edges_excess_pct: 100.0 * (edges_run_max as f64 / share - 1.0),
         bedges_run_max: bedges_run.iter().copied().max().unwrap_or(0),
         core_cells_min_pct,
-        secs: t.elapsed().as_secs_f64(),
-    })
+        secs: 0.0,
+    }
 }
 
 fn json(r: &Row) -> String {
@@ -299,11 +356,59 @@ fn json(r: &Row) -> String {
     )
 }
 
+fn print_header(m: &Mesh, path: &str, read_secs: f64, dist: bool) {
+    println!(
+        "op2-partstat: mesh '{path}': {} nodes, {} cells, {} edges, {} boundary edges (read in {:.2} s)",
+        m.sizes[NODES], m.sizes[CELLS], m.sizes[EDGES], m.sizes[BEDGES], read_secs
+    );
+    println!("per process; halo = cell rows in the exec + non-exec halo; nbrs = processes it sends cell rows to;");
+    println!("bytes and msgs = what it sends per Airfoil iteration (2 exchanges of p_q and p_adt);");
+    println!("edges run = owned + exec-halo edges (res_calc's work), excess over edges/P.");
+    if dist {
+        println!("--dist: partitioned on P processes from their declared blocks (as op_partition), parts gathered to");
+        println!("process 0 for the statistics; s = the distributed partition + derivation (slowest process).");
+    }
+    println!();
+    println!("| P | method | edge cut | cells max | halo max / mean | nbrs max / mean | bytes/iter max / mean | msgs/iter max | edges run max (excess) | core cells min | s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+}
+
+fn print_row(r: &Row, out: Option<&mut std::fs::File>) -> Result<(), String> {
+    println!(
+        "| {} | {} | {} | {} | {} / {:.1} | {} / {:.2} | {} / {:.0} | {} | {} ({:+.1}%) | {:.1}% | {:.2} |",
+        r.p,
+        r.method.name(),
+        r.edge_cut,
+        r.cells_max,
+        r.halo_max,
+        r.halo_mean,
+        r.nbrs_max,
+        r.nbrs_mean,
+        r.bytes_max,
+        r.bytes_mean,
+        r.msgs_max,
+        r.edges_run_max,
+        r.edges_excess_pct,
+        r.core_cells_min_pct,
+        r.secs
+    );
+    if let Some(f) = out {
+        writeln!(f, "{}", json(r)).map_err(|e| format!("writing JSON: {e}"))?;
+    }
+    let _ = std::io::stdout().flush();
+    Ok(())
+}
+
+fn create_json(path: Option<&str>) -> Result<Option<std::fs::File>, String> {
+    path.map(|f| std::fs::File::create(f).map_err(|e| format!("cannot write '{f}': {e}"))).transpose()
+}
+
 fn run(args: Vec<String>) -> Result<(), String> {
     let mut mesh = None;
-    let mut procs: Vec<usize> = (1..=12).map(|k| 1usize << k).collect();
-    let mut methods = vec![Method::Metis, Method::Rcb, Method::Block];
+    let mut procs: Option<Vec<usize>> = None;
+    let mut methods: Option<Vec<String>> = None;
     let mut json_path = None;
+    let mut dist = false;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -313,78 +418,231 @@ fn run(args: Vec<String>) -> Result<(), String> {
             }
             "--mesh" => mesh = Some(it.next().ok_or("--mesh needs a file")?),
             "--json" => json_path = Some(it.next().ok_or("--json needs a file")?),
+            "--dist" => dist = true,
             "--procs" => {
                 let v = it.next().ok_or("--procs needs a list")?;
-                procs = v
-                    .split(',')
-                    .map(|s| s.trim().parse::<usize>().ok().filter(|&p| p >= 1))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or(format!("--procs '{v}': not a list of positive numbers"))?;
+                procs = Some(
+                    v.split(',')
+                        .map(|s| s.trim().parse::<usize>().ok().filter(|&p| p >= 1))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or(format!("--procs '{v}': not a list of positive numbers"))?,
+                );
             }
             "--methods" => {
                 let v = it.next().ok_or("--methods needs a list")?;
-                methods = v
-                    .split(',')
-                    .map(|s| match s.trim().to_ascii_lowercase().as_str() {
-                        "metis" | "kway" => Ok(Method::Metis),
-                        "rcb" => Ok(Method::Rcb),
-                        "block" => Ok(Method::Block),
-                        o => Err(format!("--methods: unknown '{o}' (metis, rcb, block)")),
-                    })
-                    .collect::<Result<_, _>>()?;
+                methods = Some(v.split(',').map(str::to_string).collect());
             }
             o => return Err(format!("unknown argument '{o}'\n{USAGE}")),
         }
     }
     let path = mesh.ok_or(format!("--mesh is required\n{USAGE}"))?;
+    let default = if dist { "ptscotch,rcb" } else { "metis,rcb,block" };
+    let methods: Vec<Method> = methods
+        .unwrap_or_else(|| default.split(',').map(str::to_string).collect())
+        .iter()
+        .map(|s| Method::parse(s, dist))
+        .collect::<Result<_, _>>()?;
+    if dist {
+        if procs.is_some() {
+            return Err("--procs and --dist: under --dist P is the number of MPI processes (mpiexec -n P)".into());
+        }
+        return run_dist(&path, &methods, json_path.as_deref());
+    }
+    let procs = procs.unwrap_or_else(|| (1..=12).map(|k| 1usize << k).collect());
     let t = Instant::now();
     let m = read_mesh(&path)?;
-    println!(
-        "op2-partstat: mesh '{path}': {} nodes, {} cells, {} edges, {} boundary edges (read in {:.2} s)",
-        m.sizes[NODES],
-        m.sizes[CELLS],
-        m.sizes[EDGES],
-        m.sizes[BEDGES],
-        t.elapsed().as_secs_f64()
-    );
-    println!("per process; halo = cell rows in the exec + non-exec halo; nbrs = processes it sends cell rows to;");
-    println!("bytes and msgs = what it sends per Airfoil iteration (2 exchanges of p_q and p_adt);");
-    println!("edges run = owned + exec-halo edges (res_calc's work), excess over edges/P.");
-    println!();
-    println!("| P | method | edge cut | cells max | halo max / mean | nbrs max / mean | bytes/iter max / mean | msgs/iter max | edges run max (excess) | core cells min | s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut out = match &json_path {
-        Some(f) => Some(std::fs::File::create(f).map_err(|e| format!("cannot write '{f}': {e}"))?),
-        None => None,
-    };
+    print_header(&m, &path, t.elapsed().as_secs_f64(), false);
+    let mut out = create_json(json_path.as_deref())?;
     for &p in &procs {
         for &method in &methods {
-            let r = table_row(&m, method, p)?;
-            println!(
-                "| {} | {} | {} | {} | {} / {:.1} | {} / {:.2} | {} / {:.0} | {} | {} ({:+.1}%) | {:.1}% | {:.2} |",
-                r.p,
-                r.method.name(),
-                r.edge_cut,
-                r.cells_max,
-                r.halo_max,
-                r.halo_mean,
-                r.nbrs_max,
-                r.nbrs_mean,
-                r.bytes_max,
-                r.bytes_mean,
-                r.msgs_max,
-                r.edges_run_max,
-                r.edges_excess_pct,
-                r.core_cells_min_pct,
-                r.secs
-            );
-            if let Some(f) = out.as_mut() {
-                writeln!(f, "{}", json(&r)).map_err(|e| format!("writing JSON: {e}"))?;
-            }
-            let _ = std::io::stdout().flush();
+            print_row(&table_row(&m, method, p)?, out.as_mut())?;
         }
     }
     Ok(())
+}
+
+/// What one process holds in `--dist` mode, as Airfoil declares it under MPI: its declared
+/// block `[n r / P, n (r + 1) / P)` of every set, with those rows of every map (global
+/// targets) and of `p_x`.
+#[derive(Debug, PartialEq)]
+struct Block {
+    sizes: [usize; 4],
+    /// Per set, the P + 1 block starts.
+    offsets: Vec<Vec<usize>>,
+    /// As `Mesh::maps`, this block's rows.
+    maps: Vec<(usize, usize, usize, Vec<i32>)>,
+    x: Vec<f64>,
+}
+
+fn block_offsets(sizes: &[usize; 4], p: usize) -> Vec<Vec<usize>> {
+    sizes.iter().map(|&n| (0..=p).map(|r| n * r / p).collect()).collect()
+}
+
+fn op2_msg(e: op2::error::Op2Error) -> String {
+    e.message
+}
+
+/// Process 0 (which read the mesh: `mesh` is `Some` there) sends every process its block.
+/// Collective; when process 0 could not read the mesh every process returns an error.
+fn scatter(c: &dyn Coll, mesh: Option<&Result<Mesh, String>>) -> Result<Block, String> {
+    let p = c.size();
+    // The set sizes (nothing when the read failed).
+    let mine: Vec<u32> = match mesh {
+        Some(Ok(m)) if c.rank() == 0 => m.sizes.iter().map(|&n| n as u32).collect(),
+        _ => Vec::new(),
+    };
+    let all = c.all_gather(&distpart::enc_u32(&mine)).map_err(op2_msg)?;
+    let got = distpart::dec_u32(&all[0]);
+    let [nn, ne, nb, nc] = got[..] else {
+        return Err(match mesh {
+            Some(Err(e)) => e.clone(),
+            _ => "process 0 could not read the mesh".into(),
+        });
+    };
+    let sizes = [nn as usize, ne as usize, nb as usize, nc as usize];
+    let offsets = block_offsets(&sizes, p);
+    // Airfoil's maps: (from, to, dim), as read_mesh declares them.
+    let shape = [(EDGES, NODES, 2), (EDGES, CELLS, 2), (BEDGES, NODES, 2), (BEDGES, CELLS, 1), (CELLS, NODES, 4)];
+    let send: Vec<Vec<u8>> = match mesh {
+        Some(Ok(m)) if c.rank() == 0 => (0..p)
+            .map(|q| {
+                let mut b = Vec::new();
+                for (f, _, d, v) in &m.maps {
+                    for x in &v[offsets[*f][q] * d..offsets[*f][q + 1] * d] {
+                        b.extend_from_slice(&x.to_ne_bytes());
+                    }
+                }
+                for x in &m.x[offsets[NODES][q] * 2..offsets[NODES][q + 1] * 2] {
+                    b.extend_from_slice(&x.to_ne_bytes());
+                }
+                b
+            })
+            .collect(),
+        _ => vec![Vec::new(); p],
+    };
+    let recv = c.all_to_all(&send).map_err(op2_msg)?;
+    drop(send);
+    let me = c.rank();
+    let bytes = &recv[0];
+    let mut at = 0usize;
+    let mut maps = Vec::new();
+    for (f, t, d) in shape {
+        let n = (offsets[f][me + 1] - offsets[f][me]) * d;
+        let v: Vec<i32> = bytes
+            .get(at..at + 4 * n)
+            .ok_or("short block from process 0")?
+            .chunks_exact(4)
+            .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        at += 4 * n;
+        maps.push((f, t, d, v));
+    }
+    let n = (offsets[NODES][me + 1] - offsets[NODES][me]) * 2;
+    let x: Vec<f64> = bytes
+        .get(at..at + 8 * n)
+        .ok_or("short block from process 0")?
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect();
+    if at + 8 * n != bytes.len() {
+        return Err(format!("block from process 0 has {} bytes, expected {}", bytes.len(), at + 8 * n));
+    }
+    Ok(Block { sizes, offsets, maps, x })
+}
+
+/// A distributed k-way partitioner: (vertex blocks, this process's graph rows (xadj from 0,
+/// adjncy global), coordinates per local vertex and their dimension) -> this block's parts.
+type Kway<'a> = dyn Fn(&[usize], &[i32], &[i32], Option<(&[f32], usize)>) -> Result<Vec<i32>, String> + 'a;
+
+/// Every set's parts (process 0 only) and this process's seconds partitioning.
+type Gathered = (Option<Vec<Vec<i32>>>, f64);
+
+/// `op_partition` on the blocks, as `dist::partition` runs it in Airfoil (`distpart::graph` +
+/// `kway` or `distpart::rcb`, then `distpart::derive`); then every set's parts gathered:
+/// `Some(parts of every set)` on process 0, `None` elsewhere. Collective. Returns also this
+/// process's seconds in the partitioner and the derivation.
+fn dist_parts(c: &dyn Coll, b: &Block, method: Method, kway: &Kway) -> Result<Gathered, String> {
+    let me = c.rank();
+    let p = c.size();
+    let dmaps: Vec<DMap> = b.maps.iter().map(|(f, t, d, v)| DMap { from: *f, to: *t, dim: *d, values: v }).collect();
+    let t = Instant::now();
+    let mut parts: Vec<Option<Vec<i32>>> = vec![None; 4];
+    match method {
+        Method::Ptscotch | Method::Parmetis => {
+            // The cell graph of pecell.
+            let (xadj, adjncy) = distpart::graph(c, &b.offsets[CELLS], &dmaps[1]).map_err(op2_msg)?;
+            parts[CELLS] = Some(kway(&b.offsets[CELLS], &xadj, &adjncy, None)?);
+        }
+        Method::GeomKway => {
+            // The node graph of pedge, with p_x on the nodes.
+            let (xadj, adjncy) = distpart::graph(c, &b.offsets[NODES], &dmaps[0]).map_err(op2_msg)?;
+            let xyz: Vec<f32> = b.x.iter().map(|&v| v as f32).collect();
+            parts[NODES] = Some(kway(&b.offsets[NODES], &xadj, &adjncy, Some((&xyz, 2)))?);
+        }
+        Method::RcbDist => parts[NODES] = Some(distpart::rcb(c, &b.x, 2, b.offsets[NODES][me], p).map_err(op2_msg)?),
+        d => return Err(format!("{} is not a distributed method", d.name())),
+    }
+    distpart::derive(c, &b.offsets, &dmaps, &mut parts).map_err(op2_msg)?;
+    let secs = t.elapsed().as_secs_f64();
+    let mut whole = Vec::with_capacity(4);
+    for (s, q) in parts.iter().enumerate() {
+        let q = q.as_deref().unwrap_or(&[]);
+        if q.len() != b.offsets[s][me + 1] - b.offsets[s][me] {
+            return Err(format!(
+                "set {s}: {} parts for a block of {}",
+                q.len(),
+                b.offsets[s][me + 1] - b.offsets[s][me]
+            ));
+        }
+        let mine: Vec<u32> = q.iter().map(|&x| x as u32).collect();
+        let all = c.all_gather(&distpart::enc_u32(&mine)).map_err(op2_msg)?;
+        whole.push(all.iter().flat_map(|v| distpart::dec_u32(v)).map(|x| x as i32).collect::<Vec<i32>>());
+    }
+    Ok(((me == 0).then_some(whole), secs))
+}
+
+/// `--dist`: one row per method for P = the number of MPI processes, printed by process 0.
+#[cfg(feature = "mpi")]
+fn run_dist(path: &str, methods: &[Method], json_path: Option<&str>) -> Result<(), String> {
+    use op2::mpi::{parmetis, transport, Comm};
+    let comm = Comm { world: Some(transport::World::open(None).map_err(op2_msg)?), ..Default::default() };
+    let c: &dyn Coll = &comm;
+    let (me, p) = (c.rank(), c.size());
+    let raw = comm.world.as_ref().map(|w| w.raw()).ok_or("no MPI communicator")?;
+    let t = Instant::now();
+    let mesh = (me == 0).then(|| read_mesh(path));
+    let read_secs = t.elapsed().as_secs_f64();
+    let block = scatter(c, mesh.as_ref())?;
+    let mesh = mesh.and_then(Result::ok);
+    let mut out = if me == 0 { create_json(json_path)? } else { None };
+    if let Some(m) = &mesh {
+        print_header(m, path, read_secs, true);
+    }
+    let kway = |offs: &[usize], xadj: &[i32], adjncy: &[i32], geom: Option<(&[f32], usize)>| {
+        let vtxdist: Vec<i32> = offs
+            .iter()
+            .map(|&o| i32::try_from(o).map_err(|_| "more than 2^31-1 vertices"))
+            .collect::<Result<_, _>>()?;
+        parmetis::part_kway(raw, &vtxdist, xadj, adjncy, p, geom).map_err(op2_msg)
+    };
+    for &method in methods {
+        let (whole, secs) = dist_parts(c, &block, method, &kway)?;
+        let mut slowest = [secs];
+        c.min_max_f64(&mut slowest, true).map_err(op2_msg)?;
+        if let (Some(m), Some(parts)) = (&mesh, whole) {
+            let mut r = stats_row(m, method, p, &parts);
+            r.secs = slowest[0];
+            print_row(&r, out.as_mut())?;
+        }
+        // The others wait here while process 0 computes the statistics.
+        c.sum_u64(&mut [0]).map_err(op2_msg)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_dist(_: &str, _: &[Method], _: Option<&str>) -> Result<(), String> {
+    Err("--dist needs op2 built with the cargo feature mpi".into())
 }
 
 fn main() -> ExitCode {
@@ -497,10 +755,19 @@ mod tests {
         assert_eq!(b.exec, vec![2, 0]);
     }
 
+    /// METIS's random generator is global (GKlib): tests that compare METIS partitions take
+    /// turns, or concurrent calls change each other's results.
+    static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn metis_turn() -> std::sync::MutexGuard<'static, ()> {
+        METIS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The statistics agree with `layout::set_layout` (what op_partition builds per process) on
     /// every set for METIS, RCB and BLOCK on a 12 x 9 grid at P = 2, 3, 5, 8.
     #[test]
     fn stats_agree_with_the_per_process_layouts() {
+        let _turn = metis_turn();
         let m = grid(12, 9);
         for method in [Method::Metis, Method::Rcb, Method::Block] {
             for p in [2, 3, 5, 8] {
@@ -534,6 +801,120 @@ mod tests {
         assert_eq!(r.cells_max, 8);
         assert_eq!(r.nbrs_max, 1);
         assert_eq!(r.msgs_max, 2);
+    }
+
+    /// Processes simulated by threads (all-to-all through shared slots), for `--dist`'s
+    /// scatter, partition and gather.
+    struct Sim<'a> {
+        rank: usize,
+        size: usize,
+        barrier: &'a std::sync::Barrier,
+        slots: &'a std::sync::Mutex<Vec<Vec<Vec<u8>>>>,
+    }
+
+    impl Coll for Sim<'_> {
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.size
+        }
+        fn all_to_all(&self, send: &[Vec<u8>]) -> op2::error::Result<Vec<Vec<u8>>> {
+            self.slots.lock().unwrap()[self.rank] = send.to_vec();
+            self.barrier.wait();
+            let out = {
+                let slots = self.slots.lock().unwrap();
+                (0..self.size).map(|q| slots[q][self.rank].clone()).collect()
+            };
+            self.barrier.wait();
+            Ok(out)
+        }
+        fn all_gather(&self, mine: &[u8]) -> op2::error::Result<Vec<Vec<u8>>> {
+            self.all_to_all(&vec![mine.to_vec(); self.size])
+        }
+    }
+
+    fn sim<T: Send>(p: usize, f: impl Fn(&dyn Coll) -> T + Sync) -> Vec<T> {
+        let barrier = std::sync::Barrier::new(p);
+        let slots = std::sync::Mutex::new(vec![Vec::new(); p]);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..p)
+                .map(|rank| {
+                    let (barrier, slots, f) = (&barrier, &slots, &f);
+                    s.spawn(move || f(&Sim { rank, size: p, barrier, slots }))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    /// `--dist` on simulated processes gives process 0 the parts the serial functions give:
+    /// distributed RCB = serial RCB, and the k-way path (graph rows, the partitioner's block,
+    /// derivation, gathering) with serial METIS run on the gathered graph = serial METIS.
+    /// Every process gets exactly its declared block of every map and of p_x.
+    #[test]
+    fn dist_mode_on_threads_equals_the_serial_parts() {
+        let m = grid(12, 9);
+        for p in [1, 2, 3, 5] {
+            let offs = block_offsets(&m.sizes, p);
+            let got = sim(p, |c| {
+                let mesh = (c.rank() == 0).then(|| Ok(grid(12, 9)));
+                let b = scatter(c, mesh.as_ref()).unwrap();
+                let r = c.rank();
+                for (k, (f, t, d, v)) in m.maps.iter().enumerate() {
+                    assert_eq!(
+                        b.maps[k],
+                        (*f, *t, *d, v[offs[*f][r] * d..offs[*f][r + 1] * d].to_vec()),
+                        "map {k} P={p}"
+                    );
+                }
+                assert_eq!(b.x, m.x[offs[NODES][r] * 2..offs[NODES][r + 1] * 2].to_vec());
+                let serial_kway = |o: &[usize], xadj: &[i32], adjncy: &[i32], _: Option<(&[f32], usize)>| {
+                    let enc = |v: &[i32]| distpart::enc_u32(&v.iter().map(|&x| x as u32).collect::<Vec<_>>());
+                    let (ax, aa) = (c.all_gather(&enc(xadj)).unwrap(), c.all_gather(&enc(adjncy)).unwrap());
+                    let (mut gx, mut ga) = (vec![0i32], Vec::new());
+                    for (x, a) in ax.iter().zip(&aa) {
+                        let base = ga.len() as i32;
+                        gx.extend(distpart::dec_u32(x).iter().skip(1).map(|&v| v as i32 + base));
+                        ga.extend(distpart::dec_u32(a).iter().map(|&v| v as i32));
+                    }
+                    let whole = {
+                        let _turn = metis_turn();
+                        partition::kway_parts(&gx, &ga, c.size()).map_err(|e| e.message)?
+                    };
+                    Ok(whole[o[c.rank()]..o[c.rank() + 1]].to_vec())
+                };
+                let rcb = dist_parts(c, &b, Method::RcbDist, &serial_kway).unwrap().0;
+                let kway = dist_parts(c, &b, Method::Ptscotch, &serial_kway).unwrap().0;
+                (rcb, kway)
+            });
+            assert!(got[1..].iter().all(|g| g.0.is_none() && g.1.is_none()), "only process 0 gets the parts");
+            let (rcb, kway) = &got[0];
+            assert_eq!(rcb.as_ref().unwrap(), &airfoil_parts(&m, Method::Rcb, p).unwrap(), "RCB P={p}");
+            let metis = {
+                let _turn = metis_turn();
+                airfoil_parts(&m, Method::Metis, p).unwrap()
+            };
+            assert_eq!(kway.as_ref().unwrap(), &metis, "k-way P={p}");
+        }
+        // Process 0 could not read the mesh: every process returns an error, none waits.
+        let errs = sim(3, |c| {
+            let mesh = (c.rank() == 0).then(|| Err("cannot read mesh 'x'".to_string()));
+            scatter(c, mesh.as_ref()).err().unwrap()
+        });
+        assert_eq!(errs[0], "cannot read mesh 'x'");
+        assert_eq!(errs[2], "process 0 could not read the mesh");
+    }
+
+    #[test]
+    fn method_names_depend_on_dist() {
+        assert_eq!(Method::parse("rcb", false), Ok(Method::Rcb));
+        assert_eq!(Method::parse("RCB", true), Ok(Method::RcbDist));
+        assert_eq!(Method::parse("ptscotch", true), Ok(Method::Ptscotch));
+        assert_eq!(Method::parse("geomkway", true), Ok(Method::GeomKway));
+        assert!(Method::parse("ptscotch", false).unwrap_err().contains("need --dist"));
+        assert!(Method::parse("metis", true).is_err());
+        assert!(airfoil_parts(&grid(2, 2), Method::Ptscotch, 2).unwrap_err().contains("only with --dist"));
     }
 
     #[test]
