@@ -124,6 +124,11 @@ pub fn kway_parts(xadj: &[i32], adjncy: &[i32], nparts: usize) -> Result<Vec<i32
     debug_assert!(is_symmetric_loop_free(xadj, adjncy));
     #[cfg(feature = "mpi")]
     {
+        // METIS's random generator is one static array of the C library (GKlib's random.c), so
+        // two calls at once in one process change each other's partitions (seen in parallel
+        // unit tests); calls take turns. The lock guards only that library state.
+        static METIS_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = METIS_TURN.lock().unwrap_or_else(|e| e.into_inner());
         let mut part = vec![0i32; n];
         let mut g = match metis::Graph::new(1, nparts as i32, xadj, adjncy) {
             Ok(g) => g,
