@@ -6,6 +6,13 @@ use std::ptr::NonNull;
 
 const ALIGN: usize = 64;
 
+/// From this size a buffer is its own anonymous mapping: zero pages the kernel provides on first
+/// touch, as calloc gives, instead of memory the allocator zeroes at once (Rust's aligned
+/// `alloc_zeroed` writes every byte), so a dat declared without data, or a new buffer about to
+/// be filled, is resident only as it is written. Page-aligned, so 64-byte aligned.
+#[cfg(unix)]
+const LAZY_MIN: usize = 1 << 20;
+
 /// A zero-initialised, 64-byte aligned, fixed-size byte buffer.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
@@ -22,6 +29,24 @@ impl AlignedBuf {
     pub fn zeroed(len: usize) -> Option<AlignedBuf> {
         if len == 0 {
             return Some(AlignedBuf { ptr: NonNull::dangling(), len: 0 });
+        }
+        #[cfg(unix)]
+        if len >= LAZY_MIN {
+            // SAFETY: an anonymous private mapping of len bytes; no address hint.
+            let raw = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if raw == libc::MAP_FAILED {
+                return None;
+            }
+            return NonNull::new(raw as *mut u8).map(|ptr| AlignedBuf { ptr, len });
         }
         let layout = Layout::from_size_align(len, ALIGN).ok()?;
         // SAFETY: layout has non-zero size.
@@ -60,6 +85,12 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        if self.len >= LAZY_MIN {
+            // SAFETY: mapped in zeroed() with this length; nothing refers to it any more.
+            unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+            return;
+        }
         if self.len != 0 {
             // SAFETY: allocated in zeroed() with this layout.
             unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
@@ -79,5 +110,24 @@ mod tests {
         assert_eq!(c.as_slice(), &[1, 2, 3]);
         assert!(AlignedBuf::zeroed(0).unwrap().is_empty());
         assert!(AlignedBuf::zeroed(usize::MAX - 100).is_none());
+    }
+
+    /// A large buffer is a mapping of zero pages: aligned, zero, writable, and resident only
+    /// where written (VmRSS grows by about what is touched, not by its size).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn large_buffers_are_lazy() {
+        let rss = || crate::mpi::dist::proc_status_kib("VmRSS").unwrap_or(0);
+        let before = rss();
+        let mut b = AlignedBuf::zeroed(256 << 20).unwrap();
+        assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
+        let after_alloc = rss();
+        b.as_mut_slice()[100 << 20] = 7;
+        assert_eq!(b.as_slice()[100 << 20], 7);
+        assert_eq!(b.as_slice()[(256 << 20) - 1], 0);
+        // 256 MiB allocated; far less resident (other tests run beside this one).
+        assert!(after_alloc < before + (64 << 10), "{before} KiB -> {after_alloc} KiB after a 256 MiB buffer");
+        let c = AlignedBuf::from_slice(&vec![3u8; 2 << 20]).unwrap();
+        assert!(c.as_slice().iter().all(|&x| x == 3));
     }
 }

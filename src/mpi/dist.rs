@@ -120,13 +120,20 @@ pub fn partition(
         );
     }
     let t = std::time::Instant::now();
-    let rss_entry = proc_status_kib("VmRSS");
-    reset_peak_rss();
-    // Each phase's peak resident size (VmHWM read, then reset, at the end of each phase).
+    // Memory, when diagnostics ask for it: the process's high-water mark is reset at entry
+    // (diags >= 1: the call's peak) and after each phase (diags >= 2: each phase's peak); never
+    // otherwise, so a program measuring its own VmHWM is undisturbed.
+    let diags = ctx.config.diags;
+    let rss_entry = if diags >= 1 { proc_status_kib("VmRSS") } else { None };
+    if diags >= 1 {
+        reset_peak_rss();
+    }
     let mut phases: Vec<(&str, u64)> = Vec::new();
     let mut mark = |phase: &'static str| {
-        phases.push((phase, proc_status_kib("VmHWM").unwrap_or(0)));
-        reset_peak_rss();
+        if diags >= 2 {
+            phases.push((phase, proc_status_kib("VmHWM").unwrap_or(0)));
+            reset_peak_rss();
+        }
     };
     let nranks = ctx.comm.size() as usize;
     let me = ctx.comm.rank();
@@ -226,6 +233,7 @@ pub fn partition(
         let g = DMap { from, to, dim, values: &m.values[..block_len(from) * dim] };
         let v = distpart::local_map(&ctx.comm, &g, &offsets[from], &layouts[from], &layouts[to], &m.name)?;
         ctx.maps[i].values = v;
+        distpart::trim_heap();
     }
     mark("maps");
     for d in 0..ctx.dats.len() {
@@ -239,20 +247,27 @@ pub fn partition(
         let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
             op2_bail!(OutOfMemory, "{CALL}: cannot allocate {} rows of dat '{}'", l.total(), dv.name);
         };
-        distpart::fetch_rows_into(
-            &ctx.comm,
-            &offsets[s],
-            &dv.data.as_slice()[..block_len(s) * eb],
-            eb,
-            &l.gids,
-            buf.as_mut_slice(),
-        )?;
+        // A dat still all zero on every process (declared without data) needs no rows moved,
+        // and its new buffer stays untouched zero pages until a loop writes it.
+        let block = &dv.data.as_slice()[..block_len(s) * eb];
+        let mut nonzero = [u64::from(block.iter().any(|&b| b != 0))];
+        Coll::sum_u64(&ctx.comm, &mut nonzero)?;
+        if nonzero[0] > 0 {
+            distpart::fetch_rows_into(
+                &ctx.comm,
+                &offsets[s],
+                &dv.data.as_slice()[..block_len(s) * eb],
+                eb,
+                &l.gids,
+                buf.as_mut_slice(),
+            )?;
+        }
         let dv = &mut ctx.dats[d];
         dv.data = buf;
         dv.halo_dirty = false;
         dv.residency = crate::core::residency::Residency::Host;
+        distpart::trim_heap();
     }
-    distpart::trim_heap();
     mark("dats");
     for (s, l) in layouts.into_iter().enumerate() {
         let set = &mut ctx.sets[s];
@@ -282,7 +297,8 @@ pub fn partition(
                 l.map_or(0, |l| l.nonexec)
             ));
         }
-        if let (Some(entry), Some(peak)) = (rss_entry, phases.iter().map(|p| p.1).max()) {
+        let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
+        if let (Some(entry), Some(peak)) = (rss_entry, peak) {
             line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
             if ctx.config.diags >= 2 {
                 let each: Vec<String> =

@@ -234,6 +234,9 @@ pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, want
 }
 
 /// `fetch_rows` into `out` (`wanted.len() * eb` bytes).
+/// In rounds of at most `FETCH_ROUND_BYTES` of rows asked by each process, so that the
+/// messages a process holds stay bounded whatever the dat's size (the number of rounds is
+/// agreed: the most any process needs).
 pub fn fetch_rows_into(
     c: &dyn Coll,
     offsets: &[usize],
@@ -242,6 +245,24 @@ pub fn fetch_rows_into(
     wanted: &[u32],
     out: &mut [u8],
 ) -> Result<()> {
+    if out.len() != wanted.len() * eb {
+        op2_bail!(Internal, "op_partition: {} bytes of room for {} rows of {eb}", out.len(), wanted.len());
+    }
+    let per = (FETCH_ROUND_BYTES / eb.max(1)).max(1);
+    let mut rounds = [wanted.len().div_ceil(per) as f64];
+    c.min_max_f64(&mut rounds, true)?;
+    for r in 0..rounds[0] as usize {
+        let lo = (r * per).min(wanted.len());
+        let hi = ((r + 1) * per).min(wanted.len());
+        fetch_round(c, offsets, block, eb, &wanted[lo..hi], &mut out[lo * eb..hi * eb])?;
+    }
+    Ok(())
+}
+
+/// The most bytes of rows a process asks for in one round of `fetch_rows_into`.
+pub const FETCH_ROUND_BYTES: usize = 4 << 20;
+
+fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted: &[u32], out: &mut [u8]) -> Result<()> {
     let p = c.size();
     let mut ask: Vec<Vec<u32>> = vec![Vec::new(); p];
     let mut at: Vec<Vec<u32>> = vec![Vec::new(); p];
@@ -265,9 +286,6 @@ pub fn fetch_rows_into(
         send.push(b);
     }
     drop(asked);
-    if out.len() != wanted.len() * eb {
-        op2_bail!(Internal, "op_partition: {} bytes of room for {} rows of {eb}", out.len(), wanted.len());
-    }
     let (data, starts) = c.all_to_all_bytes(send)?;
     for (w, pos) in starts.windows(2).zip(&at) {
         let b = &data[w[0]..w[1]];
@@ -407,49 +425,55 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     let p = c.size();
     let me = c.rank();
     let nsets = offsets.len();
-    // Owners of every map's targets, asked of their homes.
-    let mut target_parts = Vec::with_capacity(maps.len());
-    for m in maps {
-        let tp = &parts[m.to];
-        target_parts.push(lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?);
-    }
-    // others[s].get(e): the owners other than e's own of the targets of e's rows (sorted).
+    // others[s].get(e): the owners other than e's own of the targets of e's rows (sorted),
+    // merged map by map (the owners of one map's targets are asked of their homes and dropped
+    // before the next map's).
     let mut others: Vec<Csr> = Vec::with_capacity(nsets);
+    let mut tmp: Vec<i32> = Vec::new();
     for s in 0..nsets {
         let n = offsets[s][me + 1] - offsets[s][me];
-        let mut o = Csr { starts: Vec::with_capacity(n + 1), vals: Vec::new() };
-        o.starts.push(0);
-        let mine: Vec<(&DMap, &Answers)> = maps.iter().zip(&target_parts).filter(|(m, _)| m.from == s).collect();
-        let mut tmp: Vec<i32> = Vec::new();
-        for (e, &own) in parts[s].iter().enumerate().take(n) {
-            tmp.clear();
-            for (m, tp) in &mine {
+        let mut o = Csr { starts: vec![0; n + 1], vals: Vec::new() };
+        for m in maps.iter().filter(|m| m.from == s) {
+            let tp = &parts[m.to];
+            let ans = lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?;
+            let mut next = Csr { starts: Vec::with_capacity(n + 1), vals: Vec::with_capacity(o.vals.len()) };
+            next.starts.push(0);
+            for (e, &own) in parts[s].iter().enumerate().take(n) {
+                tmp.clear();
+                tmp.extend_from_slice(o.get(e));
                 for &t in &m.values[e * m.dim..(e + 1) * m.dim] {
-                    let q = tp.one(t as u32);
+                    let q = ans.one(t as u32);
                     if q != own && !tmp.contains(&q) {
                         tmp.push(q);
                     }
                 }
+                tmp.sort_unstable();
+                next.vals.extend_from_slice(&tmp);
+                next.starts.push(next.vals.len() as u32);
             }
-            tmp.sort_unstable();
-            o.vals.extend_from_slice(&tmp);
-            o.starts.push(o.vals.len() as u32);
+            o = next;
+            drop(ans);
+            trim_heap();
         }
         others.push(o);
     }
-    // The targets' own `others` lists, for rows that reach other owners (non-exec halos).
+    // For rows that reach other owners (non-exec halos): their targets' owners and `others`.
+    let mut target_parts = Vec::with_capacity(maps.len());
     let mut target_others = Vec::with_capacity(maps.len());
     for m in maps {
         let of = &others[m.from];
-        let keys = m
-            .values
-            .chunks_exact(m.dim.max(1))
-            .enumerate()
-            .filter(|(e, _)| !of.get(*e).is_empty())
-            .flat_map(|(_, row)| row.iter().map(|&t| t as u32));
-        let ot = &others[m.to];
-        target_others.push(lookup(c, &offsets[m.to], keys, &|i| ot.get(i))?);
+        let keys = || {
+            m.values
+                .chunks_exact(m.dim.max(1))
+                .enumerate()
+                .filter(|(e, _)| !of.get(*e).is_empty())
+                .flat_map(|(_, row)| row.iter().map(|&t| t as u32))
+        };
+        let (tp, ot) = (&parts[m.to], &others[m.to]);
+        target_parts.push(lookup(c, &offsets[m.to], keys(), &|i| &tp[i..i + 1])?);
+        target_others.push(lookup(c, &offsets[m.to], keys(), &|i| ot.get(i))?);
     }
+    trim_heap();
     // Records (kind << 24 | set, global index, owner) to the processes that own, run or read
     // each element.
     let mut send: Vec<Vec<u32>> = vec![Vec::new(); p];

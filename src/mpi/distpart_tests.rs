@@ -231,6 +231,30 @@ fn graph_matches_gathered() {
     }
 }
 
+/// Rows bigger than a round's bytes, and more rows than one round takes: fetched in rounds
+/// (processes asking for different numbers of rows take part in every round).
+#[test]
+fn fetch_in_rounds() {
+    let eb = FETCH_ROUND_BYTES / 3 + 8; // 3 rows do not fit a round
+    let n = 7;
+    let rows: Vec<u8> = (0..n * eb).map(|i| (i % 251) as u8).collect();
+    for p in 1..=3 {
+        let offs = blocks(n, p, false);
+        let got = run(p, |c| {
+            let me = c.rank();
+            let wanted: Vec<u32> = (0..(me * 3 + 1) as u32).map(|k| (k * 5 + me as u32) % n as u32).collect();
+            let r = fetch_rows(c, &offs, &rows[offs[me] * eb..offs[me + 1] * eb], eb, &wanted).unwrap();
+            (wanted, r)
+        });
+        for (wanted, r) in got {
+            for (k, &g) in wanted.iter().enumerate() {
+                let g = g as usize;
+                assert!(r[k * eb..(k + 1) * eb] == rows[g * eb..(g + 1) * eb], "p {p} row {g}");
+            }
+        }
+    }
+}
+
 /// Rows come from their homes in the order asked, repeats included; a lookup answers lists.
 #[test]
 fn fetch_and_lookup() {
