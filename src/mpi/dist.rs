@@ -124,6 +124,9 @@ pub fn partition(
     // (diags >= 1: the call's peak) and after each phase (diags >= 2: each phase's peak); never
     // otherwise, so a program measuring its own VmHWM is undisturbed.
     let diags = ctx.config.diags;
+    // What the program freed before (file reads, mesh text) goes back first, so that it is not
+    // resident under the partitioner's own peak.
+    distpart::trim_heap();
     let rss_entry = if diags >= 1 { proc_status_kib("VmRSS") } else { None };
     if diags >= 1 {
         reset_peak_rss();
