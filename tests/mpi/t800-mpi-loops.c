@@ -76,7 +76,7 @@ static int run(const char *backend, const char *lib, const char *routine, int nx
   free(bigv);
   CHECK_INT((int)op_get_size(cells), g.ncell);
   CHECK_INT((int)op_get_global_set_offset(edges), e0);
-  if (!strcmp(lib, "METIS"))
+  if (routine && !strcmp(routine, "KWAY"))
     op_partition(lib, routine, edges, pecell, NULL);
   else
     op_partition(lib, routine, cells, OP_ID, cx);
@@ -243,6 +243,7 @@ int main(int argc, char **argv)
   run(argv[1], "BLOCK", NULL, nx, ny);
   run(argv[1], "RCB", NULL, nx, ny);
   run(argv[1], "METIS", "KWAY", nx, ny);
+  run(argv[1], "PARMETIS", "KWAY", nx, ny);
   run(argv[1], "RANDOM", NULL, nx, ny);
   run(argv[1], "PTSCOTCH", "GEOM", nx, ny);
   MPI_Initialized(&init);

@@ -1,5 +1,6 @@
 /* Partitions with nothing in them: a set of 2 elements over up to 4 processes (some declare
- * none), METIS asked for more parts than vertices, an empty set: loops, exchanges and
+ * none), METIS and PT-Scotch (distributed, processes without vertices) asked for more parts than
+ * vertices, an empty set: loops, exchanges and
  * reductions still work on every process (identity values where a process has nothing), and
  * nothing hangs.
  * mpi-backends: seq threads check opencl
@@ -69,10 +70,10 @@ static void run(const char *lib, const char *routine)
 
 int main(int argc, char **argv)
 {
-  const char *libs[][2] = {{"METIS", "KWAY"}, {"BLOCK", NULL}, {"RANDOM", NULL}};
+  const char *libs[][2] = {{"METIS", "KWAY"}, {"BLOCK", NULL}, {"RANDOM", NULL}, {"PTSCOTCH", "KWAY"}};
   int i, init = 0;
   MPI_Init(&argc, &argv);
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < 4; i++) {
     test_init(argc, argv);
     run(libs[i][0], libs[i][1]);
     op_exit();
