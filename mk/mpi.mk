@@ -4,8 +4,8 @@
 #   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-c-lazy    the same on seq with OP2_LAZY=1
-#   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, PARMETIS, RCB, BLOCK, RANDOM
-#                           on seq, PTSCOTCH and PARMETIS GEOMKWAY at -n 2, 3 (and
+#   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, PARMETIS, PTSCOTCH, PARMETIS
+#                           GEOMKWAY, RCB, BLOCK, RANDOM on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
 #                           relative at every one of MPI_AF_ITERS iterations; -n 2 with OP2_LAZY=1
 #                           and with --chain, -n 3 RCB with --chain (the seq and threads chains

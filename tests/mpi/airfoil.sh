@@ -2,9 +2,9 @@
 # airfoil.sh BIN CMP_RMS WORKDIR MESH ITERS "BACKENDS"
 #
 # Airfoil as an OP2 MPI program: one process on seq is the reference; then mpiexec -n 1..4 with
-# METIS (gathered), PARMETIS KWAY (distributed, PT-Scotch's), RCB (parallel medians), BLOCK and
-# RANDOM partitioning on seq, -n 2 and 3 with PTSCOTCH KWAY and PARMETIS GEOMKWAY, and -n 2 on threads and opencl when BACKENDS has
-# them, must match it within 1e-12 relative at every iteration (cmp_rms); so must -n 2 with
+# METIS (gathered), PARMETIS and PTSCOTCH KWAY and PARMETIS GEOMKWAY (distributed, PT-Scotch's),
+# RCB (parallel medians), BLOCK and RANDOM partitioning on seq, and -n 2 on threads and opencl
+# when BACKENDS has them, must match it within 1e-12 relative at every iteration (cmp_rms); so must -n 2 with
 # OP2_LAZY=1 and with --chain (one loop chain per iteration), and -n 3 RCB with --chain. The
 # --chain runs on seq and threads under MPI are sparse-tiled: every process must say so
 # (OP2_DIAGNOSTICS=2: "MPI rank R: N elements tiled, M deferred", both N and M above 0).
@@ -39,7 +39,7 @@ run() { # backend n partition [airfoil options and op2 tokens, one string]
 for n in 1 2 3 4; do
   for p in METIS:KWAY PARMETIS:KWAY RCB BLOCK RANDOM; do run seq "$n" "$p"; done
 done
-for n in 2 3; do
+for n in 1 2 3 4; do
   for p in PTSCOTCH:KWAY PARMETIS:GEOMKWAY; do run seq "$n" "$p"; done
 done
 for b in $backends; do
