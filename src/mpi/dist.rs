@@ -206,7 +206,30 @@ pub fn partition(
                         }
                         _ => None,
                     };
-                    par_kway(ctx, &offsets[g.to], &xadj, &adjncy, nranks, geom.as_ref().map(|(v, d)| (&v[..], *d)))?
+                    let vo = &offsets[g.to];
+                    let nv = vo[nranks];
+                    if nv <= nranks {
+                        // No more vertices than parts: one each (as kway_parts does).
+                        (vo[mu]..vo[mu + 1]).map(|v| v as i32).collect()
+                    } else if (0..nranks).any(|r| vo[r + 1] == vo[r]) {
+                        // PT-Scotch can deadlock when a process has no vertices (seen: some
+                        // processes in dgraphInducePart's Allreduce, one in its halo Alltoallv):
+                        // it gets the graph spread evenly, and the parts come back home.
+                        let even: Vec<usize> = (0..=nranks).map(|r| nv * r / nranks).collect();
+                        let (ex, ea) = distpart::move_graph(coll, vo, &xadj, &adjncy, &even)?;
+                        let eg = match &geom {
+                            Some((v, d)) => {
+                                let bits: Vec<i32> = v.iter().map(|x| x.to_bits() as i32).collect();
+                                let moved = distpart::move_values(coll, vo, &bits, *d, &even)?;
+                                Some((moved.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<f32>>(), *d))
+                            }
+                            None => None,
+                        };
+                        let pe = par_kway(ctx, &even, &ex, &ea, nranks, eg.as_ref().map(|(v, d)| (&v[..], *d)))?;
+                        distpart::move_values(coll, &even, &pe, 1, vo)?
+                    } else {
+                        par_kway(ctx, vo, &xadj, &adjncy, nranks, geom.as_ref().map(|(v, d)| (&v[..], *d)))?
+                    }
                 }
             };
             parts[g.to] = Some(mine);

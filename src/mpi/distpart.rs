@@ -33,25 +33,28 @@ pub trait Coll {
     fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>>;
     /// Every process's bytes, in rank order.
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>>;
-    /// All-to-all of bytes into one flat buffer (no per-process copies): `send[q]` to q;
-    /// returns the bytes and P + 1 starts.
-    fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>)> {
+    /// All-to-all of bytes into one flat buffer (no per-process copies): `send[q]` to q.
+    /// What a process sends itself comes back in `own`, moved (as MPI's implementation does).
+    fn all_to_all_bytes(&self, mut send: Vec<Vec<u8>>) -> Result<Flat<u8>> {
+        let own = send.get_mut(self.rank()).map(std::mem::take).unwrap_or_default();
         let got = self.all_to_all(&send)?;
         drop(send);
-        let mut starts = vec![0];
-        let mut data = Vec::new();
+        let mut f = Flat::new(self.rank());
+        f.own = own;
         for b in got {
-            data.extend_from_slice(&b);
-            starts.push(data.len());
+            f.data.extend_from_slice(&b);
+            f.starts.push(f.data.len());
         }
-        Ok((data, starts))
+        Ok(f)
     }
     /// All-to-all of u32 words into one flat buffer (no per-process copies): `send[q]` to q.
-    fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<Flat> {
+    fn all_to_all_u32(&self, mut send: Vec<Vec<u32>>) -> Result<Flat<u32>> {
+        let own = send.get_mut(self.rank()).map(std::mem::take).unwrap_or_default();
         let bytes: Vec<Vec<u8>> = send.into_iter().map(|v| enc_u32(&v)).collect();
         let got = self.all_to_all(&bytes)?;
         drop(bytes);
-        let mut f = Flat { data: Vec::new(), starts: vec![0] };
+        let mut f = Flat::new(self.rank());
+        f.own = own;
         for b in got {
             f.data.extend(dec_u32(&b));
             f.starts.push(f.data.len());
@@ -103,21 +106,42 @@ fn dec_u64(b: &[u8]) -> Vec<u64> {
     b.chunks_exact(8).map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect()
 }
 
-/// What an all-to-all of words brought: every process's words, in rank order, in one buffer.
-pub struct Flat {
-    pub data: Vec<u32>,
-    /// `starts[q]..starts[q + 1]`: process q's words (P + 1 entries).
+/// What an all-to-all brought: every process's values, in rank order, in one buffer, except
+/// possibly this process's own, which may come separately (moved, not copied).
+pub struct Flat<T> {
+    pub data: Vec<T>,
+    /// `starts[q]..starts[q + 1]`: process q's values in `data` (P + 1 entries).
     pub starts: Vec<usize>,
+    /// This process's rank and what it sent itself, when not in `data`.
+    pub me: usize,
+    pub own: Vec<T>,
 }
 
-impl Flat {
-    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
-        self.starts.windows(2).map(|w| &self.data[w[0]..w[1]])
+impl<T> Flat<T> {
+    pub fn new(me: usize) -> Flat<T> {
+        Flat { data: Vec::new(), starts: vec![0], me, own: Vec::new() }
+    }
+
+    /// Each process's values, in rank order.
+    pub fn iter(&self) -> impl Iterator<Item = &[T]> {
+        self.starts.windows(2).enumerate().map(|(q, w)| {
+            let r = &self.data[w[0]..w[1]];
+            if q == self.me && r.is_empty() {
+                &self.own[..]
+            } else {
+                r
+            }
+        })
+    }
+
+    /// All the values received.
+    pub fn total(&self) -> usize {
+        self.data.len() + self.own.len()
     }
 }
 
 /// All-to-all of u32 words.
-fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Flat> {
+fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Flat<u32>> {
     c.all_to_all_u32(send)
 }
 
@@ -208,7 +232,7 @@ pub fn lookup<'f>(
     let nkeys = ask.iter().map(Vec::len).sum();
     let mut keys = Vec::with_capacity(nkeys);
     let mut starts = Vec::with_capacity(nkeys + 1);
-    let mut vals = Vec::with_capacity(got.data.len().saturating_sub(nkeys));
+    let mut vals = Vec::with_capacity(got.total().saturating_sub(nkeys));
     starts.push(0u32);
     for (ks, r) in ask.into_iter().zip(got.iter()) {
         let mut pos = 0usize;
@@ -286,9 +310,8 @@ fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted:
         send.push(b);
     }
     drop(asked);
-    let (data, starts) = c.all_to_all_bytes(send)?;
-    for (w, pos) in starts.windows(2).zip(&at) {
-        let b = &data[w[0]..w[1]];
+    let got = c.all_to_all_bytes(send)?;
+    for (b, pos) in got.iter().zip(&at) {
         if b.len() != pos.len() * eb {
             op2_bail!(Internal, "op_partition: {} bytes received for {} rows of {eb}", b.len(), pos.len());
         }
@@ -363,7 +386,7 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
             let first = offsets[m.to][me];
             let n = offsets[m.to][me + 1] - first;
             // Votes as (element, part), sorted: each element's votes in runs of equal parts.
-            let mut votes: Vec<u64> = Vec::with_capacity(got.data.len() / 2);
+            let mut votes: Vec<u64> = Vec::with_capacity(got.total() / 2);
             for v in got.iter() {
                 for pair in v.chunks_exact(2) {
                     let Some(t) = (pair[0] as usize).checked_sub(first).filter(|&t| t < n) else {
@@ -792,6 +815,43 @@ pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize
     Ok(piece.iter().map(|&k| pieces[k as usize].0 as i32).collect())
 }
 
+/// Values of `per` words per element, held in blocks `from` (this process's block: `vals`),
+/// moved to blocks `to` (returns this process's block of `to`). Collective.
+pub fn move_values(c: &dyn Coll, from: &[usize], vals: &[i32], per: usize, to: &[usize]) -> Result<Vec<i32>> {
+    let me = c.rank();
+    let ans = lookup(c, from, (to[me]..to[me + 1]).map(|g| g as u32), &|i| &vals[i * per..(i + 1) * per])?;
+    let mut out = Vec::with_capacity((to[me + 1] - to[me]) * per);
+    for g in to[me]..to[me + 1] {
+        let a = ans.get(g as u32);
+        if a.len() != per {
+            op2_bail!(Internal, "op_partition: element {g} moved with {} values, not {per}", a.len());
+        }
+        out.extend_from_slice(a);
+    }
+    Ok(out)
+}
+
+/// A distributed graph's rows (`xadj` from 0, `adjncy`) held in blocks `from`, moved to blocks
+/// `to`. Collective.
+pub fn move_graph(
+    c: &dyn Coll,
+    from: &[usize],
+    xadj: &[i32],
+    adjncy: &[i32],
+    to: &[usize],
+) -> Result<(Vec<i32>, Vec<i32>)> {
+    let me = c.rank();
+    let row = |i: usize| &adjncy[xadj[i] as usize..xadj[i + 1] as usize];
+    let ans = lookup(c, from, (to[me]..to[me + 1]).map(|g| g as u32), &row)?;
+    let mut nx = vec![0i32];
+    let mut na = Vec::new();
+    for g in to[me]..to[me + 1] {
+        na.extend_from_slice(ans.get(g as u32));
+        nx.push(na.len() as i32);
+    }
+    Ok((nx, na))
+}
+
 /// This process's rows of the graph of `m`'s target set (as `partition::target_graph`: two
 /// targets are adjacent when one row names both), for its block `offsets` of the target set:
 /// (xadj from 0, adjncy in global indices). Collective.
@@ -812,7 +872,7 @@ pub fn graph(c: &dyn Coll, offsets: &[usize], m: &DMap) -> Result<(Vec<i32>, Vec
     let first = offsets[me];
     let n = offsets[me + 1] - first;
     // Edges as (local vertex, neighbour), sorted and deduplicated: the rows in order.
-    let mut edges: Vec<u64> = Vec::with_capacity(got.data.len() / 2);
+    let mut edges: Vec<u64> = Vec::with_capacity(got.total() / 2);
     for v in got.iter() {
         for pair in v.chunks_exact(2) {
             let Some(u) = (pair[0] as usize).checked_sub(first).filter(|&u| u < n) else {

@@ -255,6 +255,38 @@ fn fetch_in_rounds() {
     }
 }
 
+/// A graph and per-element values moved from blocks with empty processes to even blocks and
+/// back are unchanged.
+#[test]
+fn move_graph_and_values() {
+    let m = mesh(9, 30);
+    let (f, t, d, v) = &m.maps[0];
+    let n = m.sizes[*t];
+    for p in 2..=4 {
+        let offs: Vec<Vec<usize>> = m.sizes.iter().map(|&k| blocks(k, p, true)).collect();
+        let even: Vec<usize> = (0..=p).map(|r| n * r / p).collect();
+        let got = run(p, |c| {
+            let me = c.rank();
+            let dm = DMap { from: *f, to: *t, dim: *d, values: &v[offs[*f][me] * d..offs[*f][me + 1] * d] };
+            let (x, a) = graph(c, &offs[*t], &dm).unwrap();
+            let (ex, ea) = move_graph(c, &offs[*t], &x, &a, &even).unwrap();
+            let vals: Vec<i32> = (offs[*t][me]..offs[*t][me + 1]).flat_map(|g| [g as i32, -(g as i32)]).collect();
+            let ev = move_values(c, &offs[*t], &vals, 2, &even).unwrap();
+            let back = move_values(c, &even, &ev, 2, &offs[*t]).unwrap();
+            (ex, ea, ev, vals == back)
+        });
+        let (xadj, adjncy) = partition::target_graph(&GMap { from: *f, to: *t, dim: *d, values: v }, n);
+        for (me, (ex, ea, ev, same)) in got.iter().enumerate() {
+            assert!(same, "p {p} process {me}: values did not come back");
+            let (a, b) = (even[me], even[me + 1]);
+            let wx: Vec<i32> = xadj[a..=b].iter().map(|&x| x - xadj[a]).collect();
+            assert_eq!(ex, &wx, "p {p} process {me}");
+            assert_eq!(ea[..], adjncy[xadj[a] as usize..xadj[b] as usize]);
+            assert_eq!(ev, &(a..b).flat_map(|g| [g as i32, -(g as i32)]).collect::<Vec<_>>());
+        }
+    }
+}
+
 /// Rows come from their homes in the order asked, repeats included; a lookup answers lists.
 #[test]
 fn fetch_and_lookup() {

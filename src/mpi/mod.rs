@@ -162,6 +162,14 @@ impl Drop for Exchange {
 #[cfg(feature = "mpi")]
 const HALO_TAG: i32 = 7001;
 
+/// One process's all-to-all: its own values back, moved.
+fn one_process_flat<T>(send: Vec<Vec<T>>) -> distpart::Flat<T> {
+    let mut f = distpart::Flat::new(0);
+    f.starts.extend(send.iter().map(|_| 0));
+    f.own = send.into_iter().next().unwrap_or_default();
+    f
+}
+
 /// The distributed partitioner's collectives on this communicator.
 impl distpart::Coll for Comm {
     fn rank(&self) -> usize {
@@ -176,31 +184,21 @@ impl distpart::Coll for Comm {
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         Comm::all_gather(self, mine)
     }
-    fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>)> {
+    fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<distpart::Flat<u8>> {
         #[cfg(feature = "mpi")]
         if let Some(w) = &self.world {
-            return w.all_to_all_bytes(send);
+            let (data, starts, own) = w.all_to_all_bytes(send)?;
+            return Ok(distpart::Flat { data, starts, me: w.rank() as usize, own });
         }
-        let mut starts = vec![0];
-        let mut data = Vec::new();
-        for b in send {
-            data.extend_from_slice(&b);
-            starts.push(data.len());
-        }
-        Ok((data, starts))
+        Ok(one_process_flat(send))
     }
-    fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<distpart::Flat> {
+    fn all_to_all_u32(&self, send: Vec<Vec<u32>>) -> Result<distpart::Flat<u32>> {
         #[cfg(feature = "mpi")]
         if let Some(w) = &self.world {
-            let (data, starts) = w.all_to_all_u32(send)?;
-            return Ok(distpart::Flat { data, starts });
+            let (data, starts, own) = w.all_to_all_u32(send)?;
+            return Ok(distpart::Flat { data, starts, me: w.rank() as usize, own });
         }
-        let mut f = distpart::Flat { data: Vec::new(), starts: vec![0] };
-        for v in send {
-            f.data.extend_from_slice(&v);
-            f.starts.push(f.data.len());
-        }
-        Ok(f)
+        Ok(one_process_flat(send))
     }
     fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         #[cfg(feature = "mpi")]

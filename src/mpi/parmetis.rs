@@ -73,6 +73,24 @@ fn load() -> std::result::Result<(libloading::Library, String), String> {
     ))
 }
 
+/// PT-Scotch runs its mapping in threads that call MPI at the same time (two processes' halves
+/// in `_SCOTCHthreadLaunch` -> `dgraphInducePart`, each with its collectives): under an MPI
+/// initialised below `MPI_THREAD_MULTIPLE` (op2 asks for SERIALIZED; `MPI_Init` gives SINGLE)
+/// that deadlocks or crashes inside MPI (seen: about 4 runs in 10 of a 40-vertex graph on 4
+/// processes hung, and a segfault in ob1's receive path). Below MULTIPLE, PT-Scotch is told to
+/// use one thread (`SCOTCH_PTHREAD_NUMBER=1`, which it reads when it starts a mapping), unless
+/// the user set that variable.
+fn single_threaded_scotch_unless_multiple() {
+    let mut provided: std::ffi::c_int = 0;
+    // SAFETY: MPI is initialised (op_partition runs only on a communicator); plain query.
+    unsafe { ffi::MPI_Query_thread(&mut provided) };
+    if provided < ffi::MPI_THREAD_MULTIPLE as std::ffi::c_int && std::env::var_os("SCOTCH_PTHREAD_NUMBER").is_none() {
+        // op_partition is collective and called from the program's MPI thread; op2 starts no
+        // thread that reads the environment meanwhile.
+        std::env::set_var("SCOTCH_PTHREAD_NUMBER", "1");
+    }
+}
+
 /// Partitions the distributed graph (`vtxdist`: P + 1 block starts of the vertices; this
 /// process's rows `xadj` from 0 and `adjncy` in global indices) into `nparts` parts, with
 /// coordinates (`ndims` per local vertex) for the geometric variant. Returns this process's
@@ -85,6 +103,7 @@ pub fn part_kway(
     nparts: usize,
     geom: Option<(&[f32], usize)>,
 ) -> Result<Vec<i32>> {
+    single_threaded_scotch_unless_multiple();
     let (lib, name) = match load() {
         Ok(x) => x,
         Err(e) => op2_bail!(BackendUnavailable, "op_partition: {e}"),

@@ -68,6 +68,28 @@ static void run(const char *lib, const char *routine)
   CHECK(mine[npt] == -1.0);
 }
 
+/* A chain of 40 points and 39 segments declared on process 0 only: PT-Scotch (which can hang
+ * when a process has no vertices) is given the graph spread evenly; every point's degree comes
+ * out right on every process count. */
+static void run_uneven(const char *lib)
+{
+  enum { NPT = 40 };
+  int rank, i, seg[2 * (NPT - 1)];
+  op_rank(&rank);
+  for (i = 0; i < NPT - 1; i++) seg[2 * i] = i, seg[2 * i + 1] = i + 1;
+  op_set segs = op_decl_set(rank == 0 ? NPT - 1 : 0, "segs");
+  op_set pts = op_decl_set(rank == 0 ? NPT : 0, "pts");
+  op_map sp = op_decl_map(segs, pts, 2, seg, "sp");
+  op_dat deg = op_decl_dat(pts, 1, "double", NULL, "deg");
+  op_partition(lib, "KWAY", segs, sp, NULL);
+  CHECK_OK();
+  op_kernel k = op_decl_kernel("void two(double *a, double *b) { *a += 1.0; *b += 1.0; }\n", "two");
+  PAR_LOOP(k, "two", segs, op_arg_dat(deg, 0, sp, 1, "double", OP_INC), op_arg_dat(deg, 1, sp, 1, "double", OP_INC));
+  double all[NPT];
+  op_fetch_data_idx(deg, all, 0, NPT - 1);
+  for (i = 0; i < NPT; i++) CHECK_DBL(all[i], (i == 0 || i == NPT - 1) ? 1.0 : 2.0);
+}
+
 int main(int argc, char **argv)
 {
   const char *libs[][2] = {{"METIS", "KWAY"}, {"BLOCK", NULL}, {"RANDOM", NULL}, {"PTSCOTCH", "KWAY"}};
@@ -78,6 +100,9 @@ int main(int argc, char **argv)
     run(libs[i][0], libs[i][1]);
     op_exit();
   }
+  test_init(argc, argv);
+  run_uneven("PTSCOTCH");
+  op_exit();
   MPI_Initialized(&init);
   CHECK(init);
   MPI_Finalize();
