@@ -337,73 +337,12 @@ impl World {
     /// Personalised all-to-all: `send[q]` goes to process q; returns what every process sent
     /// to this one, in rank order (two collectives: the counts, then the bytes).
     pub fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
-        let p = self.size as usize;
-        if send.len() != p {
-            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {p} processes", send.len());
-        }
-        let mut scounts = vec![0i32; p];
-        for (c, b) in scounts.iter_mut().zip(send) {
-            let Ok(n) = i32::try_from(b.len()) else {
-                op2_bail!(Mpi, "MPI_Alltoallv: {} bytes exceed MPI's 2^31-1 count limit", b.len());
-            };
-            *c = n;
-        }
-        let mut rcounts = vec![0i32; p];
-        // SAFETY: p ints each way.
-        check(
-            unsafe {
-                ffi::MPI_Alltoall(
-                    scounts.as_ptr() as *const _,
-                    1,
-                    ffi::RSMPI_INT32_T,
-                    rcounts.as_mut_ptr() as *mut _,
-                    1,
-                    ffi::RSMPI_INT32_T,
-                    self.comm,
-                )
-            },
-            "MPI_Alltoall",
-        )?;
-        let displs = |c: &[i32]| -> Result<Vec<i32>> {
-            let mut d = vec![0i32; p];
-            let mut at = 0i64;
-            for r in 0..p {
-                d[r] = at as i32;
-                at += c[r] as i64;
-                if at > i32::MAX as i64 {
-                    op2_bail!(Mpi, "MPI_Alltoallv: more than 2^31-1 bytes in one exchange");
-                }
-            }
-            Ok(d)
-        };
-        let (sd, rd) = (displs(&scounts)?, displs(&rcounts)?);
-        let stotal: usize = scounts.iter().map(|&c| c as usize).sum();
-        let rtotal: usize = rcounts.iter().map(|&c| c as usize).sum();
-        // Distinct, non-empty buffers (as all_gather).
-        let mut sbuf = Vec::with_capacity(stotal + 1);
-        for b in send {
-            sbuf.extend_from_slice(b);
-        }
-        sbuf.push(0);
-        let mut rbuf = vec![0u8; rtotal + 1];
-        // SAFETY: counts and displacements describe sbuf and rbuf.
-        check(
-            unsafe {
-                ffi::MPI_Alltoallv(
-                    sbuf.as_ptr() as *const _,
-                    scounts.as_ptr(),
-                    sd.as_ptr(),
-                    ffi::RSMPI_UINT8_T,
-                    rbuf.as_mut_ptr() as *mut _,
-                    rcounts.as_ptr(),
-                    rd.as_ptr(),
-                    ffi::RSMPI_UINT8_T,
-                    self.comm,
-                )
-            },
-            "MPI_Alltoallv",
-        )?;
-        Ok((0..p).map(|r| rbuf[rd[r] as usize..rd[r] as usize + rcounts[r] as usize].to_vec()).collect())
+        let scounts = self.send_counts(send.iter().map(Vec::len))?;
+        // SAFETY: reading a constant.
+        let dt = unsafe { ffi::RSMPI_UINT8_T };
+        let (rbuf, starts) =
+            self.alltoallv(&scounts, dt, |sbuf| send.iter().for_each(|b| sbuf.extend_from_slice(b)))?;
+        Ok(starts.windows(2).map(|w| rbuf[w[0]..w[1]].to_vec()).collect())
     }
 
     /// Personalised all-to-all of u32 words: `send[q]` to process q (each buffer released once
@@ -429,18 +368,42 @@ impl World {
         mut send: Vec<Vec<T>>,
         dt: ffi::MPI_Datatype,
     ) -> Result<(Vec<T>, Vec<usize>, Vec<T>)> {
-        let p = self.size as usize;
-        if send.len() != p {
-            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {p} processes", send.len());
+        if send.len() != self.size as usize {
+            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {} processes", send.len(), self.size);
         }
         let own = std::mem::take(&mut send[self.rank as usize]);
-        let mut scounts = vec![0i32; p];
-        for (c, b) in scounts.iter_mut().zip(&send) {
-            let Ok(n) = i32::try_from(b.len()) else {
-                op2_bail!(Mpi, "MPI_Alltoallv: {} words exceed MPI's 2^31-1 count limit", b.len());
-            };
-            *c = n;
+        let scounts = self.send_counts(send.iter().map(Vec::len))?;
+        let (rbuf, starts) = self.alltoallv(&scounts, dt, |sbuf| {
+            for b in send {
+                sbuf.extend_from_slice(&b);
+            }
+        })?;
+        Ok((rbuf, starts, own))
+    }
+
+    /// The counts of an all-to-all (one per process), checked against MPI's int counts.
+    fn send_counts(&self, lens: impl ExactSizeIterator<Item = usize>) -> Result<Vec<i32>> {
+        if lens.len() != self.size as usize {
+            op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {} processes", lens.len(), self.size);
         }
+        lens.map(|n| {
+            i32::try_from(n)
+                .map_err(|_| crate::op2_err!(Mpi, "MPI_Alltoallv: {n} elements exceed MPI's 2^31-1 count limit"))
+        })
+        .collect()
+    }
+
+    /// What every all-to-all shares: the counts go round (`MPI_Alltoall`), `fill` writes the
+    /// elements to send in rank order (`scounts[q]` for process q) into the send buffer, and
+    /// `MPI_Alltoallv` brings every process's elements here; returns them in rank order in one
+    /// buffer with P + 1 starts.
+    fn alltoallv<T: Copy + Default>(
+        &self,
+        scounts: &[i32],
+        dt: ffi::MPI_Datatype,
+        fill: impl FnOnce(&mut Vec<T>),
+    ) -> Result<(Vec<T>, Vec<usize>)> {
+        let p = self.size as usize;
         let mut rcounts = vec![0i32; p];
         // SAFETY: p ints each way.
         check(
@@ -464,16 +427,18 @@ impl World {
                 d[r] = at as i32;
                 at += c[r] as i64;
                 if at > i32::MAX as i64 {
-                    op2_bail!(Mpi, "MPI_Alltoallv: more than 2^31-1 words in one exchange");
+                    op2_bail!(Mpi, "MPI_Alltoallv: more than 2^31-1 elements in one exchange");
                 }
             }
             d[p] = at as i32;
             Ok(d)
         };
-        let (sd, rd) = (displs(&scounts)?, displs(&rcounts)?);
+        let (sd, rd) = (displs(scounts)?, displs(&rcounts)?);
+        // Distinct, non-empty buffers (as all_gather).
         let mut sbuf: Vec<T> = Vec::with_capacity(sd[p] as usize + 1);
-        for b in send {
-            sbuf.extend_from_slice(&b);
+        fill(&mut sbuf);
+        if sbuf.len() != sd[p] as usize {
+            op2_bail!(Internal, "MPI_Alltoallv: {} elements to send, counts say {}", sbuf.len(), sd[p]);
         }
         sbuf.push(T::default());
         let mut rbuf = vec![T::default(); rd[p] as usize + 1];
@@ -496,7 +461,7 @@ impl World {
         )?;
         drop(sbuf);
         rbuf.truncate(rd[p] as usize);
-        Ok((rbuf, rd.iter().map(|&d| d as usize).collect(), own))
+        Ok((rbuf, rd.iter().map(|&d| d as usize).collect()))
     }
 
     /// Blocking send of `buf` to process `to` (returns once the buffer may be reused).
