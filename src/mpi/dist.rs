@@ -20,13 +20,7 @@ use crate::core::{DatId, ElemType, MapId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
 
-fn to_bytes(v: &[i32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
-}
-
-fn from_bytes(b: &[u8]) -> Vec<i32> {
-    b.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
+use distpart::{dec_i32 as from_bytes, enc_i32 as to_bytes};
 
 /// Global size of a set (its local size on one process): `Comm::global_size`.
 pub fn global_size(ctx: &Context, set: SetId) -> usize {

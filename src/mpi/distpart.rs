@@ -20,6 +20,7 @@
 //! what it exchanges with its neighbours (O(N/P) plus halos for a mesh partitioned well).
 
 use super::layout::SetLayout;
+use super::partition::{mode, next_derivation};
 use crate::error::Result;
 use crate::op2_bail;
 use std::collections::{BTreeSet, HashMap};
@@ -92,6 +93,14 @@ pub fn enc_u32(v: &[u32]) -> Vec<u8> {
         out.extend_from_slice(&x.to_ne_bytes());
     }
     out
+}
+
+pub fn enc_i32(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+pub fn dec_i32(b: &[u8]) -> Vec<i32> {
+    b.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 pub fn dec_u32(b: &[u8]) -> Vec<u32> {
@@ -322,39 +331,13 @@ fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted:
     Ok(())
 }
 
-/// The most frequent value, ties to the first in `vals`' order (OP2's rule; as
-/// `partition::derive`).
-fn mode(vals: &[i32]) -> i32 {
-    let mut best = (vals.first().copied().unwrap_or(0), 0usize);
-    for (i, &v) in vals.iter().enumerate() {
-        if vals[..i].contains(&v) {
-            continue;
-        }
-        let n = vals.iter().filter(|&&w| w == v).count();
-        if n > best.1 {
-            best = (v, n);
-        }
-    }
-    best.0
-}
-
 /// `partition::derive` on the blocks: `parts[s]` is this process's block of set s's parts
 /// (None: not partitioned yet); sets no map reaches keep their blocks (part = home).
 pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [Option<Vec<i32>>]) -> Result<()> {
     let me = c.rank();
     loop {
-        let mut best: Option<(u32, usize, bool)> = None;
-        for (i, m) in maps.iter().enumerate() {
-            if parts[m.from].is_none() && parts[m.to].is_some() {
-                let cost = if m.dim == 1 { 0 } else { 1 };
-                if best.is_none_or(|b| cost < b.0) {
-                    best = Some((cost, i, true));
-                }
-            } else if parts[m.to].is_none() && parts[m.from].is_some() && best.is_none_or(|b| 2 < b.0) {
-                best = Some((2, i, false));
-            }
-        }
-        let Some((_, i, forward)) = best else { break };
+        let known = |s: usize| parts[s].is_some();
+        let Some((i, forward)) = next_derivation(maps.iter().map(|m| (m.from, m.to, m.dim)), &known) else { break };
         let m = &maps[i];
         if forward {
             let tp = parts[m.to].as_deref().unwrap_or(&[]);
@@ -664,7 +647,7 @@ pub fn local_map(
     to: &SetLayout,
     name: &str,
 ) -> Result<Vec<i32>> {
-    let block = enc_u32(&m.values.iter().map(|&v| v as u32).collect::<Vec<u32>>());
+    let block = enc_i32(m.values);
     let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
     drop(block);
     let local_of = LocalOf::new(&to.gids);

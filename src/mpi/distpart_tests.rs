@@ -89,6 +89,16 @@ fn mesh(seed: u64, ncell: usize) -> Mesh {
     Mesh { sizes: vec![ncell, nedge, nnode, 5], maps: vec![(1, 0, 2, ec), (1, 2, 2, en), (0, 2, 4, cn)] }
 }
 
+/// Every set's parts from the gathered derivation, `prime` given on set `ps`.
+fn gathered_parts(m: &Mesh, offs: &[Vec<usize>], ps: usize, prime: &[i32]) -> Vec<Vec<i32>> {
+    let gmaps: Vec<GMap> = m.maps.iter().map(|(f, t, d, v)| GMap { from: *f, to: *t, dim: *d, values: v }).collect();
+    let mut gparts: Vec<Option<Vec<i32>>> = vec![None; m.sizes.len()];
+    gparts[ps] = Some(prime.to_vec());
+    let fb = |s: usize| partition::block_parts(&offs[s]);
+    partition::derive(&m.sizes, &gmaps, &mut gparts, &fb);
+    gparts.into_iter().map(Option::unwrap).collect()
+}
+
 /// Each process's (layouts, local maps) from the gathered functions, given every set's parts.
 fn gathered(m: &Mesh, parts: &[Vec<i32>], p: usize) -> Vec<(Vec<SetLayout>, Vec<Vec<i32>>)> {
     let gmaps: Vec<GMap> = m.maps.iter().map(|(f, t, d, v)| GMap { from: *f, to: *t, dim: *d, values: v }).collect();
@@ -133,13 +143,7 @@ fn layouts_match_gathered() {
                 let offs: Vec<Vec<usize>> = m.sizes.iter().map(|&n| blocks(n, p, hole)).collect();
                 // Prime set cells, random parts; the gathered side derives from the same.
                 let prime = partition::random_parts(m.sizes[0], p);
-                let gmaps: Vec<GMap> =
-                    m.maps.iter().map(|(f, t, d, v)| GMap { from: *f, to: *t, dim: *d, values: v }).collect();
-                let mut gparts: Vec<Option<Vec<i32>>> = vec![None; m.sizes.len()];
-                gparts[0] = Some(prime.clone());
-                let fb = |s: usize| partition::block_parts(&offs[s]);
-                partition::derive(&m.sizes, &gmaps, &mut gparts, &fb);
-                let gparts: Vec<Vec<i32>> = gparts.into_iter().map(Option::unwrap).collect();
+                let gparts = gathered_parts(&m, &offs, 0, &prime);
                 let want = gathered(&m, &gparts, p);
                 let got = run(p, |c| {
                     let me = c.rank();
@@ -167,13 +171,7 @@ fn layouts_match_gathered_from_nodes() {
     for p in [2usize, 3, 4] {
         let offs: Vec<Vec<usize>> = m.sizes.iter().map(|&n| blocks(n, p, p == 3)).collect();
         let prime = partition::random_parts(m.sizes[2], p);
-        let gmaps: Vec<GMap> =
-            m.maps.iter().map(|(f, t, d, v)| GMap { from: *f, to: *t, dim: *d, values: v }).collect();
-        let mut gparts: Vec<Option<Vec<i32>>> = vec![None; m.sizes.len()];
-        gparts[2] = Some(prime.clone());
-        let fb = |s: usize| partition::block_parts(&offs[s]);
-        partition::derive(&m.sizes, &gmaps, &mut gparts, &fb);
-        let gparts: Vec<Vec<i32>> = gparts.into_iter().map(Option::unwrap).collect();
+        let gparts = gathered_parts(&m, &offs, 2, &prime);
         let want = gathered(&m, &gparts, p);
         let got = run(p, |c| {
             let me = c.rank();

@@ -155,8 +155,8 @@ pub fn is_symmetric_loop_free(xadj: &[i32], adjncy: &[i32]) -> bool {
 }
 
 /// The most frequent value, ties to the first in `vals`' order (OP2's rule).
-fn mode(vals: &[i32]) -> i32 {
-    let mut best = (vals[0], 0usize);
+pub fn mode(vals: &[i32]) -> i32 {
+    let mut best = (vals.first().copied().unwrap_or(0), 0usize);
     for (i, &v) in vals.iter().enumerate() {
         if vals[..i].contains(&v) {
             continue;
@@ -169,23 +169,34 @@ fn mode(vals: &[i32]) -> i32 {
     best.0
 }
 
+/// The next derivation step (OP2's order): among the maps given as (from, to, dim), the
+/// cheapest whose one end is partitioned (`known`) and the other not; a map *to* a partitioned
+/// set costs 0 for dim 1, else 1 (`forward`: its from-set follows the targets), a map *from* one
+/// costs 2 (its to-set follows by votes); ties to the first map. None when nothing is left.
+pub fn next_derivation(
+    maps: impl Iterator<Item = (usize, usize, usize)>,
+    known: &dyn Fn(usize) -> bool,
+) -> Option<(usize, bool)> {
+    let mut best: Option<(u32, usize, bool)> = None;
+    for (i, (from, to, dim)) in maps.enumerate() {
+        if !known(from) && known(to) {
+            let c = if dim == 1 { 0 } else { 1 };
+            if best.is_none_or(|b| c < b.0) {
+                best = Some((c, i, true));
+            }
+        } else if !known(to) && known(from) && best.is_none_or(|b| 2 < b.0) {
+            best = Some((2, i, false));
+        }
+    }
+    best.map(|(_, i, forward)| (i, forward))
+}
+
 /// Derives the parts of every set not given in `parts` through the maps, cheapest map first.
 /// `fallback[s]` is used for a set that no map reaches (its declared blocks).
 pub fn derive(sizes: &[usize], maps: &[GMap], parts: &mut [Option<Vec<i32>>], fallback: &dyn Fn(usize) -> Vec<i32>) {
     loop {
-        // (cost, map index, direction: true = from-set follows its targets)
-        let mut best: Option<(u32, usize, bool)> = None;
-        for (i, m) in maps.iter().enumerate() {
-            if parts[m.from].is_none() && parts[m.to].is_some() {
-                let c = if m.dim == 1 { 0 } else { 1 };
-                if best.is_none_or(|b| c < b.0) {
-                    best = Some((c, i, true));
-                }
-            } else if parts[m.to].is_none() && parts[m.from].is_some() && best.is_none_or(|b| 2 < b.0) {
-                best = Some((2, i, false));
-            }
-        }
-        let Some((_, i, forward)) = best else { break };
+        let known = |s: usize| parts[s].is_some();
+        let Some((i, forward)) = next_derivation(maps.iter().map(|m| (m.from, m.to, m.dim)), &known) else { break };
         let m = &maps[i];
         if forward {
             let tp = parts[m.to].as_ref().map_or(&[][..], |v| v.as_slice());
