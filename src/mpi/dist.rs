@@ -126,7 +126,9 @@ pub fn partition(
         reset_peak_rss();
     }
     let mut phases: Vec<(&str, u64)> = Vec::new();
+    // Each phase ends by returning freed heap (see distpart::trim_heap).
     let mut mark = |phase: &'static str| {
+        distpart::trim_heap();
         if diags >= 2 {
             phases.push((phase, proc_status_kib("VmHWM").unwrap_or(0)));
             reset_peak_rss();
@@ -171,65 +173,20 @@ pub fn partition(
             let m = prime_map.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no prime_map"))?;
             let g = &dmaps[m.0 as usize];
             let (xadj, adjncy) = distpart::graph(coll, &offsets[g.to], g)?;
-            distpart::trim_heap();
             mark("graph");
-            let mine = match method {
-                Method::Kway => {
-                    // Serial METIS: the graph gathered on every process (each computes the same
-                    // parts), O(global graph) memory: for small runs.
-                    let all = coll.all_gather(&to_bytes(&xadj))?;
-                    let alladj = coll.all_gather(&to_bytes(&adjncy))?;
-                    let (mut gx, mut ga) = (vec![0i32], Vec::new());
-                    for (x, a) in all.iter().zip(&alladj) {
-                        let base = ga.len() as i32;
-                        gx.extend(from_bytes(x).iter().skip(1).map(|v| v + base));
-                        ga.extend(from_bytes(a));
-                    }
-                    drop((all, alladj));
-                    if !partition::is_symmetric_loop_free(&gx, &ga) {
-                        op2_bail!(Internal, "{CALL}: the graph of '{}' is not symmetric", ctx.maps[m.0 as usize].name);
-                    }
-                    let whole = partition::kway_parts(&gx, &ga, nranks)?;
-                    whole[offsets[g.to][mu]..offsets[g.to][mu + 1]].to_vec()
+            parts[g.to] = Some(match (method, coords) {
+                (Method::Kway, _) => {
+                    metis_gathered(coll, &offsets[g.to], &xadj, &adjncy, &ctx.maps[m.0 as usize].name)?
                 }
-                _ => {
-                    let geom = match (method, coords) {
-                        (Method::ParKway { geom: true }, Some(c)) => {
-                            let (v, dim) = coords_f64(ctx, c, block_len(g.to));
-                            Some((v.iter().map(|&x| x as f32).collect::<Vec<f32>>(), dim))
-                        }
-                        _ => None,
-                    };
-                    let vo = &offsets[g.to];
-                    let nv = vo[nranks];
-                    if nv <= nranks {
-                        // No more vertices than parts: one each (as kway_parts does).
-                        (vo[mu]..vo[mu + 1]).map(|v| v as i32).collect()
-                    } else if (0..nranks).any(|r| vo[r + 1] == vo[r]) {
-                        // PT-Scotch can deadlock when a process has no vertices (seen: some
-                        // processes in dgraphInducePart's Allreduce, one in its halo Alltoallv):
-                        // it gets the graph spread evenly, and the parts come back home.
-                        let even: Vec<usize> = (0..=nranks).map(|r| nv * r / nranks).collect();
-                        let (ex, ea) = distpart::move_graph(coll, vo, &xadj, &adjncy, &even)?;
-                        let eg = match &geom {
-                            Some((v, d)) => {
-                                let bits: Vec<i32> = v.iter().map(|x| x.to_bits() as i32).collect();
-                                let moved = distpart::move_values(coll, vo, &bits, *d, &even)?;
-                                Some((moved.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<f32>>(), *d))
-                            }
-                            None => None,
-                        };
-                        let pe = par_kway(ctx, &even, &ex, &ea, nranks, eg.as_ref().map(|(v, d)| (&v[..], *d)))?;
-                        distpart::move_values(coll, &even, &pe, 1, vo)?
-                    } else {
-                        par_kway(ctx, vo, &xadj, &adjncy, nranks, geom.as_ref().map(|(v, d)| (&v[..], *d)))?
-                    }
+                (Method::ParKway { geom: true }, Some(c)) => {
+                    let (v, dim) = coords_f64(ctx, c, block_len(g.to));
+                    let xyz: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    par_kway(ctx, &offsets[g.to], &xadj, &adjncy, Some((&xyz, dim)))?
                 }
-            };
-            parts[g.to] = Some(mine);
+                _ => par_kway(ctx, &offsets[g.to], &xadj, &adjncy, None)?,
+            });
         }
     }
-    distpart::trim_heap();
     mark("prime parts");
     distpart::derive(coll, &offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
@@ -237,7 +194,6 @@ pub fn partition(
     drop(parts);
     let shapes: Vec<(usize, usize, usize)> = dmaps.iter().map(|g| (g.from, g.to, g.dim)).collect();
     drop(dmaps);
-    distpart::trim_heap();
     mark("layouts");
     // Migration: each map and dat is replaced as soon as its new rows are in, so only one of
     // them is held twice at a time. (Past this point an error, out of memory, leaves the sets
@@ -360,25 +316,80 @@ fn coords_f64(ctx: &Context, c: DatId, n: usize) -> (Vec<f64>, usize) {
     (vals, dim)
 }
 
-/// ParMETIS (PT-Scotch's) k-way on the distributed graph; the parts of this process's block.
-#[cfg(feature = "mpi")]
+/// Serial METIS on the distributed graph (blocks `offsets`, this process's rows `xadj` from 0
+/// and `adjncy`) gathered on every process (each computes the same parts): O(global graph)
+/// memory, for small runs. The parts of this process's block.
+fn metis_gathered(c: &dyn Coll, offsets: &[usize], xadj: &[i32], adjncy: &[i32], name: &str) -> Result<Vec<i32>> {
+    let all = c.all_gather(&to_bytes(xadj))?;
+    let alladj = c.all_gather(&to_bytes(adjncy))?;
+    let (mut gx, mut ga) = (vec![0i32], Vec::new());
+    for (x, a) in all.iter().zip(&alladj) {
+        let base = ga.len() as i32;
+        gx.extend(from_bytes(x).iter().skip(1).map(|v| v + base));
+        ga.extend(from_bytes(a));
+    }
+    drop((all, alladj));
+    if !partition::is_symmetric_loop_free(&gx, &ga) {
+        op2_bail!(Internal, "op_partition: the graph of '{name}' is not symmetric");
+    }
+    let whole = partition::kway_parts(&gx, &ga, c.size())?;
+    let me = c.rank();
+    Ok(whole[offsets[me]..offsets[me + 1]].to_vec())
+}
+
+/// ParMETIS (PT-Scotch's) k-way on the distributed graph (as `metis_gathered`), with the
+/// coordinates of this process's vertices for GEOMKWAY; the parts of this process's block.
+/// A graph with no more vertices than processes gets one vertex per part (as `kway_parts`
+/// does). PT-Scotch can deadlock when a process has no vertices (seen: some processes in
+/// dgraphInducePart's Allreduce, one in its halo Alltoallv), so then the graph is spread evenly
+/// for the call and the parts come back to their blocks.
 fn par_kway(
     ctx: &Context,
     offsets: &[usize],
     xadj: &[i32],
     adjncy: &[i32],
-    nparts: usize,
+    geom: Option<(&[f32], usize)>,
+) -> Result<Vec<i32>> {
+    let c: &dyn Coll = &ctx.comm;
+    let (np, me) = (c.size(), c.rank());
+    let nv = offsets[np];
+    if nv <= np {
+        return Ok((offsets[me]..offsets[me + 1]).map(|v| v as i32).collect());
+    }
+    if (0..np).all(|r| offsets[r + 1] > offsets[r]) {
+        return part_kway_raw(ctx, offsets, xadj, adjncy, geom);
+    }
+    let even: Vec<usize> = (0..=np).map(|r| nv * r / np).collect();
+    let (ex, ea) = distpart::move_graph(c, offsets, xadj, adjncy, &even)?;
+    let eg = match geom {
+        Some((v, d)) => {
+            let bits: Vec<i32> = v.iter().map(|x| x.to_bits() as i32).collect();
+            let moved = distpart::move_values(c, offsets, &bits, d, &even)?;
+            Some((moved.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<f32>>(), d))
+        }
+        None => None,
+    };
+    let pe = part_kway_raw(ctx, &even, &ex, &ea, eg.as_ref().map(|(v, d)| (&v[..], *d)))?;
+    distpart::move_values(c, &even, &pe, 1, offsets)
+}
+
+#[cfg(feature = "mpi")]
+fn part_kway_raw(
+    ctx: &Context,
+    offsets: &[usize],
+    xadj: &[i32],
+    adjncy: &[i32],
     geom: Option<(&[f32], usize)>,
 ) -> Result<Vec<i32>> {
     let Some(w) = &ctx.comm.world else { op2_bail!(Internal, "op_partition: no communicator") };
     let Ok(vtxdist) = offsets.iter().map(|&o| i32::try_from(o)).collect::<std::result::Result<Vec<i32>, _>>() else {
         op2_bail!(BadConfig, "op_partition: more than 2^31-1 vertices for ParMETIS");
     };
-    super::parmetis::part_kway(w.raw(), &vtxdist, xadj, adjncy, nparts, geom)
+    super::parmetis::part_kway(w.raw(), &vtxdist, xadj, adjncy, offsets.len() - 1, geom)
 }
 
 #[cfg(not(feature = "mpi"))]
-fn par_kway(_: &Context, _: &[usize], _: &[i32], _: &[i32], _: usize, _: Option<(&[f32], usize)>) -> Result<Vec<i32>> {
+fn part_kway_raw(_: &Context, _: &[usize], _: &[i32], _: &[i32], _: Option<(&[f32], usize)>) -> Result<Vec<i32>> {
     op2_bail!(BackendUnavailable, "op_partition: ParMETIS needs the cargo feature mpi")
 }
 
@@ -388,12 +399,6 @@ pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
     let rows = dat_block(ctx, d)?;
     out.copy_from_slice(&rows[..out.len()]);
     Ok(())
-}
-
-/// The process whose declared block of a set holds original index `g` (`offsets`: P + 1
-/// block starts; empty blocks are skipped).
-fn block_owner(offsets: &[usize], g: usize) -> usize {
-    offsets.partition_point(|&o| o <= g).saturating_sub(1)
 }
 
 /// The plan of `set`, made at first use: each process sends the original indices of its owned
@@ -409,7 +414,7 @@ fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc
     let mut send: Vec<Vec<u32>> = vec![Vec::new(); np];
     let mut gids: Vec<Vec<u8>> = vec![Vec::new(); np];
     for (i, &g) in l.gids[..l.owned].iter().enumerate() {
-        let q = block_owner(&sd.offsets, g as usize);
+        let q = distpart::home(&sd.offsets, g as usize);
         send[q].push(i as u32);
         gids[q].extend_from_slice(&g.to_ne_bytes());
     }
