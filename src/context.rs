@@ -510,21 +510,30 @@ impl Context {
             let _ = writeln!(s, "  kernel launches: {}", self.backend.launches());
         }
         if self.comm.distributed() {
-            let aware = match crate::mpi::cuda_aware() {
+            let query = crate::mpi::cuda_aware();
+            let aware = match query {
                 Some(true) => "yes",
                 Some(false) => "no",
                 None => "unknown (no MPIX_Query_cuda_support)",
             };
-            let _ = writeln!(
-                s,
-                "  mpi: {} processes; CUDA-aware MPI: {aware}{}",
-                self.comm.size(),
-                if self.backend.is_device() {
-                    "; device halo exchanges: export and import rows staged through host memory"
+            let setting = self.comm.cuda_aware.name();
+            let halos = if !self.backend.is_device() {
+                String::new()
+            } else if self.comm.device_direct {
+                format!("; device halo exchanges: packed on the device and given to MPI in device memory (OP2_MPI_CUDA_AWARE={setting})")
+            } else {
+                let why = if !self.backend.can_stage_for_mpi() {
+                    format!("{} buffers cannot go to MPI", self.backend.kind().name())
+                } else if self.comm.cuda_aware == crate::mpi::CudaAware::Off {
+                    "OP2_MPI_CUDA_AWARE=0".to_string()
+                } else if query == Some(false) {
+                    "the MPI library is not CUDA-aware".to_string()
                 } else {
-                    ""
-                }
-            );
+                    "the MPI library cannot say whether it is CUDA-aware; OP2_MPI_CUDA_AWARE=1 says it is".to_string()
+                };
+                format!("; device halo exchanges: export and import rows staged through host memory ({why})")
+            };
+            let _ = writeln!(s, "  mpi: {} processes; CUDA-aware MPI: {aware}{halos}", self.comm.size());
         }
         for set in &self.sets {
             let _ = writeln!(s, "  set   {:<20} size {}", set.name, set.size);

@@ -317,7 +317,7 @@ fn run(
     let bytes = bytes_moved(ctx, descs, bound, set);
     let device = ctx.backend.is_device();
     let const_epoch = ctx.const_epoch;
-    let (halo_reads, refreshed) = exchange(ctx, descs, bound, compiled, validate)?;
+    let (halo_reads, refreshed, direct) = exchange(ctx, descs, bound, compiled, validate)?;
 
     let Context { sets, maps, dats, backend, comm, timings, kernels, consts, mats, .. } = ctx;
     let s = &sets[set.0 as usize];
@@ -325,7 +325,7 @@ fn run(
         move_to_device(name, backend.as_mut(), dats, descs, bound)?;
     }
     let sections = Sections { core_end: s.core_end, owned_end: s.size, exec_end: s.exec_end };
-    let overlapped = comm.halo_exchange_begin(dats, halo_reads)?;
+    let overlapped = comm.halo_exchange_begin(dats, halo_reads, if direct { Some(backend.as_mut()) } else { None })?;
     let Pointers { slots, reductions, indirect } =
         bind_pointers(name, set, descs, bound, synth, mat_slots, sets, maps, dats, mats, comm)?;
     let dat_names = dat_names(bound, dats);
@@ -475,18 +475,31 @@ pub(crate) fn halo_read_dats(descs: &[ArgDesc], bound: &[BoundArg], needs_exec_h
 /// `compute_sections` exchanges while the core runs. On a device, only the rows the neighbours
 /// need come down here (of dats whose device copy alone is current): the export rows, in
 /// ranges of consecutive rows (`SetLayout::export_runs`), into the same rows of the host copy,
-/// which the exchange packs from; `compute_sections` uploads the received halo rows.
+/// which the exchange packs from; `compute_sections` uploads the received halo rows. Where the
+/// MPI takes device buffers (`Comm::device_direct`) and every dat's device copy alone is
+/// current, nothing comes down: the exchange packs and unpacks on the device (the third value).
 fn exchange(
     ctx: &mut Context,
     descs: &[ArgDesc],
     bound: &[BoundArg],
     compiled: &CompiledLoop,
     validate: bool,
-) -> Result<(Vec<DatId>, Vec<DatId>)> {
+) -> Result<(Vec<DatId>, Vec<DatId>, bool)> {
     let device = ctx.backend.is_device();
     let mut halo_reads = halo_read_dats(descs, bound, compiled.needs_exec_halo);
     halo_reads.retain(|d| ctx.dats[d.0 as usize].halo_dirty);
     let mut refreshed: Vec<DatId> = Vec::new();
+    // Device to device only when no host copy is current: the received rows then land only in
+    // the device copies, which the residency (Device) already says are the only current ones.
+    let direct = device
+        && !validate
+        && ctx.comm.partitioned
+        && ctx.comm.device_direct
+        && !halo_reads.is_empty()
+        && halo_reads.iter().all(|d| ctx.dats[d.0 as usize].residency == residency::Residency::Device);
+    if direct {
+        return Ok((halo_reads, refreshed, true));
+    }
     if device && !validate && ctx.comm.partitioned {
         let Context { dats, backend, comm, .. } = ctx;
         for &d in &halo_reads {
@@ -509,10 +522,10 @@ fn exchange(
         for &d in &halo_reads {
             ctx.host_data(d, true)?;
         }
-        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, std::mem::take(&mut halo_reads))?;
-        refreshed = ctx.comm.halo_exchange_end(ex)?;
+        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, std::mem::take(&mut halo_reads), None)?;
+        refreshed = ctx.comm.halo_exchange_end(ex, None)?;
     }
-    Ok((halo_reads, refreshed))
+    Ok((halo_reads, refreshed, false))
 }
 
 /// The pointers a loop call runs with (`codegen::host`'s ABI): two slots per argument, then the
@@ -685,11 +698,13 @@ fn compute_sections(
     let reference = if validate { Some(crate::validate::reference(call, dats, run_end)?) } else { None };
     let started = Instant::now();
     backend.compute(call, 0, core_end)?;
-    let refreshed = comm.halo_exchange_end(overlapped)?;
+    let direct = overlapped.is_direct();
+    let refreshed = comm.halo_exchange_end(overlapped, Some(&mut *backend))?;
     // Devices: the received halo rows go up (each neighbour's share is one range per halo
-    // kind), into a device copy that move_to_device made current everywhere else.
+    // kind), into a device copy that move_to_device made current everywhere else (unless the
+    // exchange went device to device).
     let mut uploaded = Vec::new();
-    if backend.is_device() {
+    if backend.is_device() && !direct {
         for &d in &refreshed {
             let dv = &dats[d.0 as usize];
             let Some(l) = comm.layout(dv.set) else { continue };

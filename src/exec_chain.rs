@@ -665,8 +665,8 @@ fn run_deferred(
         let compiled = &d.checked[k];
         let mut list = crate::exec::halo_read_dats(&l.shape.args, &l.bound, compiled.needs_exec_halo);
         list.retain(|x| dats[x.0 as usize].halo_dirty);
-        let ex = comm.halo_exchange_begin(dats, list).map_err(fail)?;
-        let refreshed = comm.halo_exchange_end(ex).map_err(fail)?;
+        let ex = comm.halo_exchange_begin(dats, list, None).map_err(fail)?;
+        let refreshed = comm.halo_exchange_end(ex, None).map_err(fail)?;
         let owned = sets[l.set.0 as usize].size as u32;
         let started = Instant::now();
         let runs = d.tiling.deferred.get(k).map_or(&[][..], Vec::as_slice);

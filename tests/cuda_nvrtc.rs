@@ -188,8 +188,9 @@ fn fused_units_compile_with_nvrtc() {
     assert!(failures.is_empty(), "cuda_nvrtc: fused units that do not compile:\n{}", failures.join("\n"));
 }
 
-/// The halo exchanges' gather kernel (`backend::device::GATHER_CUDA`, launched by the cuda
-/// backend to pack export rows) compiles with NVRTC for every architecture.
+/// The halo exchanges' gather and scatter kernels (`backend::device::GATHER_CUDA`, launched by
+/// the cuda backend to pack export rows; `SCATTER_CUDA`, to unpack rows a CUDA-aware MPI
+/// received into device memory) compile with NVRTC for every architecture.
 #[test]
 fn halo_gather_compiles_with_nvrtc() {
     if std::env::var_os("OP2_NVRTC_DIR").is_none() {
@@ -204,6 +205,9 @@ fn halo_gather_compiles_with_nvrtc() {
     for a in ARCHS {
         if let Err(e) = op2::jit::nvrtc::compile(op2::backend::device::GATHER_CUDA, a, "op2_halo_gather.cu") {
             panic!("cuda_nvrtc: the halo gather kernel does not compile for {a}: {}", e.message);
+        }
+        if let Err(e) = op2::jit::nvrtc::compile(op2::backend::device::SCATTER_CUDA, a, "op2_halo_scatter.cu") {
+            panic!("cuda_nvrtc: the halo scatter kernel does not compile for {a}: {}", e.message);
         }
     }
 }

@@ -76,6 +76,14 @@ pub(crate) fn init(
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "{call}: OP2_MPI_CHECK='{v}': use 0 or 1"),
         };
+        let aware = token("OP2_MPI_CUDA_AWARE");
+        ctx.comm.cuda_aware = crate::mpi::CudaAware::parse(aware.as_deref()).ok_or_else(|| {
+            crate::op2_err!(
+                BadConfig,
+                "{call}: OP2_MPI_CUDA_AWARE='{}': use auto (device buffers to MPI where it says it is CUDA-aware), 1 or 0",
+                aware.as_deref().unwrap_or("")
+            )
+        })?;
         Ok(ctx)
     })();
     let mpi = match token("OP2_MPI").as_deref().map(str::trim) {
@@ -107,6 +115,17 @@ pub(crate) fn init(
                 crate::mpi::Comm { world: Some(transport::World::open(fortran_comm)?), ..Default::default() };
             // Every process's setup, and the same OP2_MPI_CHECK everywhere (the check is
             // itself collective), agreed in op_init's entry.
+            // Device buffers to MPI: decided per process (the messages are the same either way),
+            // now that MPI can answer whether it is CUDA-aware.
+            let local = local.and_then(|mut ctx| {
+                ctx.comm.device_direct = crate::mpi::device_direct(
+                    ctx.comm.cuda_aware,
+                    crate::mpi::cuda_aware(),
+                    ctx.backend.can_stage_for_mpi(),
+                )
+                .map_err(|e| crate::error::Op2Error::new(e.code, format!("{call}: {}", e.message)))?;
+                Ok(ctx)
+            });
             let agreed = comm
                 .enter_with(call, local.map(|ctx| {
                     let check = ctx.comm.check as u8;

@@ -207,6 +207,12 @@ pub struct Cuda {
     /// so uploaded once), and the packed buffer gathers fill.
     gather_rows: HashMap<DatId, (Vec<u32>, DevBuf)>,
     gather_out: Option<DevBuf>,
+    /// CUDA-aware MPI (`Backend::mpi_staging`): the send and receive staging areas, and the
+    /// device copies of the row lists packed into and unpacked from them, per (dat, unpack,
+    /// byte offset), uploaded again only when the rows change.
+    stage_send: Option<DevBuf>,
+    stage_recv: Option<DevBuf>,
+    staged_rows: HashMap<(DatId, bool, usize), (Vec<u32>, DevBuf)>,
     maps: HashMap<MapId, DevBuf>,
     colourings: PlanCache,
     colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
@@ -263,6 +269,9 @@ impl Cuda {
             rows: HashMap::new(),
             gather_rows: HashMap::new(),
             gather_out: None,
+            stage_send: None,
+            stage_recv: None,
+            staged_rows: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
@@ -370,7 +379,36 @@ impl Cuda {
             return Ok(0);
         };
         let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
-        let (mut p_src, mut p_dst, mut p_idx) = (src.ptr, out.ptr, idx.ptr);
+        // SAFETY: rows < total (checked by gather_list), `out` holds n * eb bytes.
+        let r = unsafe { self.launch_rows(module, "gather", (src.ptr, out.ptr, idx.ptr), n, shape, soa_rows) }
+            .and_then(|()| cu::ctx::synchronize().map_err(|e| drv("halo exchange gather (cuCtxSynchronize)", e)))
+            .and_then(|()| {
+                let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
+                self.read(&out, &mut packed, "a halo exchange's packed rows")?;
+                super::device::scatter_gathered(list, &packed, eb, host);
+                Ok((n * eb) as u64)
+            });
+        self.gather_out = Some(out);
+        r
+    }
+
+    /// Launches a halo rows kernel (`device::GATHER_CUDA` or `SCATTER_CUDA`, loaded as
+    /// `module`) over `n` rows of `shape` with pointers (src, dst, rows); does not wait.
+    ///
+    /// # Safety
+    /// `rows` holds `n` row indices below the dat's device rows (`soa_rows` when non-zero), and
+    /// the packed side (dst for a gather, src for a scatter) holds `n` rows of the dat's bytes.
+    unsafe fn launch_rows(
+        &self,
+        module: usize,
+        what: &str,
+        ptrs: (sys::CUdeviceptr, sys::CUdeviceptr, sys::CUdeviceptr),
+        n: usize,
+        shape: DatShape,
+        soa_rows: u32,
+    ) -> Result<()> {
+        let eb = shape.dim * shape.elem;
+        let (mut p_src, mut p_dst, mut p_idx) = ptrs;
         let mut ints = [n as u32, eb as u32, shape.elem as u32, soa_rows];
         let mut params: Vec<*mut c_void> = vec![
             &mut p_src as *mut sys::CUdeviceptr as *mut c_void,
@@ -380,10 +418,10 @@ impl Cuda {
         params.extend(ints.iter_mut().map(|v| v as *mut u32 as *mut c_void));
         let block = 256usize;
         let grid = (n * eb).div_ceil(block) as u32;
-        // SAFETY: the parameters match GATHER_CUDA's (three device pointers, four unsigned
-        // ints) and point into locals that outlive the launch; the buffers hold what it reads
-        // (rows < total, checked by gather_list) and writes (n * eb bytes).
-        let r = unsafe {
+        // SAFETY: the parameters match the halo kernels' (three device pointers, four unsigned
+        // ints) and point into locals that outlive the launch call; the buffers hold what the
+        // kernel reads and writes (the caller's contract).
+        unsafe {
             cu::launch_kernel(
                 self.modules[module].func,
                 (grid, 1, 1),
@@ -393,16 +431,57 @@ impl Cuda {
                 &mut params,
             )
         }
-        .map_err(|e| drv("cuLaunchKernel (halo exchange gather)", e))
-        .and_then(|()| cu::ctx::synchronize().map_err(|e| drv("halo exchange gather (cuCtxSynchronize)", e)))
-        .and_then(|()| {
-            let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
-            self.read(&out, &mut packed, "a halo exchange's packed rows")?;
-            super::device::scatter_gathered(list, &packed, eb, host);
-            Ok((n * eb) as u64)
-        });
-        self.gather_out = Some(out);
-        r
+        .map_err(|e| drv(&format!("cuLaunchKernel (halo exchange {what})"), e))
+    }
+
+    /// `pack_staged` and `unpack_staged`: rows `rows` of dat `d` between its device copy and
+    /// the send area (pack) or the receive area (unpack) at byte `at`, by the gather or the
+    /// scatter kernel; the row list's device copy is kept per (dat, direction, offset).
+    fn staged(&mut self, d: DatId, shape: DatShape, rows: &[u32], at: usize, unpack: bool) -> Result<u64> {
+        let what = if unpack { "halo rows unpack (CUDA-aware MPI)" } else { "halo rows pack (CUDA-aware MPI)" };
+        self.enter(what)?;
+        let n = rows.len();
+        let eb = shape.dim * shape.elem;
+        if n == 0 || eb == 0 {
+            return Ok(0);
+        }
+        let (Some(&total), Some(dat)) = (self.rows.get(&d), self.dats.get(&d)) else {
+            op2_bail!(Internal, "cuda: {what}: the dat has no device copy");
+        };
+        let dat = dat.ptr;
+        if let Some(&r) = rows.iter().find(|&&r| r as usize >= total) {
+            op2_bail!(Internal, "cuda: {what}: row {r} of a dat of {total} rows");
+        }
+        let area = if unpack { &self.stage_recv } else { &self.stage_send };
+        let Some(area) = area.as_ref().filter(|a| at.checked_add(n * eb).is_some_and(|end| end <= a.bytes)) else {
+            op2_bail!(Internal, "cuda: {what}: {} bytes at {at} do not fit the staging area", n * eb);
+        };
+        let area = area.ptr + at as sys::CUdeviceptr;
+        let (source, name) = if unpack {
+            (super::device::SCATTER_CUDA, "halo exchange scatter")
+        } else {
+            (super::device::GATHER_CUDA, "halo exchange gather")
+        };
+        let module = self.module(source.to_string(), name, "halo exchange")?;
+        let key = (d, unpack, at);
+        if self.staged_rows.get(&key).is_none_or(|(v, _)| v.as_slice() != rows) {
+            let b = self.alloc_buf(n * 4, "a halo exchange's row list")?;
+            self.write(&b, rows, "a halo exchange's row list")?;
+            if let Some((_, old)) = self.staged_rows.insert(key, (rows.to_vec(), b)) {
+                // SAFETY: allocated by cuMemAlloc in this context; the launches that read it
+                // finished (staged_sync ends every exchange's packs and unpacks).
+                let _ = unsafe { cu::free_sync(old.ptr) };
+            }
+        }
+        let Some((_, idx)) = self.staged_rows.get(&key) else {
+            op2_bail!(Internal, "cuda: {what}: no row list");
+        };
+        let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
+        let ptrs = if unpack { (area, dat, idx.ptr) } else { (dat, area, idx.ptr) };
+        // SAFETY: every row is below the dat's rows (checked above), the area holds n rows of
+        // eb bytes from `at` (checked above), the row list holds n entries.
+        unsafe { self.launch_rows(module, if unpack { "scatter" } else { "gather" }, ptrs, n, shape, soa_rows) }?;
+        Ok((n * eb) as u64)
     }
 
     /// The module for this source, loaded on first use; its index in `modules`.
@@ -459,6 +538,15 @@ impl Backend for Cuda {
 
     fn free(&mut self, d: DatId) {
         self.rows.remove(&d);
+        let staged: Vec<(DatId, bool, usize)> = self.staged_rows.keys().filter(|k| k.0 == d).copied().collect();
+        for k in staged {
+            if let Some((_, b)) = self.staged_rows.remove(&k) {
+                if self.enter("op_free_dat_temp_char").is_ok() {
+                    // SAFETY: allocated by cuMemAlloc in this context; no launch uses it any more.
+                    let _ = unsafe { cu::free_sync(b.ptr) };
+                }
+            }
+        }
         if let Some((_, b)) = self.gather_rows.remove(&d) {
             if self.enter("op_free_dat_temp_char").is_ok() {
                 // SAFETY: allocated by cuMemAlloc in this context; the copies that used it
@@ -497,6 +585,41 @@ impl Backend for Cuda {
             Some(buf) => super::device::read_host_layout(self.soa, shape, host, |h| self.read(buf, h, "dat download")),
             None => Ok(()),
         }
+    }
+
+    fn can_stage_for_mpi(&self) -> bool {
+        true
+    }
+
+    fn mpi_staging(&mut self, send: usize, recv: usize) -> Result<Option<(usize, usize)>> {
+        self.enter("halo exchange staging (CUDA-aware MPI)")?;
+        let s = self.stage_send.take();
+        let s = self.ensure(s, send, "a halo exchange's send area")?;
+        let r = self.stage_recv.take();
+        let r = match self.ensure(r, recv, "a halo exchange's receive area") {
+            Ok(r) => r,
+            Err(e) => {
+                self.stage_send = Some(s);
+                return Err(e);
+            }
+        };
+        let addrs = (s.ptr as usize, r.ptr as usize);
+        self.stage_send = Some(s);
+        self.stage_recv = Some(r);
+        Ok(Some(addrs))
+    }
+
+    fn pack_staged(&mut self, d: DatId, shape: DatShape, rows: &[u32], at: usize) -> Result<u64> {
+        self.staged(d, shape, rows, at, false)
+    }
+
+    fn unpack_staged(&mut self, d: DatId, shape: DatShape, rows: &[u32], at: usize) -> Result<u64> {
+        self.staged(d, shape, rows, at, true)
+    }
+
+    fn staged_sync(&mut self) -> Result<()> {
+        self.enter("halo exchange (CUDA-aware MPI)")?;
+        cu::ctx::synchronize().map_err(|e| drv("halo exchange packs and unpacks (cuCtxSynchronize)", e))
     }
 
     fn download_rows(&mut self, d: DatId, shape: DatShape, host: &mut [u8], runs: &[(usize, usize)]) -> Result<u64> {
@@ -769,7 +892,10 @@ impl Drop for Cuda {
             .chain(self.globals.drain().map(|(_, b)| b))
             .chain(self.partials.take())
             .chain(self.gather_rows.drain().map(|(_, (_, b))| b))
-            .chain(self.gather_out.take());
+            .chain(self.gather_out.take())
+            .chain(self.staged_rows.drain().map(|(_, (_, b))| b))
+            .chain(self.stage_send.take())
+            .chain(self.stage_recv.take());
         for b in bufs {
             // SAFETY: allocated by cuMemAlloc in this context, freed once.
             let _ = unsafe { cu::free_sync(b.ptr) };

@@ -309,33 +309,54 @@ pub fn device_layout(soa: bool, shape: super::DatShape, host: &[u8]) -> std::bor
 /// `GATHER_CUDA`: one launch and one read); one range is read as it is.
 pub const GATHER_MIN_RUNS: usize = 1;
 
+/// Byte `b` of row `row` of a dat's device copy, in the halo kernels below (one expression, so
+/// that the gather OpenCL runs in the tests and the CUDA kernels index alike).
+macro_rules! device_byte {
+    () => {
+        "soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b"
+    };
+}
+
+/// The head of the CUDA halo kernels (NVRTC): three pointers and four unsigned ints, one thread
+/// per byte of `n` rows of `eb` bytes.
+macro_rules! cuda_rows_head {
+    () => {
+        "extern \"C\" __global__ void op2_kernel(const unsigned char *src, unsigned char *dst, const unsigned int *rows,
+                                      unsigned int n, unsigned int eb, unsigned int es, unsigned int soa_rows)
+{
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)n * eb) return;
+  size_t r = i / eb, b = i % eb, row = rows[r];
+"
+    };
+}
+
 /// The gather kernel of halo exchanges (OpenCL C): copies rows `rows[0..n]` of a dat's device
 /// copy (rows of `eb` bytes, components of `es` bytes; structure-of-arrays with `soa_rows` rows
 /// per component when non-zero) into `dst`, packed in host layout, one work-item per byte (the
 /// export rows of a mesh are scattered and few: one launch and one read instead of a read per
 /// range of consecutive rows). Arguments: src, dst, rows, n, eb, es, soa_rows.
-pub const GATHER_OPENCL: &str =
+pub const GATHER_OPENCL: &str = concat!(
     "__kernel void op2_kernel(__global const uchar *src, __global uchar *dst, __global const uint *rows,
                          const uint n, const uint eb, const uint es, const uint soa_rows)
 {
   size_t i = get_global_id(0);
   if (i >= (size_t)n * eb) return;
   size_t r = i / eb, b = i % eb, row = rows[r];
-  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
+  dst[i] = src[",
+    device_byte!(),
+    "];
 }
-";
+"
+);
 
 /// `GATHER_OPENCL` in CUDA C++ (NVRTC), same arguments, one thread per byte.
-pub const GATHER_CUDA: &str =
-    "extern \"C\" __global__ void op2_kernel(const unsigned char *src, unsigned char *dst, const unsigned int *rows,
-                                      unsigned int n, unsigned int eb, unsigned int es, unsigned int soa_rows)
-{
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (size_t)n * eb) return;
-  size_t r = i / eb, b = i % eb, row = rows[r];
-  dst[i] = src[soa_rows ? ((b / es) * (size_t)soa_rows + row) * es + b % es : row * eb + b];
-}
-";
+pub const GATHER_CUDA: &str = concat!(cuda_rows_head!(), "  dst[i] = src[", device_byte!(), "];\n}\n");
+
+/// The gather's inverse in CUDA C++, same arguments: packed host-layout rows `src` (what a
+/// CUDA-aware MPI received into device memory) into rows `rows[0..n]` of a dat's device copy
+/// `dst`, one thread per byte.
+pub const SCATTER_CUDA: &str = concat!(cuda_rows_head!(), "  dst[", device_byte!(), "] = src[i];\n}\n");
 
 /// The rows of ranges `runs` of a dat of `rows` rows, in order (what a gather copies); a range
 /// past the end is an internal error.

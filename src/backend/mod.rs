@@ -217,6 +217,39 @@ pub trait Backend: Send {
         Ok(0)
     }
 
+    /// Whether `mpi_staging` gives device areas (cuda): halo exchanges can then hand device
+    /// memory to a CUDA-aware MPI.
+    fn can_stage_for_mpi(&self) -> bool {
+        false
+    }
+
+    /// Device staging areas that an MPI library can read and write itself (a CUDA-aware MPI):
+    /// makes sure the send area holds `send` bytes and the receive area `recv`, and returns
+    /// their device addresses; None where the backend's memory cannot go to MPI (host backends
+    /// stage in host memory themselves; OpenCL buffers have no address MPI could use).
+    fn mpi_staging(&mut self, _send: usize, _recv: usize) -> Result<Option<(usize, usize)>> {
+        Ok(None)
+    }
+
+    /// Packs rows `rows` of a dat's device copy, in host layout (rows of `shape.dim` values),
+    /// into the send staging area at byte `at`; returns the bytes packed. Only after
+    /// `mpi_staging` gave areas.
+    fn pack_staged(&mut self, _dat: DatId, _shape: DatShape, _rows: &[u32], _at: usize) -> Result<u64> {
+        op2_bail!(Internal, "halo exchange: this backend has no device staging for MPI")
+    }
+
+    /// Writes the receive staging area's bytes from `at` (rows in host layout) into rows
+    /// `rows` of a dat's device copy; returns the bytes written.
+    fn unpack_staged(&mut self, _dat: DatId, _shape: DatShape, _rows: &[u32], _at: usize) -> Result<u64> {
+        op2_bail!(Internal, "halo exchange: this backend has no device staging for MPI")
+    }
+
+    /// Waits until the packs and unpacks so far are complete (before MPI reads the send area,
+    /// and before a loop reads unpacked rows on another stream).
+    fn staged_sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// Releases a dat's device copy (the dat was freed: `op_free_dat_temp_char`); nothing
     /// on host backends, or where there is none.
     fn free(&mut self, _dat: DatId) {}

@@ -307,8 +307,8 @@ fn write_pieces(
         ctx.host_data(d, true)?;
     }
     if !stale.is_empty() {
-        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, stale)?;
-        for d in ctx.comm.halo_exchange_end(ex)? {
+        let ex = ctx.comm.halo_exchange_begin(&mut ctx.dats, stale, None)?;
+        for d in ctx.comm.halo_exchange_end(ex, None)? {
             ctx.dats[d.0 as usize].halo_dirty = false;
         }
     }

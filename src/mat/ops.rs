@@ -217,8 +217,8 @@ impl Context {
             // Under MPI: x's halo rows (the columns of other processes' rows), by the loops'
             // dat exchange.
             self.host_data(x, true)?;
-            let ex = self.comm.halo_exchange_begin(&mut self.dats, vec![x])?;
-            for d in self.comm.halo_exchange_end(ex)? {
+            let ex = self.comm.halo_exchange_begin(&mut self.dats, vec![x], None)?;
+            for d in self.comm.halo_exchange_end(ex, None)? {
                 self.dats[d.0 as usize].halo_dirty = false;
             }
         }

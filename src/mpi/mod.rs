@@ -72,6 +72,54 @@ pub fn cuda_aware() -> Option<bool> {
     None
 }
 
+/// `OP2_MPI_CUDA_AWARE`: whether device halo exchanges hand device buffers to MPI (`auto`,
+/// the default: where the MPI says it is CUDA-aware; `1`: also where it cannot say; `0`: never).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CudaAware {
+    #[default]
+    Auto,
+    Off,
+    On,
+}
+
+impl CudaAware {
+    /// The setting for a value (unset or empty: auto); None for a value it does not take.
+    pub fn parse(v: Option<&str>) -> Option<CudaAware> {
+        match v.map(str::trim) {
+            None | Some("") | Some("auto") => Some(CudaAware::Auto),
+            Some("0") => Some(CudaAware::Off),
+            Some("1") => Some(CudaAware::On),
+            Some(_) => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaAware::Auto => "auto",
+            CudaAware::Off => "0",
+            CudaAware::On => "1",
+        }
+    }
+}
+
+/// Whether a device backend's halo exchanges go from device memory to MPI and back (packed and
+/// unpacked on the device, nothing through host memory), given the setting, the MPI library's
+/// own answer (`cuda_aware()`) and whether the backend can stage for MPI (cuda; OpenCL buffers
+/// have no address MPI could take). `1` where the library says it is not CUDA-aware is an
+/// error: it would read device addresses as host memory.
+pub fn device_direct(setting: CudaAware, query: Option<bool>, backend_can: bool) -> Result<bool> {
+    match setting {
+        CudaAware::Off => Ok(false),
+        _ if !backend_can => Ok(false),
+        CudaAware::Auto => Ok(query == Some(true)),
+        CudaAware::On if query == Some(false) => op2_bail!(
+            BadConfig,
+            "OP2_MPI_CUDA_AWARE=1: this MPI library is not CUDA-aware (MPIX_Query_cuda_support() returned 0), so device buffers cannot go to it; use auto or 0"
+        ),
+        CudaAware::On => Ok(true),
+    }
+}
+
 /// A set as the distributed layer sees it.
 #[derive(Debug, Default, Clone)]
 pub struct SetDist {
@@ -107,6 +155,10 @@ pub struct Comm {
     /// `OP2_MPI_CHECK=1`: loops (and matrix operations) enter like every other collective
     /// call (`enter`), so processes at different loops are an error instead of a hang.
     pub check: bool,
+    /// `OP2_MPI_CUDA_AWARE`, and what it decided at op_init (`device_direct`): device halo
+    /// exchanges hand the backend's device staging areas to MPI.
+    pub cuda_aware: CudaAware,
+    pub device_direct: bool,
     /// Collective calls entered so far (the sequence number `enter` compares).
     pub seq: std::sync::atomic::AtomicU64,
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
@@ -132,16 +184,88 @@ pub struct Exchange {
     pending: Vec<DatId>,
     #[cfg(feature = "mpi")]
     reqs: Vec<mpi::ffi::MPI_Request>,
-    /// Per neighbour: (rank, receive buffer).
+    /// The host staging areas (every neighbour's message at its offset; empty when the
+    /// messages are staged on the device).
     #[cfg(feature = "mpi")]
-    recv: Vec<(i32, Vec<u8>)>,
-    /// Per neighbour: (rank, send buffer).
+    recv: Vec<u8>,
     #[cfg(feature = "mpi")]
-    send: Vec<(i32, Vec<u8>)>,
-    /// Per dat in `pending`: where its rows go (host pointer), the row size and the set.
+    send: Vec<u8>,
+    /// The pieces of the received messages (`HaloPlan::recvs`).
     #[cfg(feature = "mpi")]
-    dst: Vec<(*mut u8, usize, usize)>,
+    recvs: Vec<Piece>,
+    /// Per dat in `pending`: its host pointer, row size, set and shape.
+    #[cfg(feature = "mpi")]
+    dst: Vec<(*mut u8, usize, usize, crate::backend::DatShape)>,
+    /// The messages are in the backend's device staging areas (CUDA-aware MPI): `halo_exchange_end`
+    /// unpacks through the backend into the device copies.
+    direct: bool,
     started: Instant,
+}
+
+impl Exchange {
+    /// Whether this exchange goes device to device (CUDA-aware MPI): the received rows land in
+    /// the device copies, nothing to upload.
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+}
+
+/// One piece of a halo message: the rows of one dat for one neighbour, at byte `at` of the
+/// exchange's send (or receive) area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    /// Index in the exchange's dat list.
+    pub dat: usize,
+    /// The neighbour's entry in the dat's set's `exports` (sends) or `imports` (receives).
+    pub entry: usize,
+    pub at: usize,
+    pub bytes: usize,
+}
+
+/// The messages of one exchange, whether staged in host or device memory: one message per
+/// neighbour each way, holding every dat's rows for it in the exchange's dat order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct HaloPlan {
+    /// Per neighbour, ascending: (rank, send offset, send bytes, receive offset, receive bytes).
+    pub peers: Vec<(i32, usize, usize, usize, usize)>,
+    pub sends: Vec<Piece>,
+    pub recvs: Vec<Piece>,
+    pub send_bytes: usize,
+    pub recv_bytes: usize,
+}
+
+/// The plan of an exchange of dats given as (their set's layout, row bytes), in order.
+pub fn halo_plan(dats: &[(Option<&SetLayout>, usize)]) -> HaloPlan {
+    let mut nbrs: Vec<i32> = Vec::new();
+    for l in dats.iter().filter_map(|d| d.0) {
+        nbrs.extend(l.imports.iter().map(|x| x.0));
+        nbrs.extend(l.exports.iter().map(|x| x.0));
+    }
+    nbrs.sort_unstable();
+    nbrs.dedup();
+    let mut plan = HaloPlan::default();
+    for q in nbrs {
+        let (s0, r0) = (plan.send_bytes, plan.recv_bytes);
+        for (i, &(l, eb)) in dats.iter().enumerate() {
+            let Some(l) = l else { continue };
+            if let Some(k) = l.exports.iter().position(|x| x.0 == q) {
+                let bytes = l.exports[k].1.len() * eb;
+                if bytes > 0 {
+                    plan.sends.push(Piece { dat: i, entry: k, at: plan.send_bytes, bytes });
+                    plan.send_bytes += bytes;
+                }
+            }
+            if let Some(k) = l.imports.iter().position(|x| x.0 == q) {
+                let bytes = l.imports[k].1.len() * eb;
+                if bytes > 0 {
+                    plan.recvs.push(Piece { dat: i, entry: k, at: plan.recv_bytes, bytes });
+                    plan.recv_bytes += bytes;
+                }
+            }
+        }
+        plan.peers.push((q, s0, plan.send_bytes - s0, r0, plan.recv_bytes - r0));
+    }
+    plan
 }
 
 impl Drop for Exchange {
@@ -498,9 +622,16 @@ impl Comm {
     }
 
     /// Starts exchanging the halos of `dats` (those the loop reads through its halo and whose
-    /// halos are out of date): packs every neighbour's rows into one buffer and posts the sends
-    /// and receives.
-    pub fn halo_exchange_begin(&mut self, dats: &mut [Dat], list: Vec<DatId>) -> Result<Exchange> {
+    /// halos are out of date): packs every neighbour's rows into one message (`halo_plan`) and
+    /// posts the receives and sends. `direct`: the backend whose device copies are current
+    /// (every dat's), to pack on the device into staging areas handed to a CUDA-aware MPI;
+    /// None: packed from the host copies into host memory.
+    pub fn halo_exchange_begin(
+        &mut self,
+        dats: &mut [Dat],
+        list: Vec<DatId>,
+        direct: Option<&mut dyn crate::backend::Backend>,
+    ) -> Result<Exchange> {
         let started = Instant::now();
         if !list.is_empty() {
             self.exchanges += 1;
@@ -514,7 +645,10 @@ impl Comm {
             #[cfg(feature = "mpi")]
             send: Vec::new(),
             #[cfg(feature = "mpi")]
+            recvs: Vec::new(),
+            #[cfg(feature = "mpi")]
             dst: Vec::new(),
+            direct: false,
             started,
         };
         if !self.partitioned || list.is_empty() {
@@ -522,7 +656,7 @@ impl Comm {
             return Ok(ex);
         }
         #[cfg(not(feature = "mpi"))]
-        let _ = dats;
+        let _ = (dats, direct);
         #[cfg(feature = "mpi")]
         {
             let Some(w) = &self.world else {
@@ -530,67 +664,100 @@ impl Comm {
                 return Ok(ex);
             };
             let lay = |d: &Dat| self.sets[d.set.0 as usize].layout.as_ref();
-            // Neighbours of any set involved, ascending.
-            let mut nbrs: Vec<i32> = Vec::new();
-            for &d in &list {
-                if let Some(l) = lay(&dats[d.0 as usize]) {
-                    nbrs.extend(l.imports.iter().map(|x| x.0));
-                    nbrs.extend(l.exports.iter().map(|x| x.0));
+            let plan = halo_plan(
+                &list.iter().map(|d| (lay(&dats[d.0 as usize]), dats[d.0 as usize].elem_bytes())).collect::<Vec<_>>(),
+            );
+            let exports = |p: &Piece| -> &[u32] {
+                let dv = &dats[list[p.dat].0 as usize];
+                lay(dv).map_or(&[][..], |l| l.exports[p.entry].1.as_slice())
+            };
+            // Where the messages are: the backend's device areas, or host buffers.
+            let (send_at, recv_at): (*mut u8, *mut u8) = match direct {
+                Some(b) => {
+                    ex.direct = true;
+                    if plan.send_bytes + plan.recv_bytes == 0 {
+                        (std::ptr::null_mut(), std::ptr::null_mut())
+                    } else {
+                        let Some((s, r)) = b.mpi_staging(plan.send_bytes, plan.recv_bytes)? else {
+                            op2_bail!(Internal, "halo exchange: the backend has no device staging for MPI");
+                        };
+                        for p in &plan.sends {
+                            let dv = &dats[list[p.dat].0 as usize];
+                            b.pack_staged(list[p.dat], crate::backend::DatShape::of(dv), exports(p), p.at).map_err(
+                                |e| {
+                                    crate::error::Op2Error::new(
+                                        e.code,
+                                        format!("halo exchange of dat '{}': {}", dv.name, e.message),
+                                    )
+                                },
+                            )?;
+                        }
+                        b.staged_sync()?;
+                        (s as *mut u8, r as *mut u8)
+                    }
                 }
-            }
-            nbrs.sort_unstable();
-            nbrs.dedup();
-            for &q in &nbrs {
-                let mut sbuf = Vec::new();
-                let mut rbytes = 0usize;
-                for &d in &list {
-                    let dv = &dats[d.0 as usize];
-                    let Some(l) = lay(dv) else { continue };
-                    let eb = dv.elem_bytes();
-                    let data = dv.data.as_slice();
-                    if let Some((_, idx)) = l.exports.iter().find(|x| x.0 == q) {
-                        for &i in idx {
-                            sbuf.extend_from_slice(&data[i as usize * eb..(i as usize + 1) * eb]);
+                None => {
+                    let mut send = Vec::with_capacity(plan.send_bytes);
+                    for p in &plan.sends {
+                        let dv = &dats[list[p.dat].0 as usize];
+                        let eb = dv.elem_bytes();
+                        let data = dv.data.as_slice();
+                        for &i in exports(p) {
+                            send.extend_from_slice(&data[i as usize * eb..(i as usize + 1) * eb]);
                         }
                     }
-                    if let Some((_, pos)) = l.imports.iter().find(|x| x.0 == q) {
-                        rbytes += pos.len() * eb;
-                    }
+                    ex.send = send;
+                    ex.recv = vec![0u8; plan.recv_bytes];
+                    (ex.send.as_mut_ptr(), ex.recv.as_mut_ptr())
                 }
-                if rbytes > 0 {
-                    ex.recv.push((q, vec![0u8; rbytes]));
-                }
-                if !sbuf.is_empty() {
-                    self.halo_bytes += sbuf.len() as u64;
-                    self.messages += 1;
-                    ex.send.push((q, sbuf));
-                }
-            }
-            // Post receives first, then sends. The Vec<u8> heap buffers never move from here on.
-            ex.reqs = vec![transport::World::null_request(); ex.recv.len() + ex.send.len()];
+            };
+            // Post receives first, then sends. The areas never move from here on (the host
+            // buffers are heap blocks the exchange owns; the device areas are the backend's,
+            // unchanged until the next exchange begins, after this one ended).
+            let posted = |(_, _, s, _, r): &&(i32, usize, usize, usize, usize)| *s > 0 || *r > 0;
+            ex.reqs = vec![transport::World::null_request(); 2 * plan.peers.iter().filter(posted).count()];
             let mut k = 0;
-            for (q, buf) in ex.recv.iter_mut() {
-                w.irecv(buf, *q, HALO_TAG, &mut ex.reqs[k])?;
-                k += 1;
+            for &(q, _, _, at, len) in &plan.peers {
+                if len > 0 {
+                    // SAFETY: [at, at + len) lies in the receive area (halo_plan's offsets), which
+                    // stays put until the requests complete (end, or the exchange's drop).
+                    unsafe { w.irecv_raw(recv_at.add(at), len, q, HALO_TAG, &mut ex.reqs[k]) }?;
+                    k += 1;
+                }
             }
-            for (q, buf) in &ex.send {
-                w.isend(buf, *q, HALO_TAG, &mut ex.reqs[k])?;
-                k += 1;
+            for &(q, at, len, _, _) in &plan.peers {
+                if len > 0 {
+                    // SAFETY: as the receives, in the send area.
+                    unsafe { w.isend_raw(send_at.add(at), len, q, HALO_TAG, &mut ex.reqs[k]) }?;
+                    k += 1;
+                    self.halo_bytes += len as u64;
+                    self.messages += 1;
+                }
             }
+            ex.reqs.truncate(k);
             for &d in &list {
                 let dv = &mut dats[d.0 as usize];
                 let eb = dv.elem_bytes();
-                ex.dst.push((dv.data.as_mut_ptr(), eb, dv.set.0 as usize));
+                let shape = crate::backend::DatShape::of(dv);
+                ex.dst.push((dv.data.as_mut_ptr(), eb, dv.set.0 as usize, shape));
             }
+            ex.recvs = plan.recvs;
         }
         ex.pending = list;
         self.halo_time += started.elapsed();
         Ok(ex)
     }
 
-    /// Waits for an exchange and unpacks it; returns the dats whose halos are now current.
-    pub fn halo_exchange_end(&mut self, mut ex: Exchange) -> Result<Vec<DatId>> {
+    /// Waits for an exchange and unpacks it (into the host copies, or through `backend` into
+    /// the device copies when it is direct); returns the dats whose halos are now current.
+    pub fn halo_exchange_end(
+        &mut self,
+        mut ex: Exchange,
+        backend: Option<&mut dyn crate::backend::Backend>,
+    ) -> Result<Vec<DatId>> {
         let t = Instant::now();
+        #[cfg(not(feature = "mpi"))]
+        let _ = backend;
         #[cfg(feature = "mpi")]
         if !ex.reqs.is_empty() {
             let mut reqs = std::mem::take(&mut ex.reqs);
@@ -602,19 +769,26 @@ impl Comm {
                 ex.reqs = reqs; // dropped: waited again
             }
             r?;
-            for (q, buf) in &ex.recv {
-                let mut at = 0usize;
-                for &(ptr, eb, set) in &ex.dst {
-                    let Some(l) = self.sets[set].layout.as_ref() else { continue };
-                    if let Some((_, pos)) = l.imports.iter().find(|x| x.0 == *q) {
-                        for &p in pos {
-                            // SAFETY: ptr is the dat's host buffer of `total` rows; p < total;
-                            // nothing else writes it while the loop's driver waits here.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), ptr.add(p as usize * eb), eb)
-                            };
-                            at += eb;
-                        }
+            let imports = |set: usize, entry: usize| -> &[u32] {
+                self.sets[set].layout.as_ref().map_or(&[][..], |l| l.imports[entry].1.as_slice())
+            };
+            if ex.direct {
+                let Some(b) = backend else {
+                    op2_bail!(Internal, "halo exchange: a device-staged exchange ended without its backend");
+                };
+                for p in &ex.recvs {
+                    let (_, _, set, shape) = ex.dst[p.dat];
+                    b.unpack_staged(ex.pending[p.dat], shape, imports(set, p.entry), p.at)?;
+                }
+                b.staged_sync()?;
+            } else {
+                for p in &ex.recvs {
+                    let (ptr, eb, set, _) = ex.dst[p.dat];
+                    for (i, &pos) in imports(set, p.entry).iter().enumerate() {
+                        let from = &ex.recv[p.at + i * eb..p.at + (i + 1) * eb];
+                        // SAFETY: ptr is the dat's host buffer of `total` rows; pos < total;
+                        // nothing else writes it while the loop's driver waits here.
+                        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), ptr.add(pos as usize * eb), eb) };
                     }
                 }
             }
@@ -656,5 +830,61 @@ impl Comm {
         }
         parts.combine_into(reductions, p);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod exchange_tests {
+    use super::*;
+
+    fn layout(imports: Vec<(i32, Vec<u32>)>, exports: Vec<(i32, Vec<u32>)>) -> SetLayout {
+        SetLayout { owned: 4, core: 2, exec: 1, nonexec: 1, gids: vec![0; 6], imports, exports }
+    }
+
+    /// Each neighbour's message holds every dat's rows for it in the exchange's order, one
+    /// message after the other; a dat with nothing for a neighbour adds no piece, and a
+    /// neighbour of one set only still gets its message.
+    #[test]
+    fn plan_lays_out_messages_per_neighbour() {
+        let nodes = layout(vec![(1, vec![4]), (3, vec![5])], vec![(1, vec![0, 3]), (3, vec![2])]);
+        let edges = layout(vec![(3, vec![4, 5])], vec![(2, vec![1])]);
+        // u: nodes, 16-byte rows; w: edges, 8-byte rows; v: nodes, 8-byte rows.
+        let plan = halo_plan(&[(Some(&nodes), 16), (Some(&edges), 8), (Some(&nodes), 8), (None, 4)]);
+        assert_eq!(plan.peers, vec![(1, 0, 48, 0, 24), (2, 48, 8, 24, 0), (3, 56, 24, 24, 40)]);
+        let piece = |dat, entry, at, bytes| Piece { dat, entry, at, bytes };
+        assert_eq!(
+            plan.sends,
+            vec![piece(0, 0, 0, 32), piece(2, 0, 32, 16), piece(1, 0, 48, 8), piece(0, 1, 56, 16), piece(2, 1, 72, 8)]
+        );
+        assert_eq!(
+            plan.recvs,
+            vec![piece(0, 0, 0, 16), piece(2, 0, 16, 8), piece(0, 1, 24, 16), piece(1, 0, 40, 16), piece(2, 1, 56, 8)]
+        );
+        assert_eq!((plan.send_bytes, plan.recv_bytes), (80, 64));
+        assert_eq!(halo_plan(&[(None, 8)]), HaloPlan::default());
+    }
+
+    #[test]
+    fn cuda_aware_setting() {
+        use CudaAware::*;
+        assert_eq!(CudaAware::parse(None), Some(Auto));
+        assert_eq!(CudaAware::parse(Some(" auto")), Some(Auto));
+        assert_eq!(CudaAware::parse(Some("")), Some(Auto));
+        assert_eq!(CudaAware::parse(Some("1")), Some(On));
+        assert_eq!(CudaAware::parse(Some("0")), Some(Off));
+        assert_eq!(CudaAware::parse(Some("yes")), None);
+        // auto: only where the library says yes, and only for a backend that can stage.
+        assert!(device_direct(Auto, Some(true), true).unwrap());
+        assert!(!device_direct(Auto, None, true).unwrap());
+        assert!(!device_direct(Auto, Some(false), true).unwrap());
+        assert!(!device_direct(Auto, Some(true), false).unwrap());
+        // 1: trusted where the library cannot say; refused where it says no.
+        assert!(device_direct(On, None, true).unwrap());
+        let e = device_direct(On, Some(false), true).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::BadConfig);
+        assert!(e.message.contains("not CUDA-aware"), "{}", e.message);
+        // ... but only matters to a backend that can stage (OpenCL, host backends: ignored).
+        assert!(!device_direct(On, Some(false), false).unwrap());
+        assert!(!device_direct(Off, Some(true), true).unwrap());
     }
 }

@@ -25,6 +25,12 @@ fn check(rc: c_int, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A message's byte count as MPI takes it (an `int`).
+fn message_len(len: usize, what: &str) -> Result<c_int> {
+    c_int::try_from(len)
+        .map_err(|_| crate::op2_err!(Mpi, "{what}: a message of {len} bytes is larger than MPI's int count allows"))
+}
+
 /// Whether MPI is initialised (and not finalised) in this process.
 pub fn is_initialized() -> bool {
     let (mut init, mut fin) = (0, 0);
@@ -542,40 +548,49 @@ impl World {
     /// Posts a receive of `buf.len()` bytes from `from`; the buffer must stay put until the
     /// request completes (`wait_all`).
     pub fn irecv(&self, buf: &mut [u8], from: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {
-        // SAFETY: buf is valid for len bytes and outlives the request (caller's contract).
-        check(
-            unsafe {
-                ffi::MPI_Irecv(
-                    buf.as_mut_ptr() as *mut _,
-                    buf.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    from,
-                    tag,
-                    self.comm,
-                    req,
-                )
-            },
-            "MPI_Irecv",
-        )
+        // SAFETY: buf is valid for its length and outlives the request (caller's contract).
+        unsafe { self.irecv_raw(buf.as_mut_ptr(), buf.len(), from, tag, req) }
     }
 
     /// Posts a send; the buffer must stay put until the request completes.
     pub fn isend(&self, buf: &[u8], to: i32, tag: i32, req: &mut ffi::MPI_Request) -> Result<()> {
         // SAFETY: as irecv.
-        check(
-            unsafe {
-                ffi::MPI_Isend(
-                    buf.as_ptr() as *const _,
-                    buf.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    to,
-                    tag,
-                    self.comm,
-                    req,
-                )
-            },
-            "MPI_Isend",
-        )
+        unsafe { self.isend_raw(buf.as_ptr(), buf.len(), to, tag, req) }
+    }
+
+    /// `irecv` into `len` bytes at `ptr`: host memory, or device memory given to a CUDA-aware
+    /// MPI (which tells them apart itself).
+    ///
+    /// # Safety
+    /// `ptr` is valid for writes of `len` bytes until the request completes.
+    pub unsafe fn irecv_raw(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        from: i32,
+        tag: i32,
+        req: &mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let n = message_len(len, "MPI_Irecv")?;
+        // SAFETY: the caller's contract.
+        check(unsafe { ffi::MPI_Irecv(ptr as *mut _, n, ffi::RSMPI_UINT8_T, from, tag, self.comm, req) }, "MPI_Irecv")
+    }
+
+    /// `isend` of `len` bytes at `ptr` (host or device memory, as `irecv_raw`).
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads of `len` bytes until the request completes.
+    pub unsafe fn isend_raw(
+        &self,
+        ptr: *const u8,
+        len: usize,
+        to: i32,
+        tag: i32,
+        req: &mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let n = message_len(len, "MPI_Isend")?;
+        // SAFETY: the caller's contract.
+        check(unsafe { ffi::MPI_Isend(ptr as *const _, n, ffi::RSMPI_UINT8_T, to, tag, self.comm, req) }, "MPI_Isend")
     }
 
     /// Waits for every request (null requests complete at once).

@@ -8,7 +8,11 @@
  * from the previous one). On a device, op_dat_transfers must count exactly those rows (not the
  * whole dats), in both device layouts (AoS, then OP_AUTO_SOA=1); results equal the
  * hand-computed chain on every backend. Under MPI, op_diagnostic_output says whether the MPI
- * library is CUDA-aware (MPIX_Query_cuda_support, probed at run time).
+ * library is CUDA-aware (MPIX_Query_cuda_support, probed at run time) and how device halos go.
+ * OP2_MPI_CUDA_AWARE: a value it does not take is OP2_ERR_BAD_CONFIG at op_init; with 1, opencl
+ * still stages through host memory (same counts: its buffers cannot go to MPI); cuda under an
+ * MPI that says it is not CUDA-aware refuses it at op_init, and where the exchange goes device
+ * to device, nothing of u or w passes through host memory (counts 0).
  * mpi-n: 1 2 3 */
 #include "test.h"
 #include "grid.h"
@@ -21,7 +25,7 @@ static const char *k_r = "void racc(const double *w, double *r0, double *r1) { *
 #define N 24
 #define ITERS 3
 
-static void run(const char *backend, int rank, int p, int soa)
+static void run(const char *backend, int rank, int p, int soa, const char *aware)
 {
   int i, it, e;
   int lo = block_lo(N, rank, p), nn = block_n(N, rank, p);
@@ -61,6 +65,24 @@ static void run(const char *backend, int rank, int p, int soa)
     }
   }
   long long up, down;
+  /* diagnostics report the MPI library's CUDA-awareness (probed at run time) under MPI, and
+   * how device halos go */
+  char *diag = test_stdout_of(op_diagnostic_output);
+  int direct = strstr(diag, "device halo exchanges: packed on the device and given to MPI in device memory") != NULL;
+  if (p > 1 && !strstr(diag, "CUDA-aware MPI: ")) test_fail_(__FILE__, __LINE__, "diagnostics without 'CUDA-aware MPI: ': %s", diag);
+  if (p > 1 && device && !direct && !strstr(diag, "device halo exchanges: export and import rows staged through host memory ("))
+    test_fail_(__FILE__, __LINE__, "diagnostics without the device halo exchange line: %s", diag);
+  if (p > 1 && !strcmp(backend, "opencl") && !strstr(diag, "(opencl buffers cannot go to MPI)"))
+    test_fail_(__FILE__, __LINE__, "OP2_MPI_CUDA_AWARE=%s on opencl: diagnostics without the reason: %s", aware, diag);
+  if (direct && strcmp(backend, "cuda")) test_fail_(__FILE__, __LINE__, "%s: device buffers to MPI: %s", backend, diag);
+  free(diag);
+  if (direct) { /* device to device: nothing of u or w through host memory */
+    op_dat_transfers(u, &up, &down);
+    if (up || down) test_fail_(__FILE__, __LINE__, "device-direct halos: u moved %lld up, %lld down", up, down);
+    op_dat_transfers(w, &up, &down);
+    if (up || down) test_fail_(__FILE__, __LINE__, "device-direct halos: w moved %lld up, %lld down", up, down);
+    device = 0;
+  }
   /* u: written on the device every iteration (never uploaded); each read through the map
    * exchanges one row per neighbour each way. */
   op_dat_transfers(u, &up, &down);
@@ -68,7 +90,7 @@ static void run(const char *backend, int rank, int p, int soa)
     if (up != (long long)ITERS * nbrs * 16 || down != (long long)ITERS * nbrs * 16)
       test_fail_(__FILE__, __LINE__, "soa=%d rank %d of %d: u moved %lld up, %lld down; want %d each (%d rows of 16 bytes)",
                  soa, rank, p, up, down, ITERS * nbrs * 16, ITERS * nbrs);
-  } else {
+  } else if (!direct) {
     CHECK(up == 0 && down == 0);
   }
   /* w: its exec-halo row comes from the process before (up) and goes to the next one (down). */
@@ -79,12 +101,6 @@ static void run(const char *backend, int rank, int p, int soa)
       test_fail_(__FILE__, __LINE__, "soa=%d rank %d of %d: w moved %lld up, %lld down; want %lld, %lld", soa, rank, p,
                  up, down, wup, wdown);
   }
-  /* diagnostics report the MPI library's CUDA-awareness (probed at run time) under MPI */
-  char *diag = test_stdout_of(op_diagnostic_output);
-  if (p > 1 && !strstr(diag, "CUDA-aware MPI: ")) test_fail_(__FILE__, __LINE__, "diagnostics without 'CUDA-aware MPI: ': %s", diag);
-  if (p > 1 && device && !strstr(diag, "device halo exchanges: export and import rows staged through host memory"))
-    test_fail_(__FILE__, __LINE__, "diagnostics without the device halo exchange line: %s", diag);
-  free(diag);
   op_fetch_data_idx(r, got, 0, N - 1);
   for (i = 0; i < N; i++) CHECK_NEAR(got[i], want[i], 1e-12 * (fabs(want[i]) + 1.0));
   /* u on the host after the partial downloads: the last iteration's values everywhere */
@@ -105,12 +121,29 @@ int main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   test_init(argc, argv);
-  run(argv[1], rank, p, 0);
+  run(argv[1], rank, p, 0, "auto");
   op_exit();
   setenv("OP_AUTO_SOA", "1", 1);
   test_init(argc, argv);
-  run(argv[1], rank, p, 1);
+  run(argv[1], rank, p, 1, "auto");
   op_exit();
+  unsetenv("OP_AUTO_SOA");
+
+  char token[64];
+  snprintf(token, sizeof token, "OP2_BACKEND=%s", argv[1]);
+  op_set_error_handler(OP_ERRORS_RETURN);
+  test_init_tokens(argv[0], token, "OP2_MPI_CUDA_AWARE=yes", (const char *)NULL);
+  CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_init", "OP2_MPI_CUDA_AWARE='yes'", "auto");
+  test_init_tokens(argv[0], token, "OP2_MPI_CUDA_AWARE=1", (const char *)NULL);
+  if (op_last_error_code() == OP2_ERR_BAD_CONFIG) {
+    /* only cuda, only where the MPI says it is not CUDA-aware */
+    if (strcmp(argv[1], "cuda")) test_fail_(__FILE__, __LINE__, "OP2_MPI_CUDA_AWARE=1 refused on %s", argv[1]);
+    CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_init", "OP2_MPI_CUDA_AWARE=1", "not CUDA-aware");
+  } else {
+    CHECK_OK();
+    run(argv[1], rank, p, 0, "1");
+    op_exit();
+  }
   MPI_Finalize();
   return 0;
 }
