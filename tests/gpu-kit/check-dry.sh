@@ -57,7 +57,7 @@ expect seq-pack PASS "OP2_JIT=off"
 expect ctest-seq-smoke PASS "6 of 6 tests pass on seq"
 expect bandwidth-seq INFO "op2 copy loop"
 expect analysis-seq PASS "furthest loop"
-for s in ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
+for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
   expect "$s" "NOT RUN" "cuda unavailable: dry run"
 done
 for s in opencl-ctest opencl-af45k opencl-af45k-validate; do
@@ -65,6 +65,16 @@ for s in opencl-ctest opencl-af45k opencl-af45k-validate; do
 done
 grep -q '^cuda: unavailable: no CUDA driver (' "$r" || fail "the report does not show the probe's output"
 grep -q '^| update | 40 |' "$r" || fail "the per-loop table of the seq run has no row for update (40 calls)"
+
+# the halo rows check of the kit's probe, on PoCL here (the same checks the GPU step runs on cuda,
+# less the CUDA-aware staging, which OpenCL has not): every one must pass
+if "$kit/bin/op2-gpu-probe" halo --backend opencl > "$dir/halo-opencl.txt" 2>&1; then
+  grep -q '^halo_passed=6 halo_failed=0$' "$dir/halo-opencl.txt" || fail "op2-gpu-probe halo on opencl: $(tail -n 1 "$dir/halo-opencl.txt")"
+  grep -q 'device staging (opencl has none: its halos go through host memory): not run' "$dir/halo-opencl.txt" ||
+    fail "op2-gpu-probe halo on opencl does not say why the staging check did not run"
+else
+  fail "op2-gpu-probe halo --backend opencl: $(tail -n 2 "$dir/halo-opencl.txt")"
+fi
 
 # stopped by the watchdog (here after 2 s, in whatever step it is in): exit 124, and the report
 # lists what was not reached

@@ -15,6 +15,10 @@
 #   seq-pack    the same from the kit's loop pack with OP2_JIT=off (what a machine without a C
 #               compiler uses: there every later step takes its loops from the pack, and the C
 #               suite, whose loops are not in it, is not run)
+#   halo-cuda   the device halo rows of MPI exchanges on cuda (op2-gpu-probe halo): export rows
+#               gathered, import rows, and the staging a CUDA-aware MPI exchange uses (rows
+#               packed on the device, moved area to area as MPI would, unpacked by the scatter
+#               kernel), each row checked, in both device layouts (no MPI needed)
 #   ctest-cuda  the C suite on cuda (in parallel)
 #   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC and OP_AUTO_SOA=1, each
 #               within 1e-12 of the reference at every iteration
@@ -89,8 +93,8 @@ JOBS=${KIT_JOBS:-$(((NCPU + 1) / 2))}
 
 # ---- steps and the report -------------------------------------------------------------------
 
-STEPS="device probe seq seq-pack ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
-[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
 
 now() { date +%s; }
 left() { echo $((DEADLINE - $(now))); }
@@ -358,6 +362,25 @@ if begin seq-pack; then
   r=$(export OP2_LOOP_PACK=$PACK OP2_JIT=off OP2_CACHE_DIR=$BIG/cache-pack; airfoil_check seq-pack "$MESH45" 20 "$REF/rms-45k-1000.log" 60 OP2_BACKEND=seq)
   echo "$r" | fence | section
   case $r in PASS*) finish PASS "the same from the kit's loop pack, OP2_JIT=off" ;; *) finish FAIL "$r" ;; esac
+fi
+
+# ---- device halo rows -------------------------------------------------------------------------
+
+if [ "$CUDA_OK" = 1 ] && [ -z "$SIM" ]; then
+  if begin halo-cuda; then
+    run_to "$W/halo.txt" 60 "$BIN/op2-gpu-probe" halo
+    rc=$?
+    fence < "$W/halo.txt" | section
+    if [ $rc -eq 0 ]; then
+      finish PASS "$(sed -n 's/^halo_passed=\([0-9]*\).*/\1/p' "$W/halo.txt") checks of halo rows on cuda (gather, import rows, CUDA-aware MPI staging) pass"
+    else
+      finish FAIL "op2-gpu-probe halo exit $rc: $(grep -m 3 -E 'FAILED|error|halo:' "$W/halo.txt" | tr '\n' ';' | cut -c1-300)"
+    fi
+  fi
+elif [ -n "$SIM" ] && [ "$DRY" = 0 ]; then
+  skip halo-cuda "needs a CUDA device (KIT_SIMULATE runs the other cuda steps on $SIM)"
+else
+  skip halo-cuda "cuda unavailable: $CUDA_WHY"
 fi
 
 # ---- the C suite ------------------------------------------------------------------------------
