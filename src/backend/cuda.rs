@@ -147,6 +147,15 @@ pub fn probe(ordinal: Option<usize>) -> std::result::Result<Device, String> {
 }
 
 /// A device allocation.
+/// What a halo row list on the device serves: the export rows a gather downloads, or the rows
+/// packed into (unpacked from) a CUDA-aware MPI exchange's staging area at a byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RowUse {
+    Gather,
+    Pack(usize),
+    Unpack(usize),
+}
+
 struct DevBuf {
     ptr: sys::CUdeviceptr,
     bytes: usize,
@@ -203,16 +212,14 @@ pub struct Cuda {
     dats: HashMap<DatId, DevBuf>,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
-    /// Per dat: the export rows last gathered and their device copy (fixed after op_partition,
-    /// so uploaded once), and the packed buffer gathers fill.
-    gather_rows: HashMap<DatId, (Vec<u32>, DevBuf)>,
+    /// The halo kernels' row lists and their device copies, per dat and use (fixed after
+    /// op_partition, so uploaded once: `row_list`).
+    row_lists: HashMap<(DatId, RowUse), (Vec<u32>, DevBuf)>,
+    /// The packed buffer gathers fill.
     gather_out: Option<DevBuf>,
-    /// CUDA-aware MPI (`Backend::mpi_staging`): the send and receive staging areas, and the
-    /// device copies of the row lists packed into and unpacked from them, per (dat, unpack,
-    /// byte offset), uploaded again only when the rows change.
+    /// CUDA-aware MPI (`Backend::mpi_staging`): the send and receive staging areas.
     stage_send: Option<DevBuf>,
     stage_recv: Option<DevBuf>,
-    staged_rows: HashMap<(DatId, bool, usize), (Vec<u32>, DevBuf)>,
     maps: HashMap<MapId, DevBuf>,
     colourings: PlanCache,
     colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
@@ -267,11 +274,10 @@ impl Cuda {
             by_shape: HashMap::new(),
             dats: HashMap::new(),
             rows: HashMap::new(),
-            gather_rows: HashMap::new(),
+            row_lists: HashMap::new(),
             gather_out: None,
             stage_send: None,
             stage_recv: None,
-            staged_rows: HashMap::new(),
             maps: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
@@ -363,33 +369,46 @@ impl Cuda {
             return Ok(0);
         }
         let module = self.module(super::device::GATHER_CUDA.to_string(), "halo exchange gather", "halo exchange")?;
-        if self.gather_rows.get(&d).is_none_or(|(v, _)| *v != list) {
-            let b = self.alloc_buf(n * 4, "a halo exchange's row list")?;
-            self.write(&b, &list, "a halo exchange's row list")?;
-            if let Some((_, old)) = self.gather_rows.insert(d, (list, b)) {
-                // SAFETY: allocated by cuMemAlloc in this context; every copy using it finished
-                // (the copies are synchronous).
-                let _ = unsafe { cu::free_sync(old.ptr) };
-            }
-        }
+        let idx = self.row_list((d, RowUse::Gather), &list)?;
+        let Some(src) = self.dats.get(&d).map(|b| b.ptr) else { return Ok(0) };
         let out = self.gather_out.take();
         let out = self.ensure(out, n * eb, "a halo exchange's packed rows")?;
-        let (Some(src), Some((list, idx))) = (self.dats.get(&d), self.gather_rows.get(&d)) else {
-            self.gather_out = Some(out);
-            return Ok(0);
-        };
         let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
         // SAFETY: rows < total (checked by gather_list), `out` holds n * eb bytes.
-        let r = unsafe { self.launch_rows(module, "gather", (src.ptr, out.ptr, idx.ptr), n, shape, soa_rows) }
+        let r = unsafe { self.launch_rows(module, "gather", (src, out.ptr, idx), n, shape, soa_rows) }
             .and_then(|()| cu::ctx::synchronize().map_err(|e| drv("halo exchange gather (cuCtxSynchronize)", e)))
             .and_then(|()| {
                 let mut packed: Vec<u8> = crate::core::alloc::zeroed(n * eb, "a halo exchange's packed rows")?;
                 self.read(&out, &mut packed, "a halo exchange's packed rows")?;
-                super::device::scatter_gathered(list, &packed, eb, host);
+                super::device::scatter_gathered(&list, &packed, eb, host);
                 Ok((n * eb) as u64)
             });
         self.gather_out = Some(out);
         r
+    }
+
+    /// The device copy of the row list `rows` kept for `key`, uploaded again only when the rows
+    /// change (they are fixed after op_partition, so in practice once).
+    fn row_list(&mut self, key: (DatId, RowUse), rows: &[u32]) -> Result<sys::CUdeviceptr> {
+        if let Some((v, b)) = self.row_lists.get(&key) {
+            if v.as_slice() == rows {
+                return Ok(b.ptr);
+            }
+        }
+        let b = self.alloc_buf(rows.len() * 4, "a halo exchange's row list")?;
+        if let Err(e) = self.write(&b, rows, "a halo exchange's row list") {
+            // SAFETY: allocated just above, never used.
+            let _ = unsafe { cu::free_sync(b.ptr) };
+            return Err(e);
+        }
+        let ptr = b.ptr;
+        if let Some((_, old)) = self.row_lists.insert(key, (rows.to_vec(), b)) {
+            // SAFETY: allocated by cuMemAlloc in this context; the launches that read it
+            // finished (gathers synchronise, and staged_sync ends every exchange's packs and
+            // unpacks).
+            let _ = unsafe { cu::free_sync(old.ptr) };
+        }
+        Ok(ptr)
     }
 
     /// Launches a halo rows kernel (`device::GATHER_CUDA` or `SCATTER_CUDA`, loaded as
@@ -463,21 +482,9 @@ impl Cuda {
             (super::device::GATHER_CUDA, "halo exchange gather")
         };
         let module = self.module(source.to_string(), name, "halo exchange")?;
-        let key = (d, unpack, at);
-        if self.staged_rows.get(&key).is_none_or(|(v, _)| v.as_slice() != rows) {
-            let b = self.alloc_buf(n * 4, "a halo exchange's row list")?;
-            self.write(&b, rows, "a halo exchange's row list")?;
-            if let Some((_, old)) = self.staged_rows.insert(key, (rows.to_vec(), b)) {
-                // SAFETY: allocated by cuMemAlloc in this context; the launches that read it
-                // finished (staged_sync ends every exchange's packs and unpacks).
-                let _ = unsafe { cu::free_sync(old.ptr) };
-            }
-        }
-        let Some((_, idx)) = self.staged_rows.get(&key) else {
-            op2_bail!(Internal, "cuda: {what}: no row list");
-        };
+        let idx = self.row_list((d, if unpack { RowUse::Unpack(at) } else { RowUse::Pack(at) }), rows)?;
         let soa_rows = if self.soa && shape.dim > 1 { total as u32 } else { 0 };
-        let ptrs = if unpack { (area, dat, idx.ptr) } else { (dat, area, idx.ptr) };
+        let ptrs = if unpack { (area, dat, idx) } else { (dat, area, idx) };
         // SAFETY: every row is below the dat's rows (checked above), the area holds n rows of
         // eb bytes from `at` (checked above), the row list holds n entries.
         unsafe { self.launch_rows(module, if unpack { "scatter" } else { "gather" }, ptrs, n, shape, soa_rows) }?;
@@ -538,20 +545,14 @@ impl Backend for Cuda {
 
     fn free(&mut self, d: DatId) {
         self.rows.remove(&d);
-        let staged: Vec<(DatId, bool, usize)> = self.staged_rows.keys().filter(|k| k.0 == d).copied().collect();
-        for k in staged {
-            if let Some((_, b)) = self.staged_rows.remove(&k) {
+        let lists: Vec<(DatId, RowUse)> = self.row_lists.keys().filter(|k| k.0 == d).copied().collect();
+        for k in lists {
+            if let Some((_, b)) = self.row_lists.remove(&k) {
                 if self.enter("op_free_dat_temp_char").is_ok() {
-                    // SAFETY: allocated by cuMemAlloc in this context; no launch uses it any more.
+                    // SAFETY: allocated by cuMemAlloc in this context; the launches that read
+                    // it finished (see row_list), and nothing else refers to it.
                     let _ = unsafe { cu::free_sync(b.ptr) };
                 }
-            }
-        }
-        if let Some((_, b)) = self.gather_rows.remove(&d) {
-            if self.enter("op_free_dat_temp_char").is_ok() {
-                // SAFETY: allocated by cuMemAlloc in this context; the copies that used it
-                // finished (synchronous), and nothing else refers to it.
-                let _ = unsafe { cu::free_sync(b.ptr) };
             }
         }
         if let Some(b) = self.dats.remove(&d) {
@@ -891,9 +892,8 @@ impl Drop for Cuda {
             .chain(self.colour_lists.drain().map(|(_, (b, _))| b))
             .chain(self.globals.drain().map(|(_, b)| b))
             .chain(self.partials.take())
-            .chain(self.gather_rows.drain().map(|(_, (_, b))| b))
+            .chain(self.row_lists.drain().map(|(_, (_, b))| b))
             .chain(self.gather_out.take())
-            .chain(self.staged_rows.drain().map(|(_, (_, b))| b))
             .chain(self.stage_send.take())
             .chain(self.stage_recv.take());
         for b in bufs {

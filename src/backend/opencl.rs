@@ -122,7 +122,7 @@ pub struct OpenCl {
     idx_maps: HashMap<(Option<MapId>, u32), Buffer<cl_int>>,
     dats: HashMap<DatId, Buffer<u8>>,
     /// Host memory behind dat buffers made with `huge_buffer` (unmapped after the buffers).
-    host_mem: HashMap<DatId, HostMem>,
+    host_mem: HashMap<DatId, crate::core::buffer::AlignedBuf>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
@@ -165,19 +165,6 @@ const SCRATCH_BUDGET: usize = 64 << 20;
 /// Dats of at least this many bytes get huge-page memory on CPU devices (and their mappings
 /// are rounded up to it: one huge page).
 const HUGE_MIN: usize = 2 << 20;
-
-/// Memory op2 mapped for a device buffer (`CL_MEM_USE_HOST_PTR`); unmapped when dropped.
-struct HostMem {
-    ptr: *mut c_void,
-    len: usize,
-}
-
-impl Drop for HostMem {
-    fn drop(&mut self) {
-        // SAFETY: a mapping of ours, no longer used by any buffer (see `OpenCl::drop`).
-        unsafe { libc::munmap(self.ptr, self.len) };
-    }
-}
 
 /// Options every program is built with (part of the binaries' cache key).
 const BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
@@ -556,23 +543,13 @@ impl OpenCl {
     /// so indirect loops over large meshes miss the TLB less.
     fn huge_buffer(&mut self, d: DatId, bytes: usize) -> Result<Buffer<u8>> {
         let len = bytes.div_ceil(HUGE_MIN) * HUGE_MIN;
-        // SAFETY: a fresh private anonymous mapping of `len` bytes.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
+        // A fresh anonymous mapping (AlignedBuf maps buffers this large; its drop unmaps it).
+        let Some(mut mem) = crate::core::buffer::AlignedBuf::zeroed(len) else {
             return self.create_buffer::<u8>(bytes, "a dat");
-        }
-        // SAFETY: the mapping just made; advice only.
+        };
+        let ptr = mem.as_mut_ptr() as *mut c_void;
+        // SAFETY: the mapping just made, of `len` bytes; advice only.
         unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
-        let mem = HostMem { ptr, len };
         // SAFETY: `ptr` is `len` >= `bytes` bytes that stay mapped while the buffer lives (they
         // are unmapped in `Drop` after every buffer is released).
         let buf = unsafe {

@@ -20,7 +20,7 @@
 //! what it exchanges with its neighbours (O(N/P) plus halos for a mesh partitioned well).
 
 use super::layout::SetLayout;
-use super::partition::{mode, next_derivation};
+use super::partition::{next_derivation, row_modes};
 use crate::error::Result;
 use crate::op2_bail;
 use std::collections::{BTreeSet, HashMap};
@@ -150,6 +150,23 @@ impl<T> Flat<T> {
 }
 
 /// All-to-all of u32 words.
+/// Received (global index, value) pairs for this process's block `[first, first + n)` as
+/// `local index << 32 | value`, sorted (so each element's values come in a run, ascending); an
+/// index outside the block is an internal error (`what` names the pair, e.g. "vote for element").
+fn local_pairs(got: &Flat<u32>, first: usize, n: usize, what: &str) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::with_capacity(got.total() / 2);
+    for v in got.iter() {
+        for pair in v.chunks_exact(2) {
+            let Some(t) = (pair[0] as usize).checked_sub(first).filter(|&t| t < n) else {
+                op2_bail!(Internal, "op_partition: {what} {} sent to the wrong process", pair[0]);
+            };
+            out.push((t as u64) << 32 | pair[1] as u64);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 fn exchange(c: &dyn Coll, send: Vec<Vec<u32>>) -> Result<Flat<u32>> {
     c.all_to_all_u32(send)
 }
@@ -342,18 +359,7 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
         if forward {
             let tp = parts[m.to].as_deref().unwrap_or(&[]);
             let ans = lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?;
-            let mut buf = vec![0i32; m.dim];
-            let p: Vec<i32> = m
-                .values
-                .chunks_exact(m.dim.max(1))
-                .map(|row| {
-                    for (b, &t) in buf.iter_mut().zip(row) {
-                        *b = ans.one(t as u32);
-                    }
-                    mode(&buf)
-                })
-                .collect();
-            parts[m.from] = Some(p);
+            parts[m.from] = Some(row_modes(m.values, m.dim, |t| ans.one(t as u32)));
         } else {
             // Votes (target, part of the element naming it) to the targets' homes.
             let fp = parts[m.from].as_deref().unwrap_or(&[]);
@@ -369,16 +375,7 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
             let first = offsets[m.to][me];
             let n = offsets[m.to][me + 1] - first;
             // Votes as (element, part), sorted: each element's votes in runs of equal parts.
-            let mut votes: Vec<u64> = Vec::with_capacity(got.total() / 2);
-            for v in got.iter() {
-                for pair in v.chunks_exact(2) {
-                    let Some(t) = (pair[0] as usize).checked_sub(first).filter(|&t| t < n) else {
-                        op2_bail!(Internal, "op_partition: vote for element {} sent to the wrong process", pair[0]);
-                    };
-                    votes.push((t as u64) << 32 | pair[1] as u64);
-                }
-            }
-            votes.sort_unstable();
+            let votes = local_pairs(&got, first, n, "vote for element")?;
             // The most votes, ties to the lowest part (runs come in increasing part order); an
             // element without votes keeps its block (this process).
             let mut p = vec![me as i32; n];
@@ -855,16 +852,7 @@ pub fn graph(c: &dyn Coll, offsets: &[usize], m: &DMap) -> Result<(Vec<i32>, Vec
     let first = offsets[me];
     let n = offsets[me + 1] - first;
     // Edges as (local vertex, neighbour), sorted and deduplicated: the rows in order.
-    let mut edges: Vec<u64> = Vec::with_capacity(got.total() / 2);
-    for v in got.iter() {
-        for pair in v.chunks_exact(2) {
-            let Some(u) = (pair[0] as usize).checked_sub(first).filter(|&u| u < n) else {
-                op2_bail!(Internal, "op_partition: graph edge of vertex {} sent to the wrong process", pair[0]);
-            };
-            edges.push((u as u64) << 32 | pair[1] as u64);
-        }
-    }
-    edges.sort_unstable();
+    let mut edges = local_pairs(&got, first, n, "graph edge of vertex")?;
     edges.dedup();
     let mut xadj = Vec::with_capacity(n + 1);
     let mut adjncy = Vec::with_capacity(edges.len());

@@ -193,9 +193,9 @@ pub struct Exchange {
     /// The pieces of the received messages (`HaloPlan::recvs`).
     #[cfg(feature = "mpi")]
     recvs: Vec<Piece>,
-    /// Per dat in `pending`: its host pointer, row size, set and shape.
+    /// Per dat in `pending`: its host pointer, set and shape (its rows' bytes: dim x elem).
     #[cfg(feature = "mpi")]
-    dst: Vec<(*mut u8, usize, usize, crate::backend::DatShape)>,
+    dst: Vec<(*mut u8, usize, crate::backend::DatShape)>,
     /// The messages are in the backend's device staging areas (CUDA-aware MPI): `halo_exchange_end`
     /// unpacks through the backend into the device copies.
     direct: bool,
@@ -714,32 +714,26 @@ impl Comm {
             // Post receives first, then sends. The areas never move from here on (the host
             // buffers are heap blocks the exchange owns; the device areas are the backend's,
             // unchanged until the next exchange begins, after this one ended).
-            let posted = |(_, _, s, _, r): &&(i32, usize, usize, usize, usize)| *s > 0 || *r > 0;
-            ex.reqs = vec![transport::World::null_request(); 2 * plan.peers.iter().filter(posted).count()];
-            let mut k = 0;
-            for &(q, _, _, at, len) in &plan.peers {
-                if len > 0 {
-                    // SAFETY: [at, at + len) lies in the receive area (halo_plan's offsets), which
-                    // stays put until the requests complete (end, or the exchange's drop).
-                    unsafe { w.irecv_raw(recv_at.add(at), len, q, HALO_TAG, &mut ex.reqs[k]) }?;
-                    k += 1;
-                }
+            // Each request joins the exchange as soon as it is posted (its drop waits for it).
+            for &(q, _, _, at, len) in plan.peers.iter().filter(|p| p.4 > 0) {
+                let mut req = transport::World::null_request();
+                // SAFETY: [at, at + len) lies in the receive area (halo_plan's offsets), which
+                // stays put until the requests complete (end, or the exchange's drop).
+                unsafe { w.irecv_raw(recv_at.add(at), len, q, HALO_TAG, &mut req) }?;
+                ex.reqs.push(req);
             }
-            for &(q, at, len, _, _) in &plan.peers {
-                if len > 0 {
-                    // SAFETY: as the receives, in the send area.
-                    unsafe { w.isend_raw(send_at.add(at), len, q, HALO_TAG, &mut ex.reqs[k]) }?;
-                    k += 1;
-                    self.halo_bytes += len as u64;
-                    self.messages += 1;
-                }
+            for &(q, at, len, _, _) in plan.peers.iter().filter(|p| p.2 > 0) {
+                let mut req = transport::World::null_request();
+                // SAFETY: as the receives, in the send area.
+                unsafe { w.isend_raw(send_at.add(at), len, q, HALO_TAG, &mut req) }?;
+                ex.reqs.push(req);
+                self.halo_bytes += len as u64;
+                self.messages += 1;
             }
-            ex.reqs.truncate(k);
             for &d in &list {
                 let dv = &mut dats[d.0 as usize];
-                let eb = dv.elem_bytes();
                 let shape = crate::backend::DatShape::of(dv);
-                ex.dst.push((dv.data.as_mut_ptr(), eb, dv.set.0 as usize, shape));
+                ex.dst.push((dv.data.as_mut_ptr(), dv.set.0 as usize, shape));
             }
             ex.recvs = plan.recvs;
         }
@@ -777,13 +771,14 @@ impl Comm {
                     op2_bail!(Internal, "halo exchange: a device-staged exchange ended without its backend");
                 };
                 for p in &ex.recvs {
-                    let (_, _, set, shape) = ex.dst[p.dat];
+                    let (_, set, shape) = ex.dst[p.dat];
                     b.unpack_staged(ex.pending[p.dat], shape, imports(set, p.entry), p.at)?;
                 }
                 b.staged_sync()?;
             } else {
                 for p in &ex.recvs {
-                    let (ptr, eb, set, _) = ex.dst[p.dat];
+                    let (ptr, set, shape) = ex.dst[p.dat];
+                    let eb = shape.dim * shape.elem;
                     for (i, &pos) in imports(set, p.entry).iter().enumerate() {
                         let from = &ex.recv[p.at + i * eb..p.at + (i + 1) * eb];
                         // SAFETY: ptr is the dat's host buffer of `total` rows; pos < total;

@@ -154,6 +154,22 @@ pub fn is_symmetric_loop_free(xadj: &[i32], adjncy: &[i32]) -> bool {
     (0..n).all(|u| nb(u).iter().all(|&v| v as usize != u && (v as usize) < n && nb(v as usize).contains(&(u as i32))))
 }
 
+/// The part of each element of a map's from-set (rows of `dim` targets in `values`): the mode
+/// of its targets' parts, `part_of(target)`. What the gathered and the distributed derivation
+/// do along a map to a set with parts.
+pub fn row_modes(values: &[i32], dim: usize, part_of: impl Fn(i32) -> i32) -> Vec<i32> {
+    let mut buf = vec![0i32; dim];
+    values
+        .chunks_exact(dim.max(1))
+        .map(|row| {
+            for (b, &t) in buf.iter_mut().zip(row) {
+                *b = part_of(t);
+            }
+            mode(&buf)
+        })
+        .collect()
+}
+
 /// The most frequent value, ties to the first in `vals`' order (OP2's rule).
 pub fn mode(vals: &[i32]) -> i32 {
     let mut best = (vals.first().copied().unwrap_or(0), 0usize);
@@ -200,18 +216,7 @@ pub fn derive(sizes: &[usize], maps: &[GMap], parts: &mut [Option<Vec<i32>>], fa
         let m = &maps[i];
         if forward {
             let tp = parts[m.to].as_ref().map_or(&[][..], |v| v.as_slice());
-            let mut buf = vec![0i32; m.dim];
-            let p: Vec<i32> = m
-                .values
-                .chunks_exact(m.dim)
-                .map(|row| {
-                    for (b, &t) in buf.iter_mut().zip(row) {
-                        *b = tp[t as usize];
-                    }
-                    mode(&buf)
-                })
-                .collect();
-            parts[m.from] = Some(p);
+            parts[m.from] = Some(row_modes(m.values, m.dim, |t| tp[t as usize]));
         } else {
             let fp = parts[m.from].as_ref().map_or(&[][..], |v| v.as_slice());
             let fb = fallback(m.to);
