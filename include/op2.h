@@ -78,7 +78,7 @@
 #define OP_PAR_LOOP(kernel, name, set, ...)                                              \
   do {                                                                                   \
     const op_arg op2_par_loop_args_[] = {__VA_ARGS__};                                   \
-    op_par_loop((kernel), (name), (set),                                                 \
+    (op_par_loop)((kernel), (name), (set),                                               \
                 (int)(sizeof(op2_par_loop_args_) / sizeof(op2_par_loop_args_[0])),       \
                 op2_par_loop_args_);                                                     \
   } while (0)
@@ -245,6 +245,35 @@ int op_checkpointing_init(const char *path, double interval_s, int flags);
  * checkpointing is off). Errors: OP2_ERR_NOT_INITIALISED. Collective under MPI.
  */
 void op_checkpoint_now(void);
+
+/**
+ * Declares the constant at `data` (`dim` values of `type`, `size` bytes each; 0: the type's
+ * size) under the name of the program variable that starts at that address, read from the
+ * symbol table of the executable or library holding it: OP2's three-argument
+ * `op_decl_const(dim, type, &gam)` (`op_lib_cpp.h`), after which kernels compiled by op2 see
+ * `gam` as with `op_decl_const(dim, type, &gam, "gam")`. Where no variable starts there (a
+ * local variable, a variable inside a namespace, a stripped program) or its size is not
+ * `dim` values, nothing is declared and `OP2_DIAGNOSTICS=1` says so: OP2's reference build
+ * needs no name (its kernels read the variable itself), and a kernel that uses such a
+ * variable takes the call-per-element tier of `op_par_loop_fn`. The value is copied now, as
+ * by `op_decl_const`: a later change to the variable reaches op2's loops at the next
+ * `op_decl_const` of it.
+ * Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT (type, data), OP2_ERR_BAD_SIZE,
+ * OP2_ERR_BAD_TYPE. Collective under MPI.
+ */
+void op_decl_const_addr(int dim, const char *type, int size, const void *data);
+
+/**
+ * `size` bytes of memory aligned to 64 bytes, as OP2's `op_malloc` hands it out (OP2's
+ * programs allocate their mesh arrays with it); `op_free` or C's `free` releases it. NULL when
+ * the memory cannot be had (never an error: it needs no op2 session).
+ */
+void *op_malloc(size_t size);
+
+/**
+ * Releases memory from `op_malloc` (or C's `malloc`); NULL does nothing.
+ */
+void op_free(void *ptr);
 
 /**
  * Copies all of a dat's values (`set.size * dim` values, original element order) into `data`,
@@ -698,6 +727,27 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
  * there). Collective under MPI.
  */
 void op_par_loop_fptr(void (*fn)(void), const char *name, op_set set, int nargs, const struct op_arg *args);
+
+/**
+ * OP2's `op_par_loop(kernel, "name", set, args...)` with the kernel as a C or C++ function:
+ * what the `op_par_loop` of `op_seq.h` calls (C and C++ programs written for OP2 build
+ * unchanged). `fn` is the kernel's address, `kernel` its name as written at the call (the
+ * macro's `#kernel`; NULL: from its symbol), `file` the calling source (`__FILE__`; may be
+ * NULL). Two tiers run such a loop. The JIT tier, where op2 finds the kernel's header
+ * `<kernel>.h` (OP2's convention) in the calling source's directory (as given, or relative to
+ * the current directory, then to the executable's) or a directory of `OP2_KERNEL_PATH`, and
+ * op2's compiler takes it: the loop is op2's generated code with the kernel inlined, on every
+ * backend, exactly as with `op_decl_kernel_file` (constants declared by address with OP2's
+ * three-argument `op_decl_const` are visible under their variables' names). Otherwise (no
+ * header, a header that does not define the function, or one that does not compile on its
+ * own, e.g. using a helper from another header or a global not declared constant) the
+ * call-per-element tier: `fn` is called once per element with one pointer per argument, as
+ * by `op_par_loop_fptr`, on host backends only. `OP2_DIAGNOSTICS=1` prints each kernel's tier
+ * and why, once per kernel and `op_init`.
+ * Errors: as `op_par_loop_fptr`; a device backend with a kernel on the call-per-element tier
+ * is OP2_ERR_BACKEND_UNAVAILABLE, saying why the JIT tier was not taken. Collective under MPI.
+ */
+void op_par_loop_fn(void (*fn)(void), const char *kernel, const char *file, const char *name, op_set set, int nargs, const struct op_arg *args);
 
 /**
  * Runs every loop queued by lazy evaluation (`OP2_LAZY=1`) now, in order. Inside a loop chain

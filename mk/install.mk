@@ -1,6 +1,7 @@
 # mk/install.mk: installing op2 for C, C++ and Fortran users, and the tests of that package.
 #
-#   make install PREFIX=dir   lib/libop2.so, bin/op2-pack, include/op2.h, share/op2/fortran/{op2.F90,op2_fortran.F90,
+#   make install PREFIX=dir   lib/libop2.so, bin/op2-pack, include/op2.h and OP2's headers
+#                             (op_seq.h, op_lib_*.h, op_hdf5.h, op_profile.h), share/op2/fortran/{op2.F90,op2_fortran.F90,
 #                             op2_fortran_reference.F90,README.md} (OP2's Fortran modules),
 #                             lib/cmake/OP2/OP2Config{,Version}.cmake, lib/pkgconfig/op2.pc
 #                             (relocatable: nothing in the tree names PREFIX; DESTDIR honoured)
@@ -26,6 +27,7 @@ define op2_install
 	$(INSTALL) -m 755 $(LIB) '$(1)/lib/libop2.so'
 	$(INSTALL) -m 755 $(LIBDIR)/op2-pack '$(1)/bin/op2-pack'
 	$(INSTALL) -m 644 $(INC)/op2.h '$(1)/include/op2.h'
+	$(INSTALL) -m 644 $(OP2_COMPAT_HEADERS) '$(1)/include/'
 	$(INSTALL) -m 644 fortran/op2.F90 '$(1)/share/op2/fortran/op2.F90'
 	$(INSTALL) -m 644 fortran/op2_fortran.F90 '$(1)/share/op2/fortran/op2_fortran.F90'
 	$(INSTALL) -m 644 fortran/op2_fortran_reference.F90 '$(1)/share/op2/fortran/op2_fortran_reference.F90'
@@ -35,7 +37,11 @@ define op2_install
 	sed 's/@OP2_VERSION@/$(VERSION)/g' pkgconfig/op2.pc.in > '$(1)/lib/pkgconfig/op2.pc'
 endef
 
-OP2_INSTALL_INPUTS := $(INC)/op2.h fortran/op2.F90 fortran/op2_fortran.F90 \
+# OP2's own header set, for OP2's C and C++ programs (doc/porting.md).
+OP2_COMPAT_HEADERS := $(INC)/op_seq.h $(INC)/op_lib_core.h $(INC)/op_lib_c.h $(INC)/op_lib_cpp.h \
+                      $(INC)/op_lib_mpi.h $(INC)/op_mpi_core.h $(INC)/op_hdf5.h $(INC)/op_profile.h
+
+OP2_INSTALL_INPUTS := $(INC)/op2.h $(OP2_COMPAT_HEADERS) fortran/op2.F90 fortran/op2_fortran.F90 \
                       fortran/op2_fortran_reference.F90 fortran/README.md cmake/OP2Config.cmake \
                       cmake/OP2ConfigVersion.cmake.in pkgconfig/op2.pc.in
 

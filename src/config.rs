@@ -188,6 +188,9 @@ pub struct Config {
     pub fflags: String,
     /// `OP2_FORTRAN_PATH`: directories (`:`-separated) searched for the modules Fortran kernels use.
     pub fortran_path: Vec<PathBuf>,
+    /// `OP2_KERNEL_PATH`: directories (`:`-separated) searched for OP2-style kernel headers
+    /// (`<kernel>.h`) after the calling source's directory.
+    pub kernel_path: Vec<PathBuf>,
     pub dump_source: Option<PathBuf>,
     /// `OP2_ERROR_HANDLER=return` (None: leave the handler as it is).
     pub errors_return: Option<bool>,
@@ -250,6 +253,7 @@ const KEYS: &[&str] = &[
     "OP2_FC",
     "OP2_FFLAGS",
     "OP2_FORTRAN_PATH",
+    "OP2_KERNEL_PATH",
     "OP2_DUMP_SOURCE",
     "OP2_ERROR_HANDLER",
     "OP2_OPENCL_DEVICE",
@@ -447,6 +451,9 @@ impl Config {
             fc: get("OP2_FC").filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "gfortran".to_string()),
             fflags: get("OP2_FFLAGS").unwrap_or_default(),
             fortran_path: get("OP2_FORTRAN_PATH")
+                .map(|v| v.split(':').filter(|d| !d.is_empty()).map(PathBuf::from).collect())
+                .unwrap_or_default(),
+            kernel_path: get("OP2_KERNEL_PATH")
                 .map(|v| v.split(':').filter(|d| !d.is_empty()).map(PathBuf::from).collect())
                 .unwrap_or_default(),
             dump_source: get("OP2_DUMP_SOURCE").map(PathBuf::from),

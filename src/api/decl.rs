@@ -17,7 +17,7 @@ pub extern "C" fn op_decl_set(size: c_int, name: *const c_char) -> op_set {
         let ctx = st.ctx_lazy("op_decl_set")?;
         let name = ctx.comm.enter("op_decl_set", c_str(name, "op_decl_set", "name"))?;
         let id = ctx.decl_set(size, name)?;
-        Ok(encode(Kind::Set, st.serial, id.0))
+        Ok(st.publish(Kind::Set, id.0))
     })
 }
 
@@ -54,7 +54,7 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
         let ctx = st.ctx_lazy(CALL)?;
         let (name, from, to, values) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_map(from, to, dim, values, name)?;
-        Ok(encode(Kind::Map, st.serial, id.0))
+        Ok(st.publish(Kind::Map, id.0))
     })
 }
 
@@ -101,7 +101,7 @@ fn decl_dat(
             Some(unsafe { std::slice::from_raw_parts(data as *const u8, bytes) })
         };
         let id = ctx.decl_dat(set, dim, ty, slice, name, call)?;
-        Ok(encode(Kind::Dat, st.serial, id.0))
+        Ok(st.publish(Kind::Dat, id.0))
     })
 }
 
@@ -144,28 +144,42 @@ fn decl_const(
     name: *const c_char,
 ) {
     boundary(call, (), |st| {
-        let ctx = st.ctx_lazy(call)?;
-        let ready = (|| {
-            let name = c_str(name, call, "name")?;
-            let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
-            check_elem_size(call, name, ty, size)?;
-            if dim < 1 {
-                op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
-            }
-            if data.is_null() {
-                op2_bail!(NullArgument, "{call} '{name}': data is NULL");
-            }
-            // SAFETY: the caller provides dim values of `type`.
-            let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, dim as usize * ty.size()) };
-            Ok((name, ty, bytes))
-        })();
-        let (name, ty, bytes) = ctx.comm.enter(call, ready)?;
-        // Queued loops run with the value they were called with: a new value runs them first.
-        if ctx.consts.get(name).is_some_and(|c| c.data.as_slice() != bytes) {
-            super::run_queue(ctx, call)?;
-        }
-        ctx.decl_const(dim, ty, bytes, name, call)
+        let name = c_str(name, call, "name");
+        decl_const_in(st, call, dim, r#type, size, data, name)
     })
+}
+
+/// `op_decl_const` inside a call's boundary, with the name read (or the error reading it).
+pub(super) fn decl_const_in(
+    st: &mut super::ApiState,
+    call: &str,
+    dim: c_int,
+    r#type: *const c_char,
+    size: Option<c_int>,
+    data: *const c_void,
+    name: crate::error::Result<&str>,
+) -> crate::error::Result<()> {
+    let ctx = st.ctx_lazy(call)?;
+    let ready = (|| {
+        let name = name?;
+        let ty = ElemType::parse(c_str(r#type, call, "type")?, call, &format!(" '{name}'"))?;
+        check_elem_size(call, name, ty, size)?;
+        if dim < 1 {
+            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+        }
+        if data.is_null() {
+            op2_bail!(NullArgument, "{call} '{name}': data is NULL");
+        }
+        // SAFETY: the caller provides dim values of `type`.
+        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, dim as usize * ty.size()) };
+        Ok((name, ty, bytes))
+    })();
+    let (name, ty, bytes) = ctx.comm.enter(call, ready)?;
+    // Queued loops run with the value they were called with: a new value runs them first.
+    if ctx.consts.get(name).is_some_and(|c| c.data.as_slice() != bytes) {
+        super::run_queue(ctx, call)?;
+    }
+    ctx.decl_const(dim, ty, bytes, name, call)
 }
 
 /// Declares a constant visible to every kernel as a global called `name` (an array when

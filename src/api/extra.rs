@@ -62,7 +62,7 @@ pub extern "C" fn op_decl_dat_temp_char(
         let ctx = st.ctx_lazy(CALL)?;
         let (name, set, ty) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_temp_dat(set, dim, ty, name, CALL)?;
-        Ok(encode(Kind::Dat, st.serial, id.0))
+        Ok(st.publish(Kind::Dat, id.0))
     })
 }
 

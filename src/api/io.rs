@@ -2,7 +2,7 @@
 
 use super::boundary;
 use super::c_str;
-use super::handle::{encode, op_dat, op_map, op_set, Kind};
+use super::handle::{op_dat, op_map, op_set, Kind};
 use crate::core::ElemType;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
@@ -92,7 +92,7 @@ pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> 
         let ctx = st.ctx(CALL)?;
         let (file, name) = ctx.comm.enter(CALL, ready)?;
         let id = crate::io::hdf5::decl_set(ctx, file, name, CALL)?;
-        Ok(encode(Kind::Set, st.serial, id.0))
+        Ok(st.publish(Kind::Set, id.0))
     })
 }
 
@@ -127,7 +127,7 @@ pub extern "C" fn op_decl_map_hdf5(
         let ctx = st.ctx(CALL)?;
         let (file, name, from, to) = ctx.comm.enter(CALL, ready)?;
         let id = crate::io::hdf5::decl_map(ctx, from, to, dim, file, name, CALL)?;
-        Ok(encode(Kind::Map, st.serial, id.0))
+        Ok(st.publish(Kind::Map, id.0))
     })
 }
 
@@ -160,7 +160,7 @@ pub extern "C" fn op_decl_dat_hdf5(
         let ctx = st.ctx(CALL)?;
         let (file, name, set, ty) = ctx.comm.enter(CALL, ready)?;
         let id = crate::io::hdf5::decl_dat(ctx, set, dim, ty, file, name, CALL)?;
-        Ok(encode(Kind::Dat, st.serial, id.0))
+        Ok(st.publish(Kind::Dat, id.0))
     })
 }
 

@@ -171,6 +171,8 @@ pub(crate) fn init(
         crate::timing::print_after_c_stdio(&line);
     }
     st.serial = st.serial.wrapping_add(1);
+    st.records.end_session();
+    st.const_names.clear();
     st.ctx = Some(ctx);
     Ok(())
 }

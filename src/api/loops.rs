@@ -71,26 +71,81 @@ pub extern "C" fn op_par_loop_fptr(
 ) {
     const CALL: &str = "op_par_loop_fptr";
     boundary(CALL, (), |st| {
-        st.ctx_lazy(CALL)?;
-        let Some(f) = r#fn else {
-            op2_bail!(NullArgument, "{CALL}: fn is NULL (give the kernel's address, e.g. c_funloc(kernel))");
-        };
-        let addr = f as usize as u64;
-        let i = fn_index(st, addr);
-        let derived = st.fns[i].name.clone();
-        let name = if name.is_null() { derived } else { c_str(name, CALL, "name")?.to_string() };
-        let s = st.set(set, &super::LoopName(&name), &"set")?;
-        let mut raw = decode_args(st, &name, nargs, args)?;
-        let serial = st.serial;
-        let ctx = st.ctx_lazy(CALL)?;
-        if ctx.backend.is_device() {
-            op2_bail!(
-                BackendUnavailable,
-                "{CALL} '{name}': backend {} runs loops on a device, and a compiled host function cannot run there (op2 has no Fortran device compiler); use seq, threads or check",
-                ctx.backend.kind().name()
-            );
-        }
-        let mut params = Vec::with_capacity(raw.len());
+        let name = if name.is_null() { None } else { Some(c_str(name, CALL, "name")?) };
+        compiled_fn_loop(st, CALL, r#fn, name, Lang::Fortran, set, nargs, args)
+    })
+}
+
+/// OP2's `op_par_loop(kernel, "name", set, args...)` with the kernel as a C or C++ function:
+/// what the `op_par_loop` of `op_seq.h` calls (C and C++ programs written for OP2 build
+/// unchanged). `fn` is the kernel's address, `kernel` its name as written at the call (the
+/// macro's `#kernel`; NULL: from its symbol), `file` the calling source (`__FILE__`; may be
+/// NULL). Two tiers run such a loop. The JIT tier, where op2 finds the kernel's header
+/// `<kernel>.h` (OP2's convention) in the calling source's directory (as given, or relative to
+/// the current directory, then to the executable's) or a directory of `OP2_KERNEL_PATH`, and
+/// op2's compiler takes it: the loop is op2's generated code with the kernel inlined, on every
+/// backend, exactly as with `op_decl_kernel_file` (constants declared by address with OP2's
+/// three-argument `op_decl_const` are visible under their variables' names). Otherwise (no
+/// header, a header that does not define the function, or one that does not compile on its
+/// own, e.g. using a helper from another header or a global not declared constant) the
+/// call-per-element tier: `fn` is called once per element with one pointer per argument, as
+/// by `op_par_loop_fptr`, on host backends only. `OP2_DIAGNOSTICS=1` prints each kernel's tier
+/// and why, once per kernel and `op_init`.
+/// Errors: as `op_par_loop_fptr`; a device backend with a kernel on the call-per-element tier
+/// is OP2_ERR_BACKEND_UNAVAILABLE, saying why the JIT tier was not taken. Collective under MPI.
+#[no_mangle]
+pub extern "C" fn op_par_loop_fn(
+    r#fn: Option<unsafe extern "C" fn()>,
+    kernel: *const c_char,
+    file: *const c_char,
+    name: *const c_char,
+    set: op_set,
+    nargs: c_int,
+    args: *const op_arg,
+) {
+    // Messages name the call as the program wrote it (op_seq.h's op_par_loop).
+    const CALL: &str = "op_par_loop";
+    boundary(CALL, (), |st| {
+        let name = if name.is_null() { None } else { Some(c_str(name, CALL, "name")?) };
+        let kernel = if kernel.is_null() { None } else { Some(c_str(kernel, CALL, "kernel")?.to_string()) };
+        let file = if file.is_null() { None } else { Some(c_str(file, CALL, "file")?.to_string()) };
+        compiled_fn_loop(st, CALL, r#fn, name, Lang::C { kernel, file }, set, nargs, args)
+    })
+}
+
+/// The language of a compiled kernel, and where a C kernel's header may be.
+#[derive(Clone)]
+enum Lang {
+    Fortran,
+    C { kernel: Option<String>, file: Option<String> },
+}
+
+/// `op_par_loop_fptr` and `op_par_loop_fn`: a loop whose kernel is a compiled function.
+#[allow(clippy::too_many_arguments)]
+fn compiled_fn_loop(
+    st: &mut super::ApiState,
+    call: &str,
+    r#fn: Option<unsafe extern "C" fn()>,
+    name: Option<&str>,
+    lang: Lang,
+    set: op_set,
+    nargs: c_int,
+    args: *const op_arg,
+) -> crate::error::Result<()> {
+    st.ctx_lazy(call)?;
+    let Some(f) = r#fn else {
+        op2_bail!(NullArgument, "{call}: fn is NULL (give the kernel's address, e.g. c_funloc(kernel))");
+    };
+    let addr = f as usize as u64;
+    let i = fn_index(st, addr, &lang);
+    let derived = st.fns[i].name.clone();
+    let name = name.map_or(derived, str::to_string);
+    let s = st.set(set, &super::LoopName(&name), &"set")?;
+    let raw = decode_args(st, &name, nargs, args)?;
+    let serial = st.serial;
+    let mut params = Vec::with_capacity(raw.len());
+    {
+        let ctx = st.ctx_lazy(call)?;
         for (i, r) in raw.iter().enumerate() {
             params.push(match *r {
                 RawArg::Dat { dat, idx, .. } => {
@@ -105,91 +160,172 @@ pub extern "C" fn op_par_loop_fptr(
                 RawArg::Idx { .. } => FptrParam::Idx,
                 RawArg::Mat { .. } => op2_bail!(
                     BadLoop,
-                    "{CALL} '{name}': arg {i} is a matrix argument, which a compiled function cannot take (use op_par_loop with a C kernel)"
+                    "{call} '{name}': arg {i} is a matrix argument, which a compiled function cannot take (use op_par_loop with a C kernel)"
                 ),
             });
         }
-        // The tier: the kernel's Fortran source compiled into the loop, where op2 finds it
-        // (chosen once per function and op_init).
-        if !matches!(&st.fns[i].tier, Some((sr, _)) if *sr == serial) {
-            let symbol = st.fns[i].symbol.clone();
-            let ctx = st.ctx_lazy(CALL)?;
-            let t = choose_tier(ctx, symbol.as_deref(), &name);
-            if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-                let line = match &t {
-                    Tier::Jit(_, why) | Tier::Element(why) => {
-                        let which = if matches!(t, Tier::Jit(..)) { "JIT tier" } else { "call-per-element tier" };
-                        format!("op2: Fortran kernel '{name}': {which}: {why}\n")
-                    }
-                };
-                crate::timing::print_after_c_stdio(&line);
+    }
+    // The tier: the kernel's source compiled into the loop, where op2 finds it (chosen once
+    // per function and op_init; a C kernel's is confirmed by its first loop's compilation).
+    if !matches!(&st.fns[i].tier, Some((sr, _)) if *sr == serial) {
+        let symbol = st.fns[i].symbol.clone();
+        let ctx = st.ctx_lazy(call)?;
+        let t = match &lang {
+            Lang::Fortran => choose_tier(ctx, symbol.as_deref(), &name),
+            Lang::C { kernel, file } => choose_c_tier(ctx, kernel.as_deref(), symbol.as_deref(), file.as_deref()),
+        };
+        let confirmed = matches!(lang, Lang::Fortran) || !matches!(t, Tier::Jit(..));
+        st.fns[i].tier = Some((serial, t));
+        if confirmed {
+            say_tier(st, i, &name, &lang)?;
+        } else {
+            // A C kernel's header compiles (or not) with the loop: its first loop says.
+            let Some((_, Tier::Jit(k, _))) = st.fns[i].tier.clone() else {
+                op2_bail!(Internal, "{call} '{name}': tier not set");
+            };
+            let ctx = st.ctx_lazy(call)?;
+            let device = ctx.backend.is_device();
+            match run(ctx, k, &name, s, &raw) {
+                // A header that does not compile or link on its own (a helper from another
+                // header, a global not declared constant): the function itself, per element.
+                Err(e)
+                    if matches!(e.code, crate::error::ErrorCode::Compile | crate::error::ErrorCode::Load)
+                        && !device =>
+                {
+                    let first = e.message.lines().next().unwrap_or("").to_string();
+                    let why = match &st.fns[i].tier {
+                        Some((_, Tier::Jit(_, why))) => why.replace("compiled from", "its header"),
+                        _ => String::new(),
+                    };
+                    st.fns[i].tier = Some((
+                        serial,
+                        Tier::Element(format!("{why} does not build in op2's generated loop ({first})")),
+                    ));
+                    say_tier(st, i, &name, &lang)?;
+                }
+                r => {
+                    say_tier(st, i, &name, &lang)?;
+                    return r;
+                }
             }
-            st.fns[i].tier = Some((serial, t));
         }
-        let jit = match &st.fns[i].tier {
-            Some((_, Tier::Jit(k, _))) => Some(*k),
+    }
+    let tier = st.fns[i].tier.clone();
+    let ctx = st.ctx_lazy(call)?;
+    if ctx.backend.is_device() {
+        let (what, why) = match (&lang, &tier) {
+            (Lang::C { .. }, Some((_, Tier::Jit(k, _)))) => return run(ctx, *k, &name, s, &raw),
+            (Lang::C { .. }, Some((_, Tier::Element(why)))) => ("C kernel", why.clone()),
+            _ => ("compiled function", "op2 has no Fortran device compiler".to_string()),
+        };
+        op2_bail!(
+            BackendUnavailable,
+            "{call} '{name}': backend {} runs loops on a device, and a {what} called per element cannot run there ({why}); use seq, threads or check",
+            ctx.backend.kind().name()
+        );
+    }
+    let jit = match &st.fns[i].tier {
+        Some((_, Tier::Jit(k, _))) => Some(*k),
+        _ => None,
+    };
+    let vector = params.iter().any(|p| matches!(p, FptrParam::Vector(_)));
+    let idx: Vec<usize> = params.iter().enumerate().filter(|(_, p)| **p == FptrParam::Idx).map(|(i, _)| i).collect();
+    if let Some(k) = jit {
+        // A C kernel takes its arguments as op2's own kernels do (indices in the caller's base).
+        let c = matches!(lang, Lang::C { .. });
+        if c || (idx.is_empty() && !vector) {
+            return run(st.ctx_lazy(call)?, k, &name, s, &raw);
+        }
+    }
+    if let (Some(k), false) = (jit, vector) {
+        // op_arg_idx: the Fortran subroutine gets the index in the caller's base, through an
+        // adapter made once per function, positions, base and op_init.
+        let base = st.ctx_lazy(call)?.index_base;
+        let known = match &st.fns[i].adapter {
+            Some((sr, b, p, a)) if *sr == serial && *b == base && *p == idx => Some(*a),
             _ => None,
         };
-        let vector = params.iter().any(|p| matches!(p, FptrParam::Vector(_)));
-        let idx: Vec<usize> =
-            params.iter().enumerate().filter(|(_, p)| **p == FptrParam::Idx).map(|(i, _)| i).collect();
-        if let (Some(k), false) = (jit, vector) {
-            if idx.is_empty() {
-                return run(st.ctx_lazy(CALL)?, k, &name, s, &raw);
-            }
-            // op_arg_idx: the subroutine gets the index in the caller's base, through an adapter
-            // made once per function, positions, base and op_init.
-            let base = st.ctx_lazy(CALL)?.index_base;
-            let known = match &st.fns[i].adapter {
-                Some((sr, b, p, a)) if *sr == serial && *b == base && *p == idx => Some(*a),
-                _ => None,
-            };
-            let adapter = match known {
-                Some(a) => Some(a),
-                None => {
-                    let ctx = st.ctx_lazy(CALL)?;
-                    let kd = &ctx.kernels[k.0 as usize];
-                    match crate::jit::fortran::index_adapter(&kd.source, &kd.name, &idx, base) {
-                        Some((aname, source)) => {
-                            let a = ctx.decl_kernel(&source, &aname)?;
-                            // The subroutine's module variables take constants as before.
-                            let vars = ctx.kernels[k.0 as usize].fortran_vars.clone();
-                            ctx.kernels[a.0 as usize].fortran_vars = vars;
-                            st.fns[i].adapter = Some((serial, base, idx.clone(), a));
-                            Some(a)
-                        }
-                        None => None,
+        let adapter = match known {
+            Some(a) => Some(a),
+            None => {
+                let ctx = st.ctx_lazy(call)?;
+                let kd = &ctx.kernels[k.0 as usize];
+                match crate::jit::fortran::index_adapter(&kd.source, &kd.name, &idx, base) {
+                    Some((aname, source)) => {
+                        let a = ctx.decl_kernel(&source, &aname)?;
+                        // The subroutine's module variables take constants as before.
+                        let vars = ctx.kernels[k.0 as usize].fortran_vars.clone();
+                        ctx.kernels[a.0 as usize].fortran_vars = vars;
+                        st.fns[i].adapter = Some((serial, base, idx.clone(), a));
+                        Some(a)
                     }
+                    None => None,
                 }
-            };
-            if let Some(a) = adapter {
-                return run(st.ctx_lazy(CALL)?, a, &name, s, &raw);
-            }
-        }
-        // The stand-in kernel for this argument shape, made once per function, shape and op_init
-        // (not on every call: generating and looking up its source is per shape work).
-        let base = st.ctx_lazy(CALL)?.index_base;
-        let k = match &st.fns[i].stand_in {
-            Some((sr, b, p, k)) if *sr == serial && *b == base && *p == params => *k,
-            _ => {
-                let (kname, source) = fptr::kernel(&params, base);
-                let k = st.ctx_lazy(CALL)?.decl_kernel(&source, &kname)?;
-                st.fns[i].stand_in = Some((serial, base, params, k));
-                k
             }
         };
-        let ctx = st.ctx_lazy(CALL)?;
-        // The hidden READ global: a queued loop copies it at this call (`hold_globals`), so a
-        // local lives long enough.
-        let mut slot: u64 = addr;
-        raw.push(RawArg::Gbl {
-            ptr: &mut slot as *mut u64 as *mut u8,
-            dim: 1,
-            ty: ElemType::Ull,
-            acc: crate::arg::Access::Read,
-        });
-        run(ctx, k, &name, s, &raw)
-    })
+        if let Some(a) = adapter {
+            return run(st.ctx_lazy(call)?, a, &name, s, &raw);
+        }
+    }
+    element_loop(st, call, i, addr, &name, s, raw, params)
+}
+
+/// The call-per-element tier: the stand-in kernel for this argument shape (made once per
+/// function, shape and op_init: generating and looking up its source is per shape work) calls
+/// the function at `addr`.
+#[allow(clippy::too_many_arguments)]
+fn element_loop(
+    st: &mut super::ApiState,
+    call: &str,
+    i: usize,
+    addr: u64,
+    name: &str,
+    s: SetId,
+    mut raw: Vec<RawArg>,
+    params: Vec<FptrParam>,
+) -> crate::error::Result<()> {
+    let serial = st.serial;
+    let base = st.ctx_lazy(call)?.index_base;
+    let k = match &st.fns[i].stand_in {
+        Some((sr, b, p, k)) if *sr == serial && *b == base && *p == params => *k,
+        _ => {
+            let (kname, source) = fptr::kernel(&params, base);
+            let k = st.ctx_lazy(call)?.decl_kernel(&source, &kname)?;
+            st.fns[i].stand_in = Some((serial, base, params, k));
+            k
+        }
+    };
+    let ctx = st.ctx_lazy(call)?;
+    // The hidden READ global: a queued loop copies it at this call (`hold_globals`), so a
+    // local lives long enough.
+    let mut slot: u64 = addr;
+    raw.push(RawArg::Gbl {
+        ptr: &mut slot as *mut u64 as *mut u8,
+        dim: 1,
+        ty: ElemType::Ull,
+        acc: crate::arg::Access::Read,
+    });
+    run(ctx, k, name, s, &raw)
+}
+
+/// Prints (OP2_DIAGNOSTICS >= 1, rank 0) the tier of function `i`, once per op_init.
+fn say_tier(st: &mut super::ApiState, i: usize, name: &str, lang: &Lang) -> crate::error::Result<()> {
+    let t = st.fns[i].tier.clone();
+    let ctx = st.ctx_lazy("op_par_loop")?;
+    if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+        if let Some((_, t)) = t {
+            let (which, why) = match &t {
+                Tier::Jit(_, why) => ("JIT tier", why),
+                Tier::Element(why) => ("call-per-element tier", why),
+            };
+            let lang = match lang {
+                Lang::Fortran => "Fortran",
+                Lang::C { .. } => "C",
+            };
+            crate::timing::print_after_c_stdio(&format!("op2: {lang} kernel '{name}': {which}: {why}\n"));
+        }
+    }
+    Ok(())
 }
 
 /// What `op_par_loop_fptr` knows of one function address: the loop name derived for it, its
@@ -218,14 +354,23 @@ pub(crate) enum Tier {
 
 /// The entry of `addr` in `st.fns` (made on first use). Bounded by the program's number of
 /// kernels.
-fn fn_index(st: &mut super::ApiState, addr: u64) -> usize {
+fn fn_index(st: &mut super::ApiState, addr: u64, lang: &Lang) -> usize {
     if let Some(i) = st.fns.iter().position(|f| f.addr == addr) {
         return i;
     }
     let symbol = symbol_of(addr);
-    let name = match symbol.as_deref().map(crate::io::elf::procedure_name) {
-        Some(s) if crate::core::is_c_identifier(&s) => s,
-        _ => format!("fortran_kernel_{}", st.fns.len() + 1),
+    let name = match lang {
+        Lang::Fortran => match symbol.as_deref().map(crate::io::elf::procedure_name) {
+            Some(s) if crate::core::is_c_identifier(&s) => s,
+            _ => format!("fortran_kernel_{}", st.fns.len() + 1),
+        },
+        Lang::C { kernel, .. } => match kernel.clone().filter(|k| crate::core::is_c_identifier(k)) {
+            Some(k) => k,
+            None => match symbol.as_deref().and_then(crate::io::elf::c_function_name) {
+                Some(s) => s,
+                None => format!("c_kernel_{}", st.fns.len() + 1),
+            },
+        },
     };
     st.fns.push(FnInfo { addr, name, symbol, tier: None, stand_in: None, adapter: None });
     st.fns.len() - 1
@@ -258,6 +403,75 @@ fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, loop_nam
         Ok(k) => Tier::Jit(k, format!("compiled from '{path}'")),
         Err(e) => Tier::Element(format!("its source '{path}' was found but not taken: {}", e.message)),
     }
+}
+
+/// The tier of a C kernel named `kernel` (as written at the call; else from its `symbol`),
+/// called from source `file`: the JIT tier when `<kernel>.h` is in the calling source's
+/// directory (as given; relative to the current directory, then to the executable's) or on
+/// `OP2_KERNEL_PATH`, and defines the function (its compilation, at the first loop, confirms
+/// it); the call-per-element tier otherwise, saying why. The processes agree (the header found
+/// on every process, or the call-per-element tier on all).
+fn choose_c_tier(
+    ctx: &mut crate::context::Context,
+    kernel: Option<&str>,
+    symbol: Option<&str>,
+    file: Option<&str>,
+) -> Tier {
+    let name = kernel
+        .filter(|k| crate::core::is_c_identifier(k))
+        .map(str::to_string)
+        .or_else(|| symbol.and_then(crate::io::elf::c_function_name));
+    let Some(name) = name else {
+        return Tier::Element("its name is unknown (no name at the call and no symbol at its address)".to_string());
+    };
+    let dirs = header_dirs(file, &ctx.config.kernel_path);
+    let header = format!("{name}.h");
+    let found = dirs.iter().map(|d| d.join(&header)).find(|p| p.is_file());
+    let found = found.ok_or_else(|| {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        crate::op2_err!(
+            Io,
+            "no header '{header}' in the calling source's directory or on OP2_KERNEL_PATH (searched {})",
+            shown.join(", ")
+        )
+    });
+    let path = match ctx.comm.agree(found) {
+        Ok(p) => p.display().to_string(),
+        Err(e) => return Tier::Element(e.message),
+    };
+    match ctx.decl_kernel_file(&path, &name, &format!("op_par_loop '{name}'")) {
+        Ok(k) => Tier::Jit(k, format!("compiled from '{path}'")),
+        Err(e) => Tier::Element(format!("its header '{path}' was found but not taken: {}", e.message)),
+    }
+}
+
+/// Where a kernel header called from source `file` may be, in order: the source's directory
+/// (absolute as given; a relative one against the current directory, then the executable's),
+/// then `kernel_path`. Without a file: the current directory and the executable's.
+fn header_dirs(file: Option<&str>, kernel_path: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let src_dir: PathBuf = file.and_then(|f| Path::new(f).parent()).map(Path::to_path_buf).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if src_dir.is_absolute() {
+        dirs.push(src_dir);
+    } else {
+        if let Ok(cwd) = std::env::current_dir() {
+            dirs.push(cwd.join(&src_dir));
+        }
+        if let Some(exe_dir) = std::fs::read_link("/proc/self/exe").ok().and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            dirs.push(exe_dir.join(&src_dir));
+        }
+    }
+    dirs.extend(kernel_path.iter().cloned());
+    let mut out: Vec<PathBuf> = Vec::with_capacity(dirs.len());
+    for d in dirs {
+        let d = PathBuf::from(d.to_string_lossy().replace("/./", "/").trim_end_matches("/."));
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// The symbol of the function at `addr`: exported, or from its object file's symbol table (or

@@ -8,6 +8,7 @@
 
 pub mod arg;
 pub mod checkpoint;
+pub mod compat;
 pub mod data;
 pub mod decl;
 pub mod error;
@@ -40,13 +41,25 @@ pub(crate) struct ApiState {
     next_arg_failure: u32,
     /// What `op_par_loop_fptr` knows of each function address it has been given.
     pub fns: Vec<loops::FnInfo>,
+    /// The records behind set, map and dat handles.
+    pub(crate) records: handle::Records,
+    /// Names of constants declared by address (OP2's three-argument `op_decl_const`), by
+    /// address: the variable found there, or why there is none.
+    pub(crate) const_names: Vec<(usize, std::result::Result<String, String>)>,
 }
 
 /// How many failed `op_arg_*` calls are remembered for `op_par_loop`'s messages.
 const ARG_FAILURES_KEPT: usize = 64;
 
-static STATE: Mutex<ApiState> =
-    Mutex::new(ApiState { ctx: None, serial: 0, arg_failures: VecDeque::new(), next_arg_failure: 0, fns: Vec::new() });
+static STATE: Mutex<ApiState> = Mutex::new(ApiState {
+    ctx: None,
+    serial: 0,
+    arg_failures: VecDeque::new(),
+    next_arg_failure: 0,
+    fns: Vec::new(),
+    records: handle::Records::new(),
+    const_names: Vec::new(),
+});
 
 /// Whether failing calls return (`OP_ERRORS_RETURN`) instead of exiting; an atomic, so that
 /// errors found without the lock (a call from inside a kernel) follow it too.
@@ -188,6 +201,9 @@ pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiStat
         let mut st = lock();
         LOCK_OWNER.store(thread_id(), Ordering::Release);
         let r = body(&mut st);
+        // Sizes change at op_partition (and a first loop's implicit one): the handles' records
+        // follow.
+        st.records_follow();
         LOCK_OWNER.store(0, Ordering::Release);
         r
     }));

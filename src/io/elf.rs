@@ -1,8 +1,10 @@
-//! The name of the function at an address of a loaded ELF object, from the object file's own
-//! symbol table (`.symtab`): the dynamic linker only knows exported symbols, and a program's
-//! Fortran subroutines are not exported. Used to name loops whose kernel is a compiled function
-//! (`op_par_loop_fptr` without a name). Anything unexpected (not a 64-bit little-endian ELF
-//! file, no symbol table, a size that does not fit) gives `None`: a name is a convenience.
+//! The name of the function or variable at an address of a loaded ELF object, from the object
+//! file's own symbol table (`.symtab`): the dynamic linker only knows exported symbols, and a
+//! program's Fortran subroutines, C++ kernels and global variables are not exported. Used to
+//! name loops whose kernel is a compiled function (`op_par_loop_fptr` without a name) and
+//! constants declared by address (OP2's three-argument `op_decl_const`). Anything unexpected
+//! (not a 64-bit little-endian ELF file, no symbol table, a size that does not fit) gives
+//! `None`: a name is a convenience.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -14,6 +16,23 @@ const MAX_TABLE: u64 = 256 << 20;
 /// position-independent executable (ELF type ET_DYN), and the address itself for a fixed-address
 /// executable (ET_EXEC): pass both, `rel` and `abs`.
 pub fn function_at(path: &str, rel: u64, abs: u64) -> Option<String> {
+    symbol_at(path, rel, abs, Kind::Function).map(|(name, _)| name)
+}
+
+/// The name and size of the data symbol (a variable: STT_OBJECT) of the ELF file `path` that
+/// starts exactly at the address (`rel`, `abs` as for `function_at`): a constant's address is
+/// its variable's, never a point inside it.
+pub fn variable_at(path: &str, rel: u64, abs: u64) -> Option<(String, u64)> {
+    symbol_at(path, rel, abs, Kind::Variable)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Function,
+    Variable,
+}
+
+fn symbol_at(path: &str, rel: u64, abs: u64, kind: Kind) -> Option<(String, u64)> {
     let mut f = std::fs::File::open(path).ok()?;
     let mut eh = [0u8; 64];
     f.read_exact(&mut eh).ok()?;
@@ -56,14 +75,19 @@ pub fn function_at(path: &str, rel: u64, abs: u64) -> Option<String> {
             let info = s[4];
             let value = u64le(s, 8)?;
             let len = u64le(s, 16)?;
-            // STT_FUNC, a defined symbol (st_shndx != 0), holding the address
-            if info & 0xf != 2 || u16le(s, 6)? == 0 || want < value || want >= value.saturating_add(len.max(1)) {
+            // A defined symbol (st_shndx != 0): STT_FUNC holding the address, or STT_OBJECT
+            // starting at it.
+            let fits = match kind {
+                Kind::Function => info & 0xf == 2 && want >= value && want < value.saturating_add(len.max(1)),
+                Kind::Variable => info & 0xf == 1 && want == value && len > 0,
+            };
+            if !fits || u16le(s, 6)? == 0 {
                 continue;
             }
             let name_at = usize::try_from(u32le(s, 0)?).ok()?;
             let rest = strs.get(name_at..)?;
             let end = rest.iter().position(|&b| b == 0)?;
-            return std::str::from_utf8(&rest[..end]).ok().map(str::to_string);
+            return std::str::from_utf8(&rest[..end]).ok().map(|n| (n.to_string(), len));
         }
     }
     None
@@ -84,6 +108,19 @@ pub fn procedure_name(symbol: &str) -> String {
     };
     let s = if symbol.contains("_MOD_") { s } else { s.strip_suffix('_').unwrap_or(s) };
     s.to_string()
+}
+
+/// The plain name of a C or C++ function's symbol: a C name as it is, a C++ function at
+/// namespace scope (`_Z8res_calcPKdS0_Pd`) its identifier (`res_calc`); None for anything
+/// else (a member, a name in a namespace, a template), which no kernel header names.
+pub fn c_function_name(symbol: &str) -> Option<String> {
+    let Some(rest) = symbol.strip_prefix("_Z") else {
+        return crate::core::is_c_identifier(symbol).then(|| symbol.to_string());
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let n: usize = rest.get(..digits)?.parse().ok()?;
+    let name = rest.get(digits..digits + n)?;
+    crate::core::is_c_identifier(name).then(|| name.to_string())
 }
 
 fn read_at(f: &mut std::fs::File, off: u64, len: u64) -> Option<Vec<u8>> {
@@ -120,6 +157,35 @@ mod tests {
         assert_eq!(procedure_name("cell_count.0"), "cell_count");
         assert_eq!(procedure_name("res_"), "res");
         assert_eq!(procedure_name("kernel"), "kernel");
+    }
+
+    #[test]
+    fn c_function_names_from_c_and_cpp_symbols() {
+        assert_eq!(c_function_name("res_calc").as_deref(), Some("res_calc"));
+        assert_eq!(c_function_name("_Z8res_calcPKdS0_S0_S0_S0_S0_PdS1_").as_deref(), Some("res_calc"));
+        assert_eq!(c_function_name("_Z6updatePKdPdS1_S0_S1_").as_deref(), Some("update"));
+        assert_eq!(c_function_name("_ZN2ns3fooEv"), None);
+        assert_eq!(c_function_name("_Z99x"), None);
+        assert_eq!(c_function_name("a.b"), None);
+    }
+
+    #[no_mangle]
+    static OP2_ELF_TEST_VARIABLE: [f64; 3] = [1.0, 2.0, 3.0];
+
+    #[test]
+    fn finds_a_variable_of_this_test_program() {
+        let addr = std::hint::black_box(&OP2_ELF_TEST_VARIABLE) as *const [f64; 3] as usize as u64;
+        // SAFETY: dladdr only reads the address and fills `info`.
+        let (path, base) = unsafe {
+            let mut info: libc::Dl_info = std::mem::zeroed();
+            assert!(libc::dladdr(addr as usize as *const libc::c_void, &mut info) != 0);
+            (std::ffi::CStr::from_ptr(info.dli_fname).to_str().unwrap().to_string(), info.dli_fbase as u64)
+        };
+        let path = if path.is_empty() { "/proc/self/exe".to_string() } else { path };
+        let got = variable_at(&path, addr - base, addr);
+        assert_eq!(got, Some(("OP2_ELF_TEST_VARIABLE".to_string(), 24)));
+        // Not at its start: no variable.
+        assert_eq!(variable_at(&path, addr - base + 8, addr + 8), None);
     }
 
     #[inline(never)]
