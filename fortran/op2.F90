@@ -109,7 +109,8 @@ module op2
   public :: op_init, op_exit
   public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
-  public :: op_par_loop, op_par_loop_fptr
+  public :: op_par_loop, op_par_loop_fptr, op_par_loop_fn
+  public :: op_decl_const_addr, op_malloc, op_free
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile, op_dat_transfers
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
@@ -199,6 +200,38 @@ module op2
       integer(c_int), value :: nargs
       type(op_arg), intent(in) :: args(*)
     end subroutine c_op_par_loop_fptr
+
+    subroutine c_op_par_loop_fn(fn, kernel, file, name, set, nargs, args) bind(C, name="op_par_loop_fn")
+      import :: c_funptr, c_ptr, c_int, c_char, op_arg
+      type(c_funptr), value :: fn
+      character(kind=c_char), intent(in) :: kernel(*)
+      type(c_ptr), value :: file
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: set
+      integer(c_int), value :: nargs
+      type(op_arg), intent(in) :: args(*)
+    end subroutine c_op_par_loop_fn
+
+    subroutine c_op_decl_const_addr(dim, type, size, data) bind(C, name="op_decl_const_addr")
+      import :: c_int, c_char, c_ptr
+      integer(c_int), value :: dim
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_int), value :: size
+      type(c_ptr), value :: data
+    end subroutine c_op_decl_const_addr
+
+    !> `size` bytes aligned to 64 (OP2's op_malloc); release with op_free. c_null_ptr if refused.
+    function op_malloc(size) bind(C, name="op_malloc") result(p)
+      import :: c_size_t, c_ptr
+      integer(c_size_t), value :: size
+      type(c_ptr) :: p
+    end function op_malloc
+
+    !> Releases memory from op_malloc (c_null_ptr: nothing).
+    subroutine op_free(p) bind(C, name="op_free")
+      import :: c_ptr
+      type(c_ptr), value :: p
+    end subroutine op_free
 
     function c_op_decl_set(size, name) bind(C, name="op_decl_set") result(h)
       import :: c_int, c_char, c_ptr
@@ -1090,6 +1123,36 @@ contains
     if (len_trim(name) > 0) np = c_loc(n)
     call c_op_par_loop_fptr(fn, np, set%handle, int(size(args), c_int), args)
   end subroutine op_par_loop_fptr
+
+  !> OP2's op_par_loop with a C kernel function (what op_seq.h's op_par_loop calls): `fn` is
+  !> the kernel's address (`c_funloc` of a bind(C) procedure, or a C function's), `kernel` its
+  !> name: op2 compiles `<kernel>.h` from the directory of `file` (the calling source; '' for
+  !> none) or OP2_KERNEL_PATH into the loop (JIT tier, every backend), else calls `fn` once per
+  !> element with one address per argument (host backends). Indices (op_arg_idx) are those of
+  !> C kernels.
+  subroutine op_par_loop_fn(fn, kernel, file, name, set, args)
+    type(c_funptr), intent(in) :: fn
+    character(len=*), intent(in) :: kernel, file, name
+    type(op_set), intent(in) :: set
+    type(op_arg), intent(in) :: args(:)
+    character(kind=c_char, len=len_trim(file) + 1), target :: f
+    type(c_ptr) :: fp
+    f = cstr(file)
+    fp = c_null_ptr
+    if (len_trim(file) > 0) fp = c_loc(f)
+    call c_op_par_loop_fn(fn, cstr(kernel), fp, cstr(name), set%handle, int(size(args), c_int), args)
+  end subroutine op_par_loop_fn
+
+  !> OP2's three-argument op_decl_const by address: the constant at `data` (`dim` values of
+  !> `type`, `size` bytes each) is named after the variable starting there in the program's
+  !> symbol table (a bind(C) module variable is its binding name); no such variable: nothing
+  !> is declared (OP2_DIAGNOSTICS=1 says why).
+  subroutine op_decl_const_addr(dim, type, size, data)
+    integer, intent(in) :: dim, size
+    character(len=*), intent(in) :: type
+    type(c_ptr), intent(in) :: data
+    call c_op_decl_const_addr(int(dim, c_int), cstr(type), int(size, c_int), data)
+  end subroutine op_decl_const_addr
 
   ! =============================================================================================
   ! Data, output and diagnostics
