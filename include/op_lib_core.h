@@ -10,7 +10,20 @@
 #ifndef OP2_OP_LIB_CORE_H
 #define OP2_OP_LIB_CORE_H
 
+/* The standard headers OP2's core header brings in: OP2's programs rely on them (math, stdio,
+ * stdlib, string; in C++ also iostream, limits, stdexcept, cstddef). */
+#include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __cplusplus
+#include <cstddef>
+#include <iostream>
+#include <limits>
+#include <stdexcept>
+#endif
 #include "op2.h"
 
 #ifdef __cplusplus

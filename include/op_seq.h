@@ -16,6 +16,7 @@
 #include "op_lib_cpp.h"
 
 #ifdef __cplusplus
+#include <utility>
 
 namespace op2_compat {
 

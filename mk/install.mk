@@ -25,6 +25,7 @@ OP2_TEST_PREFIX := $(abspath $(BUILD)/prefix)
 define op2_install
 	$(INSTALL) -d '$(1)/lib/cmake/OP2' '$(1)/lib/pkgconfig' '$(1)/include' '$(1)/share/op2/fortran' '$(1)/bin'
 	$(INSTALL) -m 755 $(LIB) '$(1)/lib/libop2.so'
+	$(foreach l,$(OP2_COMPAT_LIBS),ln -sf libop2.so '$(1)/lib/lib$(l).so';)
 	$(INSTALL) -m 755 $(LIBDIR)/op2-pack '$(1)/bin/op2-pack'
 	$(INSTALL) -m 644 $(INC)/op2.h '$(1)/include/op2.h'
 	$(INSTALL) -m 644 $(OP2_COMPAT_HEADERS) '$(1)/include/'
@@ -40,6 +41,10 @@ endef
 # OP2's own header set, for OP2's C and C++ programs (doc/porting.md).
 OP2_COMPAT_HEADERS := $(INC)/op_seq.h $(INC)/op_lib_core.h $(INC)/op_lib_c.h $(INC)/op_lib_cpp.h \
                       $(INC)/op_lib_mpi.h $(INC)/op_mpi_core.h $(INC)/op_hdf5.h $(INC)/op_profile.h
+
+# OP2's library names (OP2's makefiles link -lop2_seq -lop2_hdf5, -lop2_mpi, ...): one op2
+# serves them all, chosen at run time, so each is a link to libop2.so.
+OP2_COMPAT_LIBS := op2_seq op2_openmp op2_mpi op2_hdf5
 
 OP2_INSTALL_INPUTS := $(INC)/op2.h $(OP2_COMPAT_HEADERS) fortran/op2.F90 fortran/op2_fortran.F90 \
                       fortran/op2_fortran_reference.F90 fortran/README.md cmake/OP2Config.cmake \
