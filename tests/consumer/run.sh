@@ -2,9 +2,11 @@
 # Consumer tests: op2 as a user outside this repository gets it.
 #   1. `make install PREFIX=<tmp>/stage`, then move the tree to <tmp>/elsewhere/op2 (the
 #      package must be relocatable: nothing in it may name the staging path or this repository);
-#   2. copy cmake-c, cmake-cxx and cmake-fortran out of the repository and build each with
-#      CMake find_package(OP2) from the moved prefix; build cmake-c/main.c with plain
-#      `cc $(pkg-config --cflags --libs op2)`;
+#   2. copy cmake-c, cmake-cxx, cmake-fortran and cmake-op2-style (a C++ program written for
+#      OP2: op_seq.h, a kernel function from its header) out of the repository and build each
+#      with CMake find_package(OP2) from the moved prefix; build cmake-c/main.c with plain
+#      `cc $(pkg-config --cflags --libs op2)`, and the OP2-style program with OP2's own link
+#      line (-lop2_seq -lop2_hdf5); check the OP2-style kernel takes the JIT tier;
 #   3. run each program on every backend of TEST_BACKENDS (it checks its own values);
 #   4. check with readelf that the executables need libop2.so by its SONAME and record no path
 #      of this repository or of the staging prefix.
@@ -47,7 +49,9 @@ unset MAKE MAKEFLAGS MFLAGS MAKELEVEL
 
 expected_files="lib/libop2.so bin/op2-pack include/op2.h share/op2/fortran/op2.F90 share/op2/fortran/op2_fortran.F90
 share/op2/fortran/op2_fortran_reference.F90 lib/cmake/OP2/OP2Config.cmake
-lib/cmake/OP2/OP2ConfigVersion.cmake lib/pkgconfig/op2.pc"
+lib/cmake/OP2/OP2ConfigVersion.cmake lib/pkgconfig/op2.pc include/op_seq.h include/op_lib_core.h
+include/op_lib_c.h include/op_lib_cpp.h include/op_lib_mpi.h include/op_hdf5.h include/op_profile.h
+lib/libop2_seq.so lib/libop2_mpi.so lib/libop2_hdf5.so"
 missing=""
 for f in $expected_files; do [ -f "$prefix/$f" ] || missing="$missing $f"; done
 if [ -z "$missing" ]; then pass "installed tree complete"; else
@@ -70,7 +74,7 @@ fi
 # 2-4. Build out of tree, run, inspect.
 mkdir -p "$tmp/src" "$tmp/build"
 cp -R "$root/tests/consumer/cmake-c" "$root/tests/consumer/cmake-cxx" \
-      "$root/tests/consumer/cmake-fortran" "$tmp/src/"
+      "$root/tests/consumer/cmake-fortran" "$root/tests/consumer/cmake-op2-style" "$tmp/src/"
 
 check_elf() { # label exe
   if readelf -d "$2" >"$log" 2>&1 && grep -q 'NEEDED.*\[libop2\.so\]' "$log" &&
@@ -96,7 +100,7 @@ run_everywhere() { # label exe [env assignments...]
   done
 }
 
-for project in cmake-c cmake-cxx cmake-fortran; do
+for project in cmake-c cmake-cxx cmake-fortran cmake-op2-style; do
   exe=$tmp/build/$project/consumer_${project#cmake-}
   if "$cmake" -S "$tmp/src/$project" -B "$tmp/build/$project" -DCMAKE_PREFIX_PATH="$prefix" \
        -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON >"$log" 2>&1 &&
@@ -139,6 +143,26 @@ if (cd "$tmp" && "$cc" -o "$pc_exe" "$tmp/src/cmake-c/main.c" $(pkg-config --cfl
   run_everywhere "pkg-config" "$pc_exe" LD_LIBRARY_PATH="$libdir"
 else
   fail "pkg-config: cc \$(pkg-config --cflags --libs op2)" "$log"
+fi
+
+# The OP2-style program with OP2's own link line (OP2-Common's c_app.mk: -lop2_seq -lop2_hdf5),
+# compiled as OP2's makefiles do (a relative source name, the program beside its source) and
+# run from elsewhere: its kernel header beside its source (relative __FILE__, resolved against
+# the program's directory) must give the JIT tier.
+src=$tmp/src/cmake-op2-style
+op2_exe=$src/op2-style-seq
+if (cd "$src" && c++ -O2 -I. -I"$prefix/include" main.cpp -L"$prefix/lib" -lop2_seq -lop2_hdf5 \
+      -Wl,-rpath,"$prefix/lib" -o "$op2_exe") >"$log" 2>&1; then
+  pass "OP2's link line: c++ ... -lop2_seq -lop2_hdf5"
+  run_everywhere "op2-style (OP2's link line)" "$op2_exe"
+  if (cd "$tmp" && OP2_DIAGNOSTICS=1 timeout "$to" "$op2_exe" seq) >"$log" 2>&1 &&
+     grep -qF "op2: C kernel 'ring_flux': JIT tier: compiled from '$src/ring_flux.h'" "$log"; then
+    pass "op2-style: ring_flux takes the JIT tier from the header beside its source"
+  else
+    fail "op2-style: ring_flux takes the JIT tier from the header beside its source" "$log"
+  fi
+else
+  fail "OP2's link line: c++ ... -lop2_seq -lop2_hdf5" "$log"
 fi
 
 finish
