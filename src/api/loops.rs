@@ -358,7 +358,9 @@ fn fn_index(st: &mut super::ApiState, addr: u64, lang: &Lang) -> usize {
     if let Some(i) = st.fns.iter().position(|f| f.addr == addr) {
         return i;
     }
-    let symbol = symbol_of(addr);
+    // A C kernel named at the call needs no symbol (reading the symbol table is per kernel work).
+    let named_c = matches!(lang, Lang::C { kernel: Some(k), .. } if crate::core::is_c_identifier(k));
+    let symbol = if named_c { None } else { symbol_of(addr) };
     let name = match lang {
         Lang::Fortran => match symbol.as_deref().map(crate::io::elf::procedure_name) {
             Some(s) if crate::core::is_c_identifier(&s) => s,
