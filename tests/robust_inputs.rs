@@ -192,13 +192,13 @@ fn non_regular_files_are_refused_without_blocking() {
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     let mut c = ctx(&dir);
-    let t = std::time::Instant::now();
     let r = decl_set(&mut c, fifo.to_str().unwrap(), "nodes", "op_decl_set_hdf5");
     expect_err(r, ErrorCode::Io, &["op_decl_set_hdf5", "is a FIFO", "only regular files"]);
     let mut out = [0u8; 8];
     let r = get_const(&c.comm, "gam", 1, ElemType::Double, &mut out, fifo.to_str().unwrap(), "op_get_const_hdf5");
+    // (A blocking open would never return: the test would hang, not be slow; no time limit here
+    // may depend on the machine being idle.)
     expect_err(r, ErrorCode::Io, &["is a FIFO"]);
-    assert!(t.elapsed().as_secs() < 5, "took {:?}", t.elapsed());
     let d = dir.to_str().unwrap();
     expect_err(decl_set(&mut c, d, "nodes", "t"), ErrorCode::Io, &["is a directory"]);
     expect_err(decl_set(&mut c, "/dev/zero", "nodes", "t"), ErrorCode::Io, &["is a character device"]);

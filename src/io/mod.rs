@@ -106,11 +106,10 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let t = std::time::Instant::now();
+        // A blocking open would hang here (no time limit: the machine may be busy).
         let e = read_regular(fifo.to_str().unwrap(), "t").unwrap_err();
         assert_eq!(e.code, ErrorCode::Io);
         assert!(e.message.contains("is a FIFO"), "{}", e.message);
-        assert!(t.elapsed().as_secs() < 5);
         let file = dir.join("g");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(read_regular(file.to_str().unwrap(), "t").unwrap(), b"abc");

@@ -4,7 +4,7 @@
 # if anything failed. Run from the repository root.
 #
 # Environment: CC (cc), LIBDIR (target/release), INC (include), OP2_CACHE_DIR (build/cache),
-# TEST_TIMEOUT (seconds per run, 120), TESTS (a space-separated subset of test names, optional),
+# TEST_TIMEOUT (hang guard per run, 120 s on an idle machine, scaled by the load: tests/lib/budget.sh), TESTS (a space-separated subset of test names, optional),
 # TEST_CFLAGS (extra flags for the test programs, e.g. sanitizers), TEST_OUT (build directory,
 # build/tests/c), TEST_RUN_ENV (NAME=VALUE words set for the test runs only, not for their
 # builds: e.g. a PATH without a C compiler). The JIT'd code takes its extra flags from
@@ -18,6 +18,7 @@ LIBDIR=${LIBDIR:-target/release}
 INC=${INC:-include}
 OUT=${TEST_OUT:-build/tests/c}
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+. tests/lib/budget.sh
 OP2_CACHE_DIR=${OP2_CACHE_DIR:-build/cache}
 mkdir -p "$OUT" "$OP2_CACHE_DIR" || exit 2
 # The cache must be absolute: the tests do not run from the directory the path is relative to.
@@ -62,14 +63,16 @@ for src in "${sources[@]}"; do
   for b in "${backends[@]}"; do
     err="$OUT/$name.$b.stderr"
     # shellcheck disable=SC2086 # TEST_RUN_ENV is a list of NAME=VALUE words
-    timeout "$TEST_TIMEOUT" env ${TEST_RUN_ENV:-} "$exe" "$b" >"$OUT/$name.$b.stdout" 2>"$err"
+    # The hang guard grows with the machine's load (tests/lib/budget.sh).
+    guard=$(budget "$TEST_TIMEOUT")
+    timeout "$guard" env ${TEST_RUN_ENV:-} "$exe" "$b" >"$OUT/$name.$b.stdout" 2>"$err"
     rc=$?
     if [ $rc -eq 0 ] && [ ! -s "$OUT/$name.$b.stdout" ] && [ ! -s "$err" ]; then
       passed=$((passed + 1))
     elif [ $rc -eq 0 ]; then
       fail "$name" "$b" "exit 0 but not silent" "$(cat "$OUT/$name.$b.stdout" "$err" | tail -n 5 | tr '\n' ' ')"
     elif [ $rc -eq 124 ]; then
-      fail "$name" "$b" "timed out after ${TEST_TIMEOUT}s" "$(tail -n 5 "$err" | tr '\n' ' ')"
+      fail "$name" "$b" "timed out after ${guard}s (hang guard: ${TEST_TIMEOUT}s scaled by the load)" "$(tail -n 5 "$err" | tr '\n' ' ')"
     else
       fail "$name" "$b" "exit $rc" "$(tail -n 5 "$err" | tr '\n' ' ')"
     fi

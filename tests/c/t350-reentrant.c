@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-      alarm(60);
+      alarm(test_budget(60));
       if (getenv("T350_SHOW") == NULL) (void)!freopen("/dev/null", "w", stderr);
       PAR_LOOP(k, "calls_op2_abort", s, op_arg_dat(c, -1, OP_ID, 1, "int", OP_WRITE));
       op_flush();

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-      alarm(60); /* a hang fails the test instead of blocking it */
+      alarm(test_budget(60)); /* a hang fails the test instead of blocking it */
       if (strcmp(argv[1], "opencl") == 0 || strcmp(argv[1], "cuda") == 0) {
         double add = 2.0;
         op_set_error_handler(OP_ERRORS_RETURN);

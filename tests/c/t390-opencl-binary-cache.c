@@ -35,7 +35,7 @@ static int session(int k)
   if (pid == 0) {
     char token[64], src[128], *args[2];
     int out[4];
-    alarm(30);
+    alarm(test_budget(30));
     if (freopen(outfile, "w", stdout) == NULL) _exit(252);
     snprintf(token, sizeof token, "OP2_BACKEND=%s", backend);
     args[0] = (char *)"t390";

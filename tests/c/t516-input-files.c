@@ -21,7 +21,6 @@ int main(int argc, char **argv)
 {
   char dir[] = "/tmp/op2-t516-XXXXXX", fifo[256];
   double gam = 0.0, x[3] = {1, 2, 3}, out[3];
-  struct timespec t0, t1;
   op_set s;
   op_dat d;
   int hdf5;
@@ -31,8 +30,9 @@ int main(int argc, char **argv)
   snprintf(fifo, sizeof fifo, "%s/mesh.h5", dir);
   CHECK(mkfifo(fifo, 0600) == 0);
   signal(SIGALRM, hung);
-  alarm(20);
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* A hang guard, not a time limit: a blocking open never returns at all (no assertion here
+   * may depend on the machine being idle). */
+  alarm(test_budget(300));
   op_set_error_handler(OP_ERRORS_RETURN);
 
   CHECK(op_decl_set_hdf5(fifo, "nodes") == NULL);
@@ -50,8 +50,6 @@ int main(int argc, char **argv)
   CHECK_ERR(OP2_ERR_IO, "op_decl_kernel_file", "'k'", fifo, "is a FIFO");
   CHECK(op_decl_kernel_file(dir, "k") == NULL);
   CHECK_ERR(OP2_ERR_IO, "op_decl_kernel_file", "is a directory");
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  CHECK(t1.tv_sec - t0.tv_sec < 10);
   alarm(0);
 
   /* the session goes on */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- failing ---------------------------------------------------------------------------- */
 
@@ -209,6 +210,29 @@ static inline char *test_stdout_of(void (*fn)(void))
   if (out == NULL || fread(out, 1, (size_t)len, tf) != (size_t)len) test_fail_(__FILE__, __LINE__, "read back failed");
   fclose(tf);
   return out;
+}
+
+/* ---- hang guards ------------------------------------------------------------------------ */
+
+/* `seconds` scaled by the machine's load when called: seconds * (1 + the 1-minute load average
+ * per online core), times OP2_TEST_TIME_SCALE when set. For alarm() hang guards, which tell a
+ * hang from a slow run and must not fire on a busy machine (tests/lib/budget.sh for scripts). */
+static inline unsigned test_budget(unsigned seconds)
+{
+  double load = 0.0, scale = 1.0;
+  long cores = 1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &load) != 1) load = 0.0;
+    fclose(f);
+  }
+#ifdef _SC_NPROCESSORS_ONLN
+  cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1) cores = 1;
+#endif
+  if (getenv("OP2_TEST_TIME_SCALE")) scale = atof(getenv("OP2_TEST_TIME_SCALE"));
+  if (!(scale > 0.0)) scale = 1.0;
+  return (unsigned)(seconds * (1.0 + load / (double)cores) * scale + 0.5);
 }
 
 #endif /* OP2_TEST_H */

@@ -15,6 +15,8 @@
 # Environment: MAKE, CMAKE, CC, TEST_BACKENDS, TEST_TIMEOUT (seconds per run, default 120);
 # KEEP=1 keeps the temporary directory.
 set -u
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 make=${MAKE:-make}
@@ -89,7 +91,7 @@ run_everywhere() { # label exe [env assignments...]
   local label=$1 exe=$2 backend
   shift 2
   for backend in $backends; do
-    if (cd "$tmp" && env -u LD_LIBRARY_PATH "$@" timeout "$to" "$exe" "$backend") >"$log" 2>&1; then
+    if (cd "$tmp" && env -u LD_LIBRARY_PATH "$@" timeout "$(budget "$to")" "$exe" "$backend") >"$log" 2>&1; then
       if [ -s "$log" ]; then fail "$label $backend (passed but was not silent)" "$log"; else
         pass "$label $backend"
       fi
@@ -155,7 +157,7 @@ if (cd "$src" && c++ -O2 -I. -I"$prefix/include" main.cpp -L"$prefix/lib" -lop2_
       -Wl,-rpath,"$prefix/lib" -o "$op2_exe") >"$log" 2>&1; then
   pass "OP2's link line: c++ ... -lop2_seq -lop2_hdf5"
   run_everywhere "op2-style (OP2's link line)" "$op2_exe"
-  if (cd "$tmp" && OP2_DIAGNOSTICS=1 timeout "$to" "$op2_exe" seq) >"$log" 2>&1 &&
+  if (cd "$tmp" && OP2_DIAGNOSTICS=1 timeout "$(budget "$to")" "$op2_exe" seq) >"$log" 2>&1 &&
      grep -qF "op2: C kernel 'ring_flux': JIT tier: compiled from '$src/ring_flux.h'" "$log"; then
     pass "op2-style: ring_flux takes the JIT tier from the header beside its source"
   else

@@ -18,6 +18,8 @@
 # airfoil, op2-meshgen), TEST_BACKENDS, CMAKE, AIRFOIL_CELLS (mesh size, default 2400),
 # AIRFOIL_ITERS (default 30), TEST_TIMEOUT (seconds per run, default 120).
 set -u
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OP2_BUILD:-$root/build}
@@ -61,7 +63,7 @@ for exe in "$work"/tests/t[0-9][0-9][0-9]-*-f; do
   [ -x "$exe" ] || continue
   name=$(basename "$exe")
   for backend in $backends; do
-    if (cd "$work" && timeout "$to" "$exe" "$backend") >"$log" 2>&1; then
+    if (cd "$work" && timeout "$(budget "$to")" "$exe" "$backend") >"$log" 2>&1; then
       if [ -s "$log" ]; then
         fail "$name $backend (passed but was not silent)" "$log"
       else
@@ -88,18 +90,18 @@ if [ ! -x "$bin/op2-meshgen" ] || [ ! -x "$bin/airfoil" ]; then
   fail "airfoil (Fortran vs C)" "$log"
   finish
 fi
-if ! timeout "$to" "$bin/op2-meshgen" --cells "$cells" -o "$mesh" >"$log" 2>&1; then
+if ! timeout "$(budget "$to")" "$bin/op2-meshgen" --cells "$cells" -o "$mesh" >"$log" 2>&1; then
   fail "op2-meshgen --cells $cells" "$log"
   finish
 fi
-if ! (cd "$work" && OP2_BACKEND=seq timeout "$to" "$bin/airfoil" --mesh "$mesh" --iters "$iters" \
+if ! (cd "$work" && OP2_BACKEND=seq timeout "$(budget "$to")" "$bin/airfoil" --mesh "$mesh" --iters "$iters" \
         --rms-log "$work/rms_c_seq.txt") >"$log" 2>&1; then
   fail "C airfoil (seq), the reference" "$log"
   finish
 fi
 for backend in $backends; do
   out=$work/rms_f_$backend.txt
-  if ! (cd "$work" && timeout "$to" "$work/examples/airfoil/airfoil_f" --mesh "$mesh" --iters "$iters" \
+  if ! (cd "$work" && timeout "$(budget "$to")" "$work/examples/airfoil/airfoil_f" --mesh "$mesh" --iters "$iters" \
           --rms-log "$out" --backend "$backend") >"$log" 2>&1; then
     fail "airfoil_f $backend" "$log"
     continue
@@ -138,7 +140,7 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
   for backend in $backends; do
     case $backend in opencl | cuda) continue ;; esac    # refused: checked below
     for prog in reduction jac; do
-      if (cd "$work" && OP2_BACKEND=$backend timeout "$to" "$style/$prog") >"$log" 2>&1 &&
+      if (cd "$work" && OP2_BACKEND=$backend timeout "$(budget "$to")" "$style/$prog") >"$log" 2>&1 &&
          grep -q "^Test PASSED" "$log"; then
         pass "op2-style $prog $backend"
       else
@@ -146,7 +148,7 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
       fi
     done
     out=$work/rms_op2style_$backend.txt
-    if ! (cd "$work" && OP2_BACKEND=$backend timeout "$to" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
+    if ! (cd "$work" && OP2_BACKEND=$backend timeout "$(budget "$to")" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
       fail "op2-style airfoil $backend" "$log"
     elif [ "$(wc -l <"$out")" -ne "$iters" ]; then
       echo "rms log has $(wc -l <"$out") lines, expected $iters" >"$log"
@@ -170,7 +172,7 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
     case $backend in opencl | cuda) continue ;; esac
     out=$work/rms_op2style_jit_$backend.txt
     if ! (cd "$work" && OP2_BACKEND=$backend OP2_DIAGNOSTICS=1 OP2_FORTRAN_PATH="$root/tests/fortran/op2-style" \
-          timeout "$to" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
+          timeout "$(budget "$to")" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
       fail "op2-style airfoil JIT tier $backend" "$log"
     elif [ "$(grep -c "^op2: Fortran kernel '.*': JIT tier: compiled from" "$log")" -ne 5 ] ||
          grep -q "call-per-element tier" "$log"; then
@@ -187,9 +189,9 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
   done
   # The mesh from HDF5 (OP2's layout, written by op2-h5convert; op_decl_*_hdf5 of
   # op2_fortran_hdf5_declarations): the same rms as the C Airfoil from the text file.
-  if [ -x "$bin/op2-h5convert" ] && timeout "$to" "$bin/op2-h5convert" "$mesh" "$work/airfoil_mesh.h5" >"$log" 2>&1; then
+  if [ -x "$bin/op2-h5convert" ] && timeout "$(budget "$to")" "$bin/op2-h5convert" "$mesh" "$work/airfoil_mesh.h5" >"$log" 2>&1; then
     out=$work/rms_op2style_h5.txt
-    if ! (cd "$work" && OP2_BACKEND=seq timeout "$to" "$style/airfoil" "$iters" "$out" "$work/airfoil_mesh.h5") >"$log" 2>&1; then
+    if ! (cd "$work" && OP2_BACKEND=seq timeout "$(budget "$to")" "$style/airfoil" "$iters" "$out" "$work/airfoil_mesh.h5") >"$log" 2>&1; then
       fail "op2-style airfoil from HDF5 (seq)" "$log"
     elif awk 'NR == FNR { ref[$1] = $2; next }
               { d = $2 - ref[$1]; if (d < 0) d = -d; r = ref[$1] < 0 ? -ref[$1] : ref[$1];
@@ -208,7 +210,7 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
   for tier in jit element; do
     fp=
     [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style
-    (cd "$work" && OP2_BACKEND=seq OP2_FORTRAN_PATH="$fp" timeout "$to" "$style/airfoil" 100 "$work/rms_idx_$tier.txt") \
+    (cd "$work" && OP2_BACKEND=seq OP2_FORTRAN_PATH="$fp" timeout "$(budget "$to")" "$style/airfoil" 100 "$work/rms_idx_$tier.txt") \
       >"$work/idx_$tier.log" 2>&1
     grep "max err" "$work/idx_$tier.log" >"$work/errloc_$tier.txt"
   done
@@ -219,7 +221,7 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
     fail "op2-style airfoil: op_arg_idx on the JIT tier gives the call-per-element tier's errloc" "$log"
   fi
   # A device backend refuses a compiled host kernel, saying why.
-  if (cd "$work" && OP2_BACKEND=opencl timeout "$to" "$style/reduction") >"$log" 2>&1; then
+  if (cd "$work" && OP2_BACKEND=opencl timeout "$(budget "$to")" "$style/reduction") >"$log" 2>&1; then
     echo "(it ran)" >>"$log"
     fail "op2-style reduction opencl: refused with [104]" "$log"
   elif grep -q "^op2 error \[104\]: op_par_loop_fptr .*no Fortran device compiler" "$log"; then

@@ -9,6 +9,8 @@
 # --chain runs on seq and threads under MPI are sparse-tiled: every process must say so
 # (OP2_DIAGNOSTICS=2: "MPI rank R: N elements tiled, M deferred", both N and M above 0).
 set -u
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3
@@ -29,7 +31,7 @@ run() { # backend n partition [airfoil options and op2 tokens, one string]
   log="$dir/rms-$tag.log"
   rm -f "$log"
   # shellcheck disable=SC2086 # $4: words or none
-  if ! timeout 300 mpiexec -n "$2" "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$log" \
+  if ! timeout "$(budget 300)" mpiexec -n "$2" "$bin/airfoil" --mesh "$mesh" --iters "$iters" --rms-log "$log" \
        --partition "$3" "OP2_BACKEND=$1" ${4:-} > "$dir/$tag.out" 2>&1; then
     echo "mpi-airfoil: FAIL: -n $2 $1 $3 ${4:-}:"; tail -n 20 "$dir/$tag.out"; fails=$((fails + 1)); return
   fi

@@ -7,6 +7,8 @@
 # every iteration, and its --vtk output (two pieces + .pvtu) must hold the one-process .vtu's
 # mesh exactly and its solution within 1e-12 (tests/mpi/vtksame.py).
 set -eu
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 bin=$1 cmp=$2 py=$3 dir=$4 mesh=$5 iters=$6
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"
@@ -16,7 +18,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 "$bin/airfoil" --mesh "$dir/mesh.h5" --iters "$iters" --rms-log "$dir/rms-1.log" --vtk "$dir/one.vtu" \
   OP2_BACKEND=seq >"$dir/one.out" 2>&1 || { echo "mpi-airfoil-h5: FAIL: one process:"; tail -n 20 "$dir/one.out"; exit 1; }
 rm -f "$dir/rms-2.log" "$dir"/two*.vtu "$dir/two.pvtu"
-if ! timeout 300 mpiexec -n 2 "$bin/airfoil" --mesh "$dir/mesh.h5" --iters "$iters" --rms-log "$dir/rms-2.log" \
+if ! timeout "$(budget 300)" mpiexec -n 2 "$bin/airfoil" --mesh "$dir/mesh.h5" --iters "$iters" --rms-log "$dir/rms-2.log" \
      --vtk "$dir/two.vtu" --partition METIS:KWAY OP2_BACKEND=seq >"$dir/two.out" 2>&1; then
   echo "mpi-airfoil-h5: FAIL: -n 2:"; tail -n 20 "$dir/two.out"; exit 1
 fi

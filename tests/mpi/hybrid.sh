@@ -11,6 +11,8 @@
 # "  process R: T threads, ..." for every process R), and every one of the T counts must be
 # above 0. Fails if any comparison or check fails.
 set -u
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3
@@ -59,7 +61,7 @@ run() { # n threads partition
   out="$dir/$tag.out"
   log="$dir/rms-$tag.log"
   rm -f "$log"
-  if ! timeout 300 mpiexec -n "$1" --bind-to none "$bin/airfoil" --mesh "$mesh" --iters "$iters" \
+  if ! timeout "$(budget 300)" mpiexec -n "$1" --bind-to none "$bin/airfoil" --mesh "$mesh" --iters "$iters" \
        --rms-log "$log" --partition "$3" OP2_BACKEND=threads "OP2_NUM_THREADS=$2" > "$out" 2>&1; then
     echo "mpi-hybrid: FAIL: -n $1 x $2 threads $3:"; tail -n 20 "$out"; fails=$((fails + 1)); return
   fi

@@ -7,6 +7,8 @@
 # compiled into the loops (JIT tier); its rms must be within 1e-12 (relative, every iteration) of
 # the C Airfoil's on one process (cmp_rms).
 set -u
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3
@@ -36,7 +38,7 @@ for tier in element jit; do
     rm -f "$log"
     fp=
     [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style
-    if ! (cd "$dir" && OP2_FORTRAN_PATH="$fp" OP2_DIAGNOSTICS=1 timeout 300 mpiexec -n 2 "$dir/build/airfoil" "$iters" "$log" \
+    if ! (cd "$dir" && OP2_FORTRAN_PATH="$fp" OP2_DIAGNOSTICS=1 timeout "$(budget 300)" mpiexec -n 2 "$dir/build/airfoil" "$iters" "$log" \
          "OP2_BACKEND=$b") > "$dir/$b-$tier.out" 2>&1; then
       echo "mpi-op2-style: FAIL: -n 2 $b $tier tier:"; tail -n 20 "$dir/$b-$tier.out"; fails=$((fails + 1)); continue
     fi
@@ -54,7 +56,7 @@ done
 if "$bin/op2-h5convert" "$mesh" "$dir/mesh.h5" > "$dir/h5convert.out" 2>&1; then
   log="$dir/rms-h5.log"
   rm -f "$log"
-  if (cd "$dir" && OP2_FORTRAN_PATH="$root/tests/fortran/op2-style" timeout 300 mpiexec -n 2 "$dir/build/airfoil" \
+  if (cd "$dir" && OP2_FORTRAN_PATH="$root/tests/fortran/op2-style" timeout "$(budget 300)" mpiexec -n 2 "$dir/build/airfoil" \
        "$iters" "$log" "$dir/mesh.h5" OP2_BACKEND=seq) > "$dir/h5.out" 2>&1; then
     printf 'mpi-op2-style: -n 2 seq      HDF5 mesh '
     "$cmp" --rel 1e-12 "$log" "$dir/rms-ref.log" || fails=$((fails + 1))

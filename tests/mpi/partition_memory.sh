@@ -25,6 +25,8 @@
 # (make bench-mem measures 720K and 2.88M cells).
 # Run time: about 10 s on 2 cores.
 set -eu
+# Hang guards scale with the machine's load (tests/lib/budget.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
 bin=$1 dir=$2 cells=${3:-200000}
 mkdir -p "$dir"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -50,7 +52,7 @@ fail=0
 # run NPROC PARTITIONER [MESH]: writes $dir/<tag>.out, fails the test if the run fails
 run() {
   out=$dir/n$1-$(echo "$2" | tr ':' '-')$(basename "${3:-}" .h5).out
-  if ! OP2_DIAGNOSTICS=1 timeout 120 mpiexec -n "$1" "$bin/airfoil" --mesh "${3:-$mesh}" --iters 3 --partition "$2" \
+  if ! OP2_DIAGNOSTICS=1 timeout "$(budget 120)" mpiexec -n "$1" "$bin/airfoil" --mesh "${3:-$mesh}" --iters 3 --partition "$2" \
        --mem OP2_BACKEND=seq >"$out" 2>&1; then
     echo "partition-memory: FAIL: -n $1 $2 did not run:"; tail -n 20 "$out"; exit 1
   fi

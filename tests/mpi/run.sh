@@ -21,6 +21,7 @@ LIBDIR=${LIBDIR:-target/release}
 INC=${INC:-include}
 OUT=${TEST_OUT:-build/tests/mpi}
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+. tests/lib/budget.sh
 OP2_CACHE_DIR=${OP2_CACHE_DIR:-build/cache}
 mkdir -p "$OUT" "$OP2_CACHE_DIR" || exit 2
 OP2_CACHE_DIR=$(cd "$OP2_CACHE_DIR" && pwd) || exit 2
@@ -86,16 +87,18 @@ for src in "${sources[@]}"; do
     for n in $ns; do
       out="$OUT/$name.$b.$n.out"
       start=$(date +%s)
+      # The hang guard grows with the machine's load (tests/lib/budget.sh).
+      guard=$(budget "$TEST_TIMEOUT")
       if [ "$n" = 0 ]; then # without a launcher
-        (cd "$OUT" && timeout "$TEST_TIMEOUT" "./$name" "$b") >"$out" 2>&1
+        (cd "$OUT" && timeout "$guard" "./$name" "$b") >"$out" 2>&1
       else
-        (cd "$OUT" && timeout "$TEST_TIMEOUT" "$MPIEXEC" -n "$n" "./$name" "$b") >"$out" 2>&1
+        (cd "$OUT" && timeout "$guard" "$MPIEXEC" -n "$n" "./$name" "$b") >"$out" 2>&1
       fi
       rc=$?
       secs=$(( $(date +%s) - start ))
       if [ -n "$expect" ]; then
         if [ $rc -eq 124 ]; then
-          fail "$name [$b, n=$n]" "hung (timeout ${TEST_TIMEOUT}s) instead of failing"
+          fail "$name [$b, n=$n]" "hung (timeout ${guard}s) instead of failing"
         elif [ $rc -eq 0 ]; then
           fail "$name [$b, n=$n]" "exited 0, expected a failure"
         elif ! grep -qF "$expect" "$out"; then
