@@ -4,6 +4,7 @@
 #   make test-mpi-c         tests/mpi/run.sh: the C and Fortran MPI tests (t800-t869) under
 #                           mpiexec -n 0..4 on the backends of TEST_BACKENDS
 #   make test-mpi-c-lazy    the same on seq with OP2_LAZY=1
+#   make test-mpi-c-validate the same with OP2_VALIDATE=1 on threads, check and opencl (below)
 #   make test-mpi-airfoil   Airfoil under mpiexec -n 1..4 with METIS, PARMETIS, PTSCOTCH, PARMETIS
 #                           GEOMKWAY, RCB, BLOCK, RANDOM on seq (and
 #                           -n 2 on threads and opencl if in TEST_BACKENDS) against one process, 1e-12
@@ -191,3 +192,15 @@ test-mpi-partition-memory: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5conver
 .PHONY: bench-mem
 bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
 	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) bench/mem.sh
+
+# The MPI C tests again with OP2_VALIDATE=1 (each loop also run on seq from the same inputs and
+# compared, owned rows and the rows the loop ran over) on the backends under test other than
+# seq. Left out: t835, whose subject is exact transfer counts (validation downloads what it
+# compares), and t880, whose subject is tiled chains (validation runs every loop at its call).
+MPI_VALIDATE_BACKENDS := $(filter threads check opencl,$(TEST_BACKENDS))
+MPI_VALIDATE_SKIP := t835 t880
+.PHONY: test-mpi-c-validate
+test-mpi: test-mpi-c-validate
+test-mpi-c-validate: lib
+	TESTS="$$(for f in tests/mpi/t8*.c; do n=$$(basename $$f .c); case " $(MPI_VALIDATE_SKIP) " in *" $${n%%-*} "*) ;; *) printf '%s ' $$n;; esac; done)" \
+	  OP2_VALIDATE=1 TEST_OUT=$(BUILD)/test-mpi/c-validate bash tests/mpi/run.sh $(or $(MPI_VALIDATE_BACKENDS),threads)

@@ -726,7 +726,17 @@ fn compute_sections(
         backend.compute(call, owned_end, exec_end)?;
     }
     let downloaded = match &reference {
-        Some(r) => crate::validate::compare(r, call, backend, dats, rtol)?,
+        Some(r) => {
+            let rows = |d: crate::core::DatId| {
+                let dv = &dats[d.0 as usize];
+                match comm.layout(dv.set) {
+                    Some(_) if dv.set == call.set => run_end,
+                    Some(l) => l.owned,
+                    None => usize::MAX,
+                }
+            };
+            crate::validate::compare(r, call, backend, dats, rtol, &rows)?
+        }
         None => Vec::new(),
     };
     Ok(Computed { started, refreshed, partial, downloaded, uploaded })

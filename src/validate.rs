@@ -103,13 +103,17 @@ pub fn reference(call: &LoopCall, dats: &[Dat], end: usize) -> Result<Reference>
 
 /// Compares the backend's results with the reference: the dats the loop writes (their current
 /// bytes, downloaded from a device without changing residency) and the reductions. Returns the
-/// bytes downloaded per dat, for `op_dat_transfers`.
+/// bytes downloaded per dat, for `op_dat_transfers`. `rows(dat)` is how many of a dat's rows the
+/// loop's results define (under MPI: the rows it ran over for dats on its set, the owned rows
+/// for others; the halo rows beyond are refreshed by an exchange before anything reads them, and
+/// a device's copy of rows no loop has written is undefined).
 pub fn compare(
     r: &Reference,
     call: &LoopCall,
     backend: &mut dyn Backend,
     dats: &[Dat],
     rtol: Option<f64>,
+    rows: &dyn Fn(DatId) -> usize,
 ) -> Result<Vec<(DatId, u64)>> {
     let mut downloaded = Vec::new();
     let device_math =
@@ -154,7 +158,8 @@ pub fn compare(
         } else {
             (0.0, false)
         };
-        if let Some((e, c, g, w, n)) = differs(dv.ty, dv.dim, &got, want, tol, normwise) {
+        let n = (rows(*dat) * dv.elem_bytes()).min(got.len()).min(want.len());
+        if let Some((e, c, g, w, n)) = differs(dv.ty, dv.dim, &got[..n], &want[..n], tol, normwise) {
             let how = match (tol > 0.0, normwise, device_math) {
                 (false, _, _) => " bitwise".to_string(),
                 (true, true, _) => format!(" by more than {tol:e} relative to the component's largest value"),
