@@ -55,7 +55,7 @@ module op2
     OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_VALIDATE = 702, OP2_ERR_DEVICE = 801, &
     OP2_ERR_OUT_OF_MEMORY = 802, &
     OP2_ERR_INTERNAL = 901
-  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
+  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603, OP2_ERR_NO_DATASET = 604
   integer(c_int), parameter, public :: OP2_ERR_MPI = 810
   integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
                                        OP2_ERR_PETSC = 822
@@ -107,13 +107,14 @@ module op2
   ! Public procedures (same names as C)
   ! ---------------------------------------------------------------------------------------------
   public :: op_init, op_exit
-  public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
+  public :: op_decl_set, op_decl_map, op_decl_map_long, op_decl_dat, op_decl_const, op_decl_kernel
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_par_loop, op_par_loop_fptr
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile, op_dat_transfers
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
-            op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
+            op_write_const_hdf5, op_fetch_data_hdf5_file, op_fetch_data_hdf5_file_path, &
+            op_dump_to_hdf5
   public :: op_checkpointing_init, op_checkpoint_now
   public :: op_flush, op_loop_chain_begin, op_loop_chain_end
 
@@ -215,6 +216,15 @@ module op2
       character(kind=c_char), intent(in) :: name(*)
       type(c_ptr) :: h
     end function c_op_decl_map
+
+    function c_op_decl_map_long(from, to, dim, imap, name) bind(C, name="op_decl_map_long") result(h)
+      import :: c_int, c_long_long, c_char, c_ptr
+      type(c_ptr), value :: from, to
+      integer(c_int), value :: dim
+      integer(c_long_long), intent(in) :: imap(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_map_long
 
     function c_op_decl_dat(set, dim, type, data, name) bind(C, name="op_decl_dat") result(h)
       import :: c_int, c_char, c_ptr
@@ -380,6 +390,12 @@ module op2
       type(c_ptr), value :: dat
       character(kind=c_char), intent(in) :: file(*)
     end subroutine c_op_fetch_data_hdf5_file
+
+    subroutine c_op_fetch_data_hdf5_file_path(dat, file, path) bind(C, name="op_fetch_data_hdf5_file_path")
+      import :: c_ptr, c_char
+      type(c_ptr), value :: dat
+      character(kind=c_char), intent(in) :: file(*), path(*)
+    end subroutine c_op_fetch_data_hdf5_file_path
 
     subroutine c_op_dump_to_hdf5(file) bind(C, name="op_dump_to_hdf5")
       import :: c_char
@@ -802,6 +818,29 @@ contains
     end if
     map%handle = c_op_decl_map(from%handle, to%handle, int(dim, c_int), zero_based, cstr(name))
   end function op_decl_map
+
+  !> op_decl_map with 64-bit entries (OP2's op_decl_map_long): `imap` holds dim 1-based entries
+  !> per element of `from` (integer(8), any rank, contiguous); libop2 checks each against `to`
+  !> (an entry beyond it, however large, is OP2_ERR_MAP_OUT_OF_RANGE naming it) and copies them.
+  function op_decl_map_long(from, to, dim, imap, name) result(map)
+    type(op_set), intent(in) :: from, to
+    integer, intent(in) :: dim
+    integer(c_long_long), intent(in), target, contiguous :: imap(..)
+    character(len=*), intent(in) :: name
+    type(op_map) :: map
+
+    integer(c_long_long), pointer :: flat(:)
+    integer(c_long_long), allocatable :: zero_based(:)
+
+    call check_size('op_decl_map_long', name, size(imap, kind=c_int64_t), from, dim)
+    allocate(zero_based(max(1, size(imap))))     ! at least one: a valid address when empty
+    zero_based(1) = 0
+    if (size(imap) > 0) then
+      call c_f_pointer(c_loc(imap), flat, [size(imap)])
+      zero_based(1:size(imap)) = flat - 1_c_long_long
+    end if
+    map%handle = c_op_decl_map_long(from%handle, to%handle, int(dim, c_int), zero_based, cstr(name))
+  end function op_decl_map_long
 
   !> A dat of `dim` values per element of `set`, initialised from `data` (laid out data(dim, n),
   !> any rank, contiguous); the type is that of `data`. libop2 copies the values.
@@ -1367,6 +1406,14 @@ contains
     character(len=*), intent(in) :: file
     call c_op_fetch_data_hdf5_file(dat%handle, cstr(file))
   end subroutine op_fetch_data_hdf5_file
+
+  !> Writes a dat to HDF5 file `file` as the dataset `path` (groups on the way created, a
+  !> dataset already there replaced): OP2's op_fetch_data_hdf5_file_path.
+  subroutine op_fetch_data_hdf5_file_path(dat, file, path)
+    type(op_dat), intent(in) :: dat
+    character(len=*), intent(in) :: file, path
+    call c_op_fetch_data_hdf5_file_path(dat%handle, cstr(file), cstr(path))
+  end subroutine op_fetch_data_hdf5_file_path
 
   !> Writes every set, map and dat to a new HDF5 file.
   subroutine op_dump_to_hdf5(file)

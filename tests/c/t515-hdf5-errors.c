@@ -1,5 +1,8 @@
 /* Bad HDF5 files and mismatched calls are named errors, never crashes: a missing file
- * (OP2_ERR_IO), a file that is not HDF5, a missing dataset, a wrong dim, a row count that
+ * (OP2_ERR_IO), a dataset the file does not hold (OP2_ERR_NO_DATASET: the op_decl_*_hdf5 call
+ * returns NULL and the program goes on also under the default exit handler, as OP2 lets a
+ * program probe for an optional dataset), a file that is not HDF5, a group where a dataset is
+ * expected, a wrong dim, a row count that
  * disagrees with the set, a lossy type conversion, a set dataset that lies (too large,
  * negative, several values), constants without OP2's attributes or of another type or dim, an
  * existing dataset of another shape (OP2_ERR_FILE_FORMAT), map entries out of range
@@ -30,6 +33,7 @@ int main(int argc, char **argv)
   op_set edges = op_decl_set(4, "edges");
   op_decl_map(edges, nodes, 2, cmap, "pedge");
   op_dat p_x = op_decl_dat(nodes, 2, "double", x, "p_x");
+  op_decl_dat(nodes, 1, "double", x, "grp/q"); /* makes the group 'grp' */
   op_dump_to_hdf5(path);
   CHECK_OK();
   op_write_const_hdf5("huge", 1, "ll", (char *)&huge, path);
@@ -38,6 +42,14 @@ int main(int argc, char **argv)
   op_write_const_hdf5("d2", 2, "double", (char *)d2, path);
   CHECK_OK();
 
+  /* absent datasets under the default handler: NULL, named, and the program goes on */
+  CHECK(op_decl_dat_hdf5(nodes, 2, "double", path, "p_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_dat_hdf5", "no dataset 'p_test'", path);
+  CHECK(op_decl_map_hdf5(edges, nodes, 2, path, "m_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_map_hdf5", "no dataset 'm_test'", path);
+  CHECK(op_decl_set_hdf5(path, "s_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "no dataset 's_test'", path);
+
   op_set_error_handler(OP_ERRORS_RETURN);
   /* files */
   CHECK(op_decl_set_hdf5(missing, "nodes") == NULL);
@@ -45,13 +57,15 @@ int main(int argc, char **argv)
   CHECK(op_decl_set_hdf5(text, "nodes") == NULL);
   CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "text.h5", "not a readable HDF5 file");
   CHECK(op_decl_set_hdf5(path, "cells") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "mesh.h5", "no dataset 'cells'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "mesh.h5", "no dataset 'cells'");
   CHECK(op_decl_set_hdf5(path, "a/b/c") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "no dataset 'a/b/c'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "no dataset 'a/b/c'");
   CHECK(op_decl_dat_hdf5(nodes, 2, "double", missing, "p_x") == NULL);
   CHECK_ERR(OP2_ERR_IO, "op_decl_dat_hdf5", "missing.h5");
   CHECK(op_decl_map_hdf5(edges, nodes, 2, path, "nomap") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_map_hdf5", "no dataset 'nomap'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_map_hdf5", "no dataset 'nomap'");
+  CHECK(op_decl_dat_hdf5(nodes, 1, "double", path, "grp") == NULL); /* present, not a dataset */
+  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "mesh.h5", "'grp' is not a dataset");
 
   /* lying or odd set datasets */
   CHECK(op_decl_set_hdf5(path, "huge") == NULL);
