@@ -128,6 +128,9 @@ module op2
                      op_write_const_hdf5_i8, op_write_const_hdf5_r8s, op_write_const_hdf5_i4s
   end interface op_write_const_hdf5
   public :: op_timing_output, op_diagnostic_output, op_is_root
+  ! OP2's profiling regions (op_profile.h)
+  public :: op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+            op_profile_exit, op_profile_end, op_profile_output
   public :: op_backend_name, op_backend_available
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
   ! More of OP2's functions (op_printf is C only: it is variadic; Fortran prints on op_is_root()).
@@ -430,6 +433,35 @@ module op2
 
     subroutine c_op_diagnostic_output() bind(C, name="op_diagnostic_output")
     end subroutine c_op_diagnostic_output
+
+    subroutine c_op_profile_start(name) bind(C, name="op_profile_start")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_start
+
+    subroutine c_op_profile_enter(name) bind(C, name="op_profile_enter")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_enter
+
+    subroutine c_op_profile_enter_kernel(name, target, variant) bind(C, name="op_profile_enter_kernel")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*), target(*), variant(*)
+    end subroutine c_op_profile_enter_kernel
+
+    subroutine c_op_profile_next(name) bind(C, name="op_profile_next")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_next
+
+    subroutine c_op_profile_exit() bind(C, name="op_profile_exit")
+    end subroutine c_op_profile_exit
+
+    subroutine c_op_profile_end() bind(C, name="op_profile_end")
+    end subroutine c_op_profile_end
+
+    subroutine c_op_profile_output() bind(C, name="op_profile_output")
+    end subroutine c_op_profile_output
 
     function c_op_is_root() bind(C, name="op_is_root") result(r)
       import :: c_int
@@ -1463,6 +1495,42 @@ contains
   subroutine op_diagnostic_output()
     call c_op_diagnostic_output()
   end subroutine op_diagnostic_output
+
+  !> OP2's profiling regions (see op2.h): op_profile_start opens the root region, enter/exit
+  !> nest regions inside it, next = exit then enter, op_profile_end closes them all, and
+  !> op_profile_output prints the tree with its wall times, then op_timing_output's report.
+  !> Unbalanced calls change nothing (said with OP2_DIAGNOSTICS=1).
+  subroutine op_profile_start(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_start(cstr(name))
+  end subroutine op_profile_start
+
+  subroutine op_profile_enter(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_enter(cstr(name))
+  end subroutine op_profile_enter
+
+  subroutine op_profile_enter_kernel(name, target, variant)
+    character(len=*), intent(in) :: name, target, variant
+    call c_op_profile_enter_kernel(cstr(name), cstr(target), cstr(variant))
+  end subroutine op_profile_enter_kernel
+
+  subroutine op_profile_next(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_next(cstr(name))
+  end subroutine op_profile_next
+
+  subroutine op_profile_exit()
+    call c_op_profile_exit()
+  end subroutine op_profile_exit
+
+  subroutine op_profile_end()
+    call c_op_profile_end()
+  end subroutine op_profile_end
+
+  subroutine op_profile_output()
+    call c_op_profile_output()
+  end subroutine op_profile_output
 
   !> True on the rank that should print (always true without MPI).
   function op_is_root() result(root)

@@ -34,6 +34,8 @@ module op2_fortran_declarations
                  op_fetch_data_hdf5_file_path, op_flush, &
                  op_set_error_handler, op_last_error_code, op_last_error_message, &
                  op_backend_name, op_set_index_base, op_par_loop_fptr, op_num_ranks, &
+                 op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+                 op_profile_exit, op_profile_end, op_profile_output, &
                  OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, &
                  op2_init => op_init, op2_mpi_init => op_mpi_init, &
                  op2_decl_set => op_decl_set, op2_decl_map => op_decl_map, &
@@ -59,7 +61,8 @@ module op2_fortran_declarations
   public :: op_timers, op_timers_core, op_timing_output, op_diagnostic_output
   public :: op_timing2_start, op_timing2_enter, op_timing2_enter_kernel, op_timing2_exit, &
             op_timing2_next, op_timing2_finish, op_timing2_output
-  public :: op_profile_start, op_profile_end, op_profile_output
+  public :: op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+            op_profile_exit, op_profile_end, op_profile_output
   public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat, op_download_dat
   public :: op_dump_to_hdf5, op_fetch_data_hdf5_file, op_fetch_data_hdf5_file_path, op_flush
   public :: op_set_error_handler, op_last_error_code, op_last_error_message, op_backend_name
@@ -512,44 +515,40 @@ contains
     call op_timers(et)
   end subroutine op_timers_core
 
-  ! OP2's region timers: op2 times every loop itself, so the regions only frame its report.
+  ! OP2's older names of its profiling calls (op_timing2_*): the op_profile_* calls of op2
+  ! (region tree with wall times; op_timing2_finish is op_profile_end).
   subroutine op_timing2_start(name)
     character(len=*), intent(in) :: name
+    call op_profile_start(name)
   end subroutine op_timing2_start
 
   subroutine op_timing2_enter(name)
     character(len=*), intent(in) :: name
+    call op_profile_enter(name)
   end subroutine op_timing2_enter
 
   subroutine op_timing2_enter_kernel(name, target, variant)
     character(len=*), intent(in) :: name, target, variant
+    call op_profile_enter_kernel(name, target, variant)
   end subroutine op_timing2_enter_kernel
 
   subroutine op_timing2_next(name)
     character(len=*), intent(in) :: name
+    call op_profile_next(name)
   end subroutine op_timing2_next
 
   subroutine op_timing2_exit()
+    call op_profile_exit()
   end subroutine op_timing2_exit
 
   subroutine op_timing2_finish()
+    call op_profile_end()
   end subroutine op_timing2_finish
 
-  !> op2's per-loop timings (op_timing_output).
+  !> The region tree, then op2's per-loop timings (op_profile_output).
   subroutine op_timing2_output()
-    call op_timing_output()
+    call op_profile_output()
   end subroutine op_timing2_output
-
-  subroutine op_profile_start(name)
-    character(len=*), intent(in) :: name
-  end subroutine op_profile_start
-
-  subroutine op_profile_end()
-  end subroutine op_profile_end
-
-  subroutine op_profile_output()
-    call op_timing_output()
-  end subroutine op_profile_output
 
   !> `bytes` of memory from C's malloc, its address in `ptr` (a Cray pointer or
   !> integer(c_intptr_t)); op_memfree (or C's free) releases it.

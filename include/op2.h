@@ -933,6 +933,65 @@ void op_mpi_init(int argc, char **argv, int diags, int global_comm, int local_co
  */
 void op_partition(const char *lib, const char *routine, op_set prime_set, op_map prime_map, op_dat coords);
 
+/**
+ * OP2's `op_profile_start`: opens the root region `name` of the profile (the whole run, or
+ * the part of it to be timed); regions entered until `op_profile_end` nest inside it. A start
+ * while a root region is open changes nothing (said at diagnostics level 1); a start after
+ * `op_profile_end` opens the root again (a region entered again adds a call to it). Loops
+ * queued by OP2_LAZY or an open chain run first. Not collective. Errors: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_start(const char *name);
+
+/**
+ * OP2's `op_profile_enter`: opens region `name` inside the innermost open region (one region
+ * per name under a parent: entering it again adds a call to its count and time). Before
+ * `op_profile_start` it changes nothing (said at diagnostics level 1). Not collective.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_enter(const char *name);
+
+/**
+ * OP2's `op_profile_enter_kernel` (called by OP2's generated code around a kernel): as
+ * `op_profile_enter` with the region named `name/target/variant`, as OP2 names it. Errors:
+ * OP2_ERR_NULL_ARGUMENT (any of the three), OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_enter_kernel(const char *name, const char *target, const char *variant);
+
+/**
+ * OP2's `op_profile_next`: closes the innermost region entered (as `op_profile_exit`) and
+ * enters its sibling `name` (as `op_profile_enter`), at one instant. With no region entered
+ * below the root it only enters `name` (said at diagnostics level 1). Not collective. Errors:
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_next(const char *name);
+
+/**
+ * OP2's `op_profile_exit`: closes the innermost region opened by `op_profile_enter`, adding
+ * the time since it was entered. With none open (an exit without its enter) it changes
+ * nothing and says so at diagnostics level 1; the root region is closed by `op_profile_end`.
+ * Not collective. Errors: OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_exit(void);
+
+/**
+ * OP2's `op_profile_end`: closes every open region, the root last (with nothing open it
+ * changes nothing, said at diagnostics level 1). Not collective. Errors:
+ * OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_end(void);
+
+/**
+ * OP2's `op_profile_output`: prints the region tree to stdout (process 0), one line per
+ * region indented by its depth, in the order regions were first entered: calls, total, mean,
+ * min and max wall time in seconds and the share of its parent's total (a region still open is
+ * marked "(open)" and counts its time so far); then op2's per-loop report (`op_timing_output`).
+ * Under MPI (collective) the regions of every process are matched by their path of names and
+ * each figure is the maximum over the processes (min the minimum). Without any region it
+ * prints the loop report only. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_MPI.
+ */
+void op_profile_output(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -81,6 +81,8 @@ pub struct Context {
     pub jit: Jit,
     pub loops: LoopCache,
     pub timings: Timings,
+    /// OP2's profiling regions (`op_profile_*`).
+    pub profile: crate::timing::Profile,
     pub comm: Comm,
     /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
     /// the Fortran module's op_init through `op_set_index_base`).
@@ -120,6 +122,7 @@ impl Context {
             jit,
             loops: LoopCache::default(),
             timings: Timings::default(),
+            profile: Default::default(),
             comm: Comm::default(),
             index_base: 0,
             mats: crate::mat::Mats::default(),

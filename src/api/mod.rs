@@ -18,6 +18,7 @@ pub mod lifecycle;
 pub mod loops;
 pub mod mat;
 pub mod mpi;
+pub mod profile;
 
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
