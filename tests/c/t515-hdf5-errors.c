@@ -1,14 +1,15 @@
 /* Bad HDF5 files and mismatched calls are named errors, never crashes: a missing file
  * (OP2_ERR_IO), a dataset the file does not hold (OP2_ERR_NO_DATASET: the op_decl_*_hdf5 call
  * returns NULL and the program goes on also under the default exit handler, as OP2 lets a
- * program probe for an optional dataset), a file that is not HDF5, a group where a dataset is
- * expected, a wrong dim, a row count that
- * disagrees with the set, a lossy type conversion, a set dataset that lies (too large,
+ * program probe for an optional dataset; at diagnostics level 1 it says so), a file that is
+ * not HDF5, a group where a dataset is expected, a wrong dim, a row count that disagrees with
+ * the set, a lossy type conversion, a set dataset that lies (too large,
  * negative, several values), constants without OP2's attributes or of another type or dim, an
  * existing dataset of another shape (OP2_ERR_FILE_FORMAT), map entries out of range
  * (OP2_ERR_MAP_OUT_OF_RANGE). Failed declarations return NULL and later calls still work. */
 #include "test.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -160,6 +161,31 @@ int main(int argc, char **argv)
   CHECK_OK();
   CHECK(ok != NULL);
   op_exit();
+
+  /* at diagnostics level 1 process 0 says that an absent dataset gave NULL (stdout captured) */
+  {
+    char out[256], token[64], said[1024] = {0}, want[512];
+    int fd, saved;
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(token, sizeof token, "OP2_BACKEND=%s", argv[1]);
+    fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    fflush(stdout);
+    saved = dup(1);
+    CHECK(saved >= 0 && dup2(fd, 1) == 1);
+    test_init_tokens("t515", token, "OP2_DIAGNOSTICS=1", (const char *)NULL);
+    CHECK(op_decl_set_hdf5(path, "s_test") == NULL);
+    op_exit();
+    fflush(stdout);
+    CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0);
+    CHECK(read(fd, said, sizeof said - 1) > 0);
+    close(fd);
+    snprintf(want, sizeof want, "op2: op_decl_set_hdf5: file '%s' has no dataset 's_test': returned NULL\n", path);
+    if (strstr(said, want) == NULL) test_fail_(__FILE__, __LINE__, "no \"%s\" in:\n%s", want, said);
+    CHECK(unlink(out) == 0);
+  }
   CHECK(unlink(path) == 0 && unlink(text) == 0 && rmdir(dir) == 0);
   return 0;
 }
