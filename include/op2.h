@@ -937,9 +937,11 @@ void op_partition(const char *lib, const char *routine, op_set prime_set, op_map
  * OP2's `op_profile_start`: opens the root region `name` of the profile (the whole run, or
  * the part of it to be timed); regions entered until `op_profile_end` nest inside it. A start
  * while a root region is open changes nothing (said at diagnostics level 1); a start after
- * `op_profile_end` opens the root again (a region entered again adds a call to it). Loops
- * queued by OP2_LAZY or an open chain run first. Not collective. Errors: OP2_ERR_NULL_ARGUMENT,
- * OP2_ERR_NOT_INITIALISED.
+ * `op_profile_end` opens the root again (a region entered again adds a call to it). Like
+ * every profiling call, on one process it first runs the loops queued by OP2_LAZY or an open
+ * chain (their time falls in the region they were called in); under MPI they stay queued,
+ * since running them is collective and these calls are not (a process may enter a region the
+ * others do not). Not collective. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
  */
 void op_profile_start(const char *name);
 

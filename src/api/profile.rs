@@ -17,15 +17,26 @@ fn said(ctx: &Context, r: std::result::Result<(), String>) {
     }
 }
 
-/// Runs one profiling call: queued loops (OP2_LAZY, chains) run first, so that their time falls
-/// in the region they were called in.
+/// The session for a profiling call. On one process, loops queued by OP2_LAZY or an open chain
+/// run first, so that their time falls in the region they were called in. Under MPI they stay
+/// queued: running them is collective, and these calls are not (a process may enter a region
+/// the others do not), so their time falls where they run.
+fn session<'a>(st: &'a mut super::ApiState, call: &str) -> crate::error::Result<&'a mut Context> {
+    let ctx = st.ctx_lazy(call)?;
+    if !ctx.comm.distributed() {
+        super::run_queue(ctx, call)?;
+    }
+    Ok(ctx)
+}
+
+/// Runs one profiling call on the session's region tree.
 fn region(call: &str, name: Option<*const c_char>, f: impl FnOnce(&mut Context, &str, Instant) -> Result<(), String>) {
     boundary(call, (), |st| {
         let name = match name {
             Some(p) => c_str(p, call, "name")?,
             None => "",
         };
-        let ctx = st.ctx(call)?;
+        let ctx = session(st, call)?;
         let r = f(ctx, name, Instant::now());
         said(ctx, r);
         Ok(())
@@ -35,9 +46,11 @@ fn region(call: &str, name: Option<*const c_char>, f: impl FnOnce(&mut Context, 
 /// OP2's `op_profile_start`: opens the root region `name` of the profile (the whole run, or
 /// the part of it to be timed); regions entered until `op_profile_end` nest inside it. A start
 /// while a root region is open changes nothing (said at diagnostics level 1); a start after
-/// `op_profile_end` opens the root again (a region entered again adds a call to it). Loops
-/// queued by OP2_LAZY or an open chain run first. Not collective. Errors: OP2_ERR_NULL_ARGUMENT,
-/// OP2_ERR_NOT_INITIALISED.
+/// `op_profile_end` opens the root again (a region entered again adds a call to it). Like
+/// every profiling call, on one process it first runs the loops queued by OP2_LAZY or an open
+/// chain (their time falls in the region they were called in); under MPI they stay queued,
+/// since running them is collective and these calls are not (a process may enter a region the
+/// others do not). Not collective. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
 #[no_mangle]
 pub extern "C" fn op_profile_start(name: *const c_char) {
     region("op_profile_start", Some(name), |ctx, name, now| ctx.profile.start(name, now))
@@ -65,7 +78,7 @@ pub extern "C" fn op_profile_enter_kernel(name: *const c_char, target: *const c_
             c_str(target, CALL, "target")?,
             c_str(variant, CALL, "variant")?
         );
-        let ctx = st.ctx(CALL)?;
+        let ctx = session(st, CALL)?;
         let r = ctx.profile.enter(&full, Instant::now());
         said(ctx, r);
         Ok(())
