@@ -55,7 +55,7 @@ module op2
     OP2_ERR_BAD_RANGE = 601, OP2_ERR_IO = 602, OP2_ERR_CHECK = 701, OP2_ERR_VALIDATE = 702, OP2_ERR_DEVICE = 801, &
     OP2_ERR_OUT_OF_MEMORY = 802, &
     OP2_ERR_INTERNAL = 901
-  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603
+  integer(c_int), parameter, public :: OP2_ERR_FILE_FORMAT = 603, OP2_ERR_NO_DATASET = 604
   integer(c_int), parameter, public :: OP2_ERR_MPI = 810
   integer(c_int), parameter, public :: OP2_ERR_MAT_PATTERN = 820, OP2_ERR_SOLVE = 821, &
                                        OP2_ERR_PETSC = 822
@@ -107,14 +107,15 @@ module op2
   ! Public procedures (same names as C)
   ! ---------------------------------------------------------------------------------------------
   public :: op_init, op_exit
-  public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_kernel
+  public :: op_decl_set, op_decl_map, op_decl_map_long, op_decl_dat, op_decl_const, op_decl_kernel
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_par_loop, op_par_loop_fptr, op_par_loop_fn
   public :: op_decl_const_addr, op_malloc, op_free
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_print_dat_to_txtfile, op_dat_transfers
   public :: op_write_vtk
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
-            op_write_const_hdf5, op_fetch_data_hdf5_file, op_dump_to_hdf5
+            op_write_const_hdf5, op_fetch_data_hdf5_file, op_fetch_data_hdf5_file_path, &
+            op_dump_to_hdf5
   public :: op_checkpointing_init, op_checkpoint_now
   public :: op_flush, op_loop_chain_begin, op_loop_chain_end
 
@@ -128,6 +129,9 @@ module op2
                      op_write_const_hdf5_i8, op_write_const_hdf5_r8s, op_write_const_hdf5_i4s
   end interface op_write_const_hdf5
   public :: op_timing_output, op_diagnostic_output, op_is_root
+  ! OP2's profiling regions (op_profile.h)
+  public :: op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+            op_profile_exit, op_profile_end, op_profile_output
   public :: op_backend_name, op_backend_available
   public :: op_last_error_code, op_last_error_message, op_set_error_handler
   ! More of OP2's functions (op_printf is C only: it is variadic; Fortran prints on op_is_root()).
@@ -248,6 +252,15 @@ module op2
       character(kind=c_char), intent(in) :: name(*)
       type(c_ptr) :: h
     end function c_op_decl_map
+
+    function c_op_decl_map_long(from, to, dim, imap, name) bind(C, name="op_decl_map_long") result(h)
+      import :: c_int, c_long_long, c_char, c_ptr
+      type(c_ptr), value :: from, to
+      integer(c_int), value :: dim
+      integer(c_long_long), intent(in) :: imap(*)
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr) :: h
+    end function c_op_decl_map_long
 
     function c_op_decl_dat(set, dim, type, data, name) bind(C, name="op_decl_dat") result(h)
       import :: c_int, c_char, c_ptr
@@ -414,6 +427,12 @@ module op2
       character(kind=c_char), intent(in) :: file(*)
     end subroutine c_op_fetch_data_hdf5_file
 
+    subroutine c_op_fetch_data_hdf5_file_path(dat, file, path) bind(C, name="op_fetch_data_hdf5_file_path")
+      import :: c_ptr, c_char
+      type(c_ptr), value :: dat
+      character(kind=c_char), intent(in) :: file(*), path(*)
+    end subroutine c_op_fetch_data_hdf5_file_path
+
     subroutine c_op_dump_to_hdf5(file) bind(C, name="op_dump_to_hdf5")
       import :: c_char
       character(kind=c_char), intent(in) :: file(*)
@@ -447,6 +466,35 @@ module op2
 
     subroutine c_op_diagnostic_output() bind(C, name="op_diagnostic_output")
     end subroutine c_op_diagnostic_output
+
+    subroutine c_op_profile_start(name) bind(C, name="op_profile_start")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_start
+
+    subroutine c_op_profile_enter(name) bind(C, name="op_profile_enter")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_enter
+
+    subroutine c_op_profile_enter_kernel(name, target, variant) bind(C, name="op_profile_enter_kernel")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*), target(*), variant(*)
+    end subroutine c_op_profile_enter_kernel
+
+    subroutine c_op_profile_next(name) bind(C, name="op_profile_next")
+      import :: c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end subroutine c_op_profile_next
+
+    subroutine c_op_profile_exit() bind(C, name="op_profile_exit")
+    end subroutine c_op_profile_exit
+
+    subroutine c_op_profile_end() bind(C, name="op_profile_end")
+    end subroutine c_op_profile_end
+
+    subroutine c_op_profile_output() bind(C, name="op_profile_output")
+    end subroutine c_op_profile_output
 
     function c_op_is_root() bind(C, name="op_is_root") result(r)
       import :: c_int
@@ -835,6 +883,29 @@ contains
     end if
     map%handle = c_op_decl_map(from%handle, to%handle, int(dim, c_int), zero_based, cstr(name))
   end function op_decl_map
+
+  !> op_decl_map with 64-bit entries (OP2's op_decl_map_long): `imap` holds dim 1-based entries
+  !> per element of `from` (integer(8), any rank, contiguous); libop2 checks each against `to`
+  !> (an entry beyond it, however large, is OP2_ERR_MAP_OUT_OF_RANGE naming it) and copies them.
+  function op_decl_map_long(from, to, dim, imap, name) result(map)
+    type(op_set), intent(in) :: from, to
+    integer, intent(in) :: dim
+    integer(c_long_long), intent(in), target, contiguous :: imap(..)
+    character(len=*), intent(in) :: name
+    type(op_map) :: map
+
+    integer(c_long_long), pointer :: flat(:)
+    integer(c_long_long), allocatable :: zero_based(:)
+
+    call check_size('op_decl_map_long', name, size(imap, kind=c_int64_t), from, dim)
+    allocate(zero_based(max(1, size(imap))))     ! at least one: a valid address when empty
+    zero_based(1) = 0
+    if (size(imap) > 0) then
+      call c_f_pointer(c_loc(imap), flat, [size(imap)])
+      zero_based(1:size(imap)) = flat - 1_c_long_long
+    end if
+    map%handle = c_op_decl_map_long(from%handle, to%handle, int(dim, c_int), zero_based, cstr(name))
+  end function op_decl_map_long
 
   !> A dat of `dim` values per element of `set`, initialised from `data` (laid out data(dim, n),
   !> any rank, contiguous); the type is that of `data`. libop2 copies the values.
@@ -1431,6 +1502,14 @@ contains
     call c_op_fetch_data_hdf5_file(dat%handle, cstr(file))
   end subroutine op_fetch_data_hdf5_file
 
+  !> Writes a dat to HDF5 file `file` as the dataset `path` (groups on the way created, a
+  !> dataset already there replaced): OP2's op_fetch_data_hdf5_file_path.
+  subroutine op_fetch_data_hdf5_file_path(dat, file, path)
+    type(op_dat), intent(in) :: dat
+    character(len=*), intent(in) :: file, path
+    call c_op_fetch_data_hdf5_file_path(dat%handle, cstr(file), cstr(path))
+  end subroutine op_fetch_data_hdf5_file_path
+
   !> Writes every set, map and dat to a new HDF5 file.
   subroutine op_dump_to_hdf5(file)
     character(len=*), intent(in) :: file
@@ -1479,6 +1558,42 @@ contains
   subroutine op_diagnostic_output()
     call c_op_diagnostic_output()
   end subroutine op_diagnostic_output
+
+  !> OP2's profiling regions (see op2.h): op_profile_start opens the root region, enter/exit
+  !> nest regions inside it, next = exit then enter, op_profile_end closes them all, and
+  !> op_profile_output prints the tree with its wall times, then op_timing_output's report.
+  !> Unbalanced calls change nothing (said with OP2_DIAGNOSTICS=1).
+  subroutine op_profile_start(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_start(cstr(name))
+  end subroutine op_profile_start
+
+  subroutine op_profile_enter(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_enter(cstr(name))
+  end subroutine op_profile_enter
+
+  subroutine op_profile_enter_kernel(name, target, variant)
+    character(len=*), intent(in) :: name, target, variant
+    call c_op_profile_enter_kernel(cstr(name), cstr(target), cstr(variant))
+  end subroutine op_profile_enter_kernel
+
+  subroutine op_profile_next(name)
+    character(len=*), intent(in) :: name
+    call c_op_profile_next(cstr(name))
+  end subroutine op_profile_next
+
+  subroutine op_profile_exit()
+    call c_op_profile_exit()
+  end subroutine op_profile_exit
+
+  subroutine op_profile_end()
+    call c_op_profile_end()
+  end subroutine op_profile_end
+
+  subroutine op_profile_output()
+    call c_op_profile_output()
+  end subroutine op_profile_output
 
   !> True on the rank that should print (always true without MPI).
   function op_is_root() result(root)

@@ -30,12 +30,16 @@ module op2_fortran_declarations
                  op_arg_idx, op_fetch_data, op_fetch_data_idx, op_print_dat_to_txtfile, &
                  op_print_dat_to_binfile, op_timing_output, op_diagnostic_output, op_renumber, &
                  op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat, &
-                 op_download_dat, op_dump_to_hdf5, op_fetch_data_hdf5_file, op_flush, &
+                 op_download_dat, op_dump_to_hdf5, op_fetch_data_hdf5_file, &
+                 op_fetch_data_hdf5_file_path, op_flush, &
                  op_set_error_handler, op_last_error_code, op_last_error_message, &
                  op_backend_name, op_set_index_base, op_par_loop_fptr, op_num_ranks, &
+                 op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+                 op_profile_exit, op_profile_end, op_profile_output, &
                  OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE, OP2_ERR_NULL_ARGUMENT, &
                  op2_init => op_init, op2_mpi_init => op_mpi_init, &
                  op2_decl_set => op_decl_set, op2_decl_map => op_decl_map, &
+                 op2_decl_map_long => op_decl_map_long, &
                  op2_decl_dat => op_decl_dat, op2_arg_gbl => op_arg_gbl, &
                  op2_arg_info => op_arg_info, op2_get_size => op_get_size, &
                  op2_is_root => op_is_root, op2_timers => op_timers, &
@@ -48,7 +52,8 @@ module op2_fortran_declarations
   public :: OP_READ, OP_WRITE, OP_RW, OP_INC, OP_MIN, OP_MAX, OP_ID, OP_GBL
   public :: op_init, op_init_base, op_init_soa, op_init_base_soa, op_mpi_init, op_mpi_init_base
   public :: op_exit, op_partition
-  public :: op_decl_set, op_decl_map, op_decl_dat, op_decl_const, op_decl_dat_temp, op_free_dat_temp
+  public :: op_decl_set, op_decl_map, op_decl_map_long, op_decl_dat, op_decl_const, op_decl_dat_temp, &
+            op_free_dat_temp
   public :: op_arg_dat, op_opt_arg_dat, op_arg_gbl, op_arg_idx, op_arg_info
   public :: op_fetch_data, op_fetch_data_idx, op_get_size, op_is_root, op_get_rank, op_print
   public :: op_num_ranks
@@ -56,9 +61,10 @@ module op2_fortran_declarations
   public :: op_timers, op_timers_core, op_timing_output, op_diagnostic_output
   public :: op_timing2_start, op_timing2_enter, op_timing2_enter_kernel, op_timing2_exit, &
             op_timing2_next, op_timing2_finish, op_timing2_output
-  public :: op_profile_start, op_profile_end, op_profile_output
+  public :: op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
+            op_profile_exit, op_profile_end, op_profile_output
   public :: op_mpi_barrier, op_get_global_set_offset, op_upload_all, op_upload_dat, op_download_dat
-  public :: op_dump_to_hdf5, op_fetch_data_hdf5_file, op_flush
+  public :: op_dump_to_hdf5, op_fetch_data_hdf5_file, op_fetch_data_hdf5_file_path, op_flush
   public :: op_set_error_handler, op_last_error_code, op_last_error_message, op_backend_name
   public :: op_par_loop_fptr
 
@@ -196,6 +202,30 @@ contains
     one_based = flat + int(1 - maps_base, c_int)
     map = op2_decl_map(from, to, dim, one_based, name_or('map', name))
   end subroutine op_decl_map
+
+  !> OP2's op_decl_map_long: `values` are integer(8) (OP2's idx_g_t), dim per element of
+  !> `from`, in the index base of op_init / op_init_base; libop2 checks each against `to`.
+  subroutine op_decl_map_long(from, to, dim, values, map, name)
+    type(op_set), intent(in) :: from, to
+    integer, intent(in) :: dim
+    integer(c_long_long), intent(in), target, contiguous :: values(..)
+    type(op_map), intent(out) :: map
+    character(len=*), intent(in), optional :: name
+    integer(c_long_long), pointer :: flat(:)
+    integer(c_long_long), allocatable :: one_based(:)
+    integer :: n
+    n = size(values)
+    if (n < 0) n = assumed_count(from, dim)    ! assumed-size: dim values per element
+    call c_f_pointer(c_loc(values), flat, [n])
+    if (maps_base == 1) then
+      map = op2_decl_map_long(from, to, dim, flat, name_or('map', name))
+      return
+    end if
+    ! op2's op_decl_map_long takes 1-based values
+    allocate(one_based(n))
+    one_based = flat + int(1 - maps_base, c_long_long)
+    map = op2_decl_map_long(from, to, dim, one_based, name_or('map', name))
+  end subroutine op_decl_map_long
 
   subroutine decl_dat_r8(set, dim, type, data, dat, name)
     type(op_set), intent(in) :: set
@@ -485,44 +515,40 @@ contains
     call op_timers(et)
   end subroutine op_timers_core
 
-  ! OP2's region timers: op2 times every loop itself, so the regions only frame its report.
+  ! OP2's older names of its profiling calls (op_timing2_*): the op_profile_* calls of op2
+  ! (region tree with wall times; op_timing2_finish is op_profile_end).
   subroutine op_timing2_start(name)
     character(len=*), intent(in) :: name
+    call op_profile_start(name)
   end subroutine op_timing2_start
 
   subroutine op_timing2_enter(name)
     character(len=*), intent(in) :: name
+    call op_profile_enter(name)
   end subroutine op_timing2_enter
 
   subroutine op_timing2_enter_kernel(name, target, variant)
     character(len=*), intent(in) :: name, target, variant
+    call op_profile_enter_kernel(name, target, variant)
   end subroutine op_timing2_enter_kernel
 
   subroutine op_timing2_next(name)
     character(len=*), intent(in) :: name
+    call op_profile_next(name)
   end subroutine op_timing2_next
 
   subroutine op_timing2_exit()
+    call op_profile_exit()
   end subroutine op_timing2_exit
 
   subroutine op_timing2_finish()
+    call op_profile_end()
   end subroutine op_timing2_finish
 
-  !> op2's per-loop timings (op_timing_output).
+  !> The region tree, then op2's per-loop timings (op_profile_output).
   subroutine op_timing2_output()
-    call op_timing_output()
+    call op_profile_output()
   end subroutine op_timing2_output
-
-  subroutine op_profile_start(name)
-    character(len=*), intent(in) :: name
-  end subroutine op_profile_start
-
-  subroutine op_profile_end()
-  end subroutine op_profile_end
-
-  subroutine op_profile_output()
-    call op_timing_output()
-  end subroutine op_profile_output
 
   !> `bytes` of memory from C's malloc, its address in `ptr` (a Cray pointer or
   !> integer(c_intptr_t)); op_memfree (or C's free) releases it.
@@ -659,7 +685,7 @@ module op2_fortran_hdf5_declarations
   implicit none
   ! Everything of op2_fortran_declarations is public here too (programs use one of the two).
   private :: c_associated, op2_decl_set_hdf5, op2_decl_map_hdf5, op2_decl_dat_hdf5, &
-             op2_get_size_hdf5, decl_set_hdf5_size, decl_set_hdf5
+             op2_get_size_hdf5, decl_set_hdf5_size, decl_set_hdf5, declared_stat
   public :: op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5, op_get_const_hdf5, &
             op_write_const_hdf5
 
@@ -685,7 +711,11 @@ contains
     set = op2_decl_set_hdf5(file, name)
   end subroutine decl_set_hdf5
 
-  !> A map read from `file`; `stat` (optional) is 1 when it was declared, else 0.
+  !> A map read from `file`; `stat` (optional), as OP2's: -1 when nothing was declared (a
+  !> dataset the file does not hold: libop2 returns a null map and the program goes on, also
+  !> under the default error handler; op_last_error_code() is then OP2_ERR_NO_DATASET), else
+  !> the number of elements of `from` (over all processes under MPI, where OP2 gives this
+  !> process's).
   subroutine op_decl_map_hdf5(from, to, dim, map, file, name, stat)
     type(op_set), intent(in) :: from, to
     integer, intent(in) :: dim
@@ -693,10 +723,11 @@ contains
     character(len=*), intent(in) :: file, name
     integer, intent(out), optional :: stat
     map = op2_decl_map_hdf5(from, to, dim, file, name)
-    if (present(stat)) stat = merge(1, 0, c_associated(map%handle))
+    if (present(stat)) stat = declared_stat(c_associated(map%handle), from)
   end subroutine op_decl_map_hdf5
 
-  !> A dat read from `file` (`type` an OP2 type string); `stat` as for op_decl_map_hdf5.
+  !> A dat read from `file` (`type` an OP2 type string); `stat` as for op_decl_map_hdf5 (the
+  !> number of elements of `set` when declared).
   subroutine op_decl_dat_hdf5(set, dim, dat, type, file, name, stat)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
@@ -704,8 +735,16 @@ contains
     character(len=*), intent(in) :: type, file, name
     integer, intent(out), optional :: stat
     dat = op2_decl_dat_hdf5(set, dim, type, file, name)
-    if (present(stat)) stat = merge(1, 0, c_associated(dat%handle))
+    if (present(stat)) stat = declared_stat(c_associated(dat%handle), set)
   end subroutine op_decl_dat_hdf5
+
+  ! OP2's `stat` of the *_hdf5 declarations: -1 when nothing was declared, else the set's size.
+  integer function declared_stat(declared, set)
+    logical, intent(in) :: declared
+    type(op_set), intent(in) :: set
+    declared_stat = -1
+    if (declared) declared_stat = int(op2_get_size_hdf5(set))
+  end function declared_stat
 
 end module op2_fortran_hdf5_declarations
 

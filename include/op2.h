@@ -51,6 +51,7 @@
 #define OP2_ERR_BAD_RANGE 601
 #define OP2_ERR_IO 602
 #define OP2_ERR_FILE_FORMAT 603
+#define OP2_ERR_NO_DATASET 604
 #define OP2_ERR_CHECK 701
 #define OP2_ERR_VALIDATE 702
 #define OP2_ERR_DEVICE 801
@@ -332,6 +333,18 @@ op_set op_decl_set(int size, const char *name);
 op_map op_decl_map(op_set from, op_set to, int dim, const int *imap, const char *name);
 
 /**
+ * OP2's `op_decl_map_long`: `op_decl_map` with 64-bit entries (OP2's `idx_g_t`, `long
+ * long`). `imap` holds `from.size * dim` 0-based indices, row-major; op2 copies them into its
+ * own 32-bit map (a set has at most `INT_MAX` elements, so every entry in range fits). Under
+ * MPI (collective) the rows are this process's declared block of `from` and the entries global
+ * indices of `to`, as for `op_decl_map`. Errors: as op_decl_map: OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (an entry
+ * negative or not below `to`'s size, however large: names the map, the entry, its element
+ * and position and the value), OP2_ERR_OUT_OF_MEMORY.
+ */
+op_map op_decl_map_long(op_set from, op_set to, int dim, const long long *imap, const char *name);
+
+/**
  * Declares data on `set`: `dim` values of `type` (`"double"`, `"float"`, `"int"`, `"uint"`,
  * `"ll"`, `"ull"`, `"bool"`) per element, copied from `data` (`set.size * dim` values), or
  * zeros when `data` is NULL. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
@@ -530,11 +543,15 @@ void op_write_vtk(const char *file, op_map cells, op_dat coords, int ndats, cons
  * (OP2's layout). Under MPI (collective) that is the global size, and each process declares
  * its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
  * NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
- * one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file, or not a
- * regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset,
- * not one integer, a null dataspace, a value the file does not store, a soft or external link,
- * negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
- * without feature hdf5).
+ * one) is reported on every process. A dataset the file does not hold is OP2_ERR_NO_DATASET
+ * (naming dataset and file): NULL is returned and the program goes on whatever the error
+ * handler, so a program may probe for an optional dataset as with OP2 (said at diagnostics
+ * level 1; under MPI agreed: absent on every process, else OP2_ERR_FILE_FORMAT naming the
+ * processes that lack it). Errors: OP2_ERR_NO_DATASET, OP2_ERR_IO (missing or unreadable
+ * file, or not a regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5,
+ * a group rather than a dataset, not one integer, a null dataspace, a value the file does not
+ * store, a soft or external link, negative or too large), OP2_ERR_NULL_ARGUMENT,
+ * OP2_ERR_BACKEND_UNAVAILABLE (op2 built without feature hdf5).
  */
 op_set op_decl_set_hdf5(const char *file, const char *name);
 
@@ -544,7 +561,9 @@ op_set op_decl_set_hdf5(const char *file, const char *name);
  * 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`. Under MPI
  * (collective) each process reads only the rows of its declared block of `from` (one
  * collective hyperslab with parallel HDF5), values stay global indices until op_partition;
- * any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+ * any process's error is reported on every process. A dataset the file does not hold is
+ * OP2_ERR_NO_DATASET: NULL is returned whatever the error handler (see op_decl_set_hdf5).
+ * Errors: OP2_ERR_NO_DATASET, OP2_ERR_IO, OP2_ERR_FILE_FORMAT (wrong dim, row count other than
  * from.size, non-integer type, an extent the file does not store; the message names file,
  * dataset, expected and found), OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE,
  * OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
@@ -557,9 +576,11 @@ op_map op_decl_map_hdf5(op_set from, op_set to, int dim, const char *file, const
  * `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
  * without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
  * only the rows of its declared block of `set` (before or after op_partition); any process's
- * error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
- * (missing dataset, wrong dim, row count other than set.size, lossy type, an extent the file
- * does not store, a bool value other than 0 or 1), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+ * error is reported on every process. A dataset the file does not hold is OP2_ERR_NO_DATASET:
+ * NULL is returned whatever the error handler (see op_decl_set_hdf5). Errors:
+ * OP2_ERR_NO_DATASET, OP2_ERR_IO, OP2_ERR_FILE_FORMAT (wrong dim, row count other than
+ * set.size, lossy type, an extent the file does not store, a bool value other than 0 or 1),
+ * OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
  * OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
  * OP2_ERR_BACKEND_UNAVAILABLE.
  */
@@ -603,6 +624,25 @@ void op_write_const_hdf5(const char *name, int dim, const char *type, char *cons
  * another object), OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE, OP2_ERR_BACKEND_UNAVAILABLE.
  */
 void op_fetch_data_hdf5_file(op_dat dat, const char *file);
+
+/**
+ * OP2's `op_fetch_data_hdf5_file_path`: writes a dat (all elements, declared order, also
+ * after op_renumber; under MPI the whole global dat, in the original numbering) to HDF5 file
+ * `file` as the dataset `path_name`, in OP2's layout (`[set size][dim]` of the dat's type,
+ * attributes size = bytes per element, dim, type), so that `op_decl_dat_hdf5(set, dim, type,
+ * file, path_name)` reads it back. The file is created if missing; groups on the path
+ * (`"results/step10/q"`) are created; a dataset already at the path is replaced, whatever its
+ * shape or type. Leading, doubled and trailing `/` are ignored (`"/a//b/"` is `"a/b"`). A
+ * later `op_fetch_data_hdf5_file` of another dat whose name is this path refuses to overwrite
+ * it, as for two dats of one name. Under MPI (collective) as `op_fetch_data_hdf5_file`: each
+ * process writes its declared block through parallel HDF5; any process's error is reported on
+ * every process. Errors: OP2_ERR_BAD_NAME (a path naming no dataset: empty or only `/`),
+ * OP2_ERR_FILE_FORMAT (an existing file that is not HDF5; a group, not a dataset, at the path;
+ * a component of the path that is a dataset or a soft or external link; the file is left as
+ * it was), OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+ * OP2_ERR_BACKEND_UNAVAILABLE.
+ */
+void op_fetch_data_hdf5_file_path(op_dat dat, const char *file, const char *path_name);
 
 /**
  * Writes every set, map and dat to a new HDF5 file `file` (truncated if it exists), in OP2's
@@ -926,18 +966,83 @@ void op_mpi_init(int argc, char **argv, int diags, int global_comm, int local_co
  * `prime_set` at random. Apart from METIS's graph, no process holds more than its share of any
  * set plus its halos at any point. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
  * nothing to BLOCK and RANDOM: any is accepted there (OP2's Airfoil passes `"ANY"`);
- * `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
+ * `prime_map` may be OP_ID (NULL) and `coords` NULL when unused; a k-way routine (METIS,
+ * PARMETIS or PTSCOTCH with KWAY, PARMETIS with GEOMKWAY) given no `prime_map` partitions by
+ * blocks, as OP2 does, and says so at diagnostics level 1 on process 0 (`op2: op_partition
+ * PTSCOTCH KWAY without a map: partitioned by blocks ...`). Every other set follows
  * through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
  * fetches, `op_arg_idx` and file output keep the original numbering. On one process it only
  * checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
- * Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
- * without the map or dat it needs; GEOMKWAY's coords on another set; a second call),
+ * Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; RCB or GEOM
+ * without coords, GEOMKWAY with a map but without coords, or with coords on another set than
+ * the map's to-set; a second call),
  * OP2_ERR_BACKEND_UNAVAILABLE (PARMETIS/PTSCOTCH when no ParMETIS library loads, naming it), OP2_ERR_BAD_LOOP (after the first loop),
  * OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
  * uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
  * OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.
  */
 void op_partition(const char *lib, const char *routine, op_set prime_set, op_map prime_map, op_dat coords);
+
+/**
+ * OP2's `op_profile_start`: opens the root region `name` of the profile (the whole run, or
+ * the part of it to be timed); regions entered until `op_profile_end` nest inside it. A start
+ * while a root region is open changes nothing (said at diagnostics level 1); a start after
+ * `op_profile_end` opens the root again (a region entered again adds a call to it). Like
+ * every profiling call, on one process it first runs the loops queued by OP2_LAZY or an open
+ * chain (their time falls in the region they were called in); under MPI they stay queued,
+ * since running them is collective and these calls are not (a process may enter a region the
+ * others do not). Not collective. Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_start(const char *name);
+
+/**
+ * OP2's `op_profile_enter`: opens region `name` inside the innermost open region (one region
+ * per name under a parent: entering it again adds a call to its count and time). Before
+ * `op_profile_start` it changes nothing (said at diagnostics level 1). Not collective.
+ * Errors: OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_enter(const char *name);
+
+/**
+ * OP2's `op_profile_enter_kernel` (called by OP2's generated code around a kernel): as
+ * `op_profile_enter` with the region named `name/target/variant`, as OP2 names it. Errors:
+ * OP2_ERR_NULL_ARGUMENT (any of the three), OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_enter_kernel(const char *name, const char *target, const char *variant);
+
+/**
+ * OP2's `op_profile_next`: closes the innermost region entered (as `op_profile_exit`) and
+ * enters its sibling `name` (as `op_profile_enter`), at one instant. With no region entered
+ * below the root it only enters `name` (said at diagnostics level 1). Not collective. Errors:
+ * OP2_ERR_NULL_ARGUMENT, OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_next(const char *name);
+
+/**
+ * OP2's `op_profile_exit`: closes the innermost region opened by `op_profile_enter`, adding
+ * the time since it was entered. With none open (an exit without its enter) it changes
+ * nothing and says so at diagnostics level 1; the root region is closed by `op_profile_end`.
+ * Not collective. Errors: OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_exit(void);
+
+/**
+ * OP2's `op_profile_end`: closes every open region, the root last (with nothing open it
+ * changes nothing, said at diagnostics level 1). Not collective. Errors:
+ * OP2_ERR_NOT_INITIALISED.
+ */
+void op_profile_end(void);
+
+/**
+ * OP2's `op_profile_output`: prints the region tree to stdout (process 0), one line per
+ * region indented by its depth, in the order regions were first entered: calls, total, mean,
+ * min and max wall time in seconds and the share of its parent's total (a region still open is
+ * marked "(open)" and counts its time so far); then op2's per-loop report (`op_timing_output`).
+ * Under MPI (collective) the regions of every process are matched by their path of names and
+ * each figure is the maximum over the processes (min the minimum). Without any region it
+ * prints the loop report only. Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_MPI.
+ */
+void op_profile_output(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -81,6 +81,8 @@ pub struct Context {
     pub jit: Jit,
     pub loops: LoopCache,
     pub timings: Timings,
+    /// OP2's profiling regions (`op_profile_*`).
+    pub profile: crate::timing::Profile,
     pub comm: Comm,
     /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
     /// the Fortran module's op_init through `op_set_index_base`).
@@ -120,6 +122,7 @@ impl Context {
             jit,
             loops: LoopCache::default(),
             timings: Timings::default(),
+            profile: Default::default(),
             comm: Comm::default(),
             index_base: 0,
             mats: crate::mat::Mats::default(),
@@ -158,6 +161,34 @@ impl Context {
         let m = self.comm.agree(m)?;
         self.maps.push(m);
         Ok(MapId(self.maps.len() as u32 - 1))
+    }
+
+    /// `op_decl_map_long`: `decl_map` with 64-bit entries, each checked against `to` (its global
+    /// size under MPI) before it becomes one of op2's 32-bit entries: an entry outside is the
+    /// error `op_decl_map` gives, named for `call` (agreed under MPI, as `decl_map` is).
+    pub fn decl_map_long(
+        &mut self,
+        from: SetId,
+        to: SetId,
+        dim: i32,
+        values: &[i64],
+        name: &str,
+        call: &str,
+    ) -> Result<MapId> {
+        let narrowed = (|| {
+            let set = &self.sets[to.0 as usize];
+            let global;
+            let target = if self.comm.distributed() {
+                global = Set::new(&set.name, self.comm.global_size(to, set.size).min(i32::MAX as usize) as i32)?;
+                &global
+            } else {
+                set
+            };
+            crate::core::narrow_map(call, name, dim.max(1) as usize, values, target, self.index_base as i64)
+        })();
+        let narrowed = self.comm.agree(narrowed)?;
+        self.decl_map(from, to, dim, &narrowed, name)
+            .map_err(|e| crate::error::Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
     }
 
     fn prepare_map(&self, from: SetId, to: SetId, dim: i32, values: &[i32], name: &str) -> Result<Map> {

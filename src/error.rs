@@ -70,6 +70,10 @@ codes! {
     Io = 602,
     /// A file (HDF5, VTK) whose layout, dim, type or size is not what the call expects.
     FileFormat = 603,
+    /// An `op_decl_*_hdf5` dataset that the file does not hold (on any process): the call
+    /// returns NULL, as OP2's does for a program probing an optional dataset, and never ends
+    /// the program, whatever the error handler.
+    NoDataset = 604,
     /// The `check` backend found a broken access promise (an indirect WRITE/RW conflict, or a
     /// kernel that modified OP_READ data).
     Check = 701,

@@ -5,7 +5,7 @@ use super::handle::{encode, op_dat, op_kernel, op_map, op_set, Kind};
 use super::{boundary, c_str};
 use crate::core::ElemType;
 use crate::op2_bail;
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_longlong, c_void};
 use std::ptr::null_mut;
 
 /// Declares a set of `size` elements called `name`. Returns its handle (NULL on error with
@@ -54,6 +54,52 @@ pub extern "C" fn op_decl_map(from: op_set, to: op_set, dim: c_int, imap: *const
         let ctx = st.ctx_lazy(CALL)?;
         let (name, from, to, values) = ctx.comm.enter(CALL, ready)?;
         let id = ctx.decl_map(from, to, dim, values, name)?;
+        Ok(st.publish(Kind::Map, id.0))
+    })
+}
+
+/// OP2's `op_decl_map_long`: `op_decl_map` with 64-bit entries (OP2's `idx_g_t`, `long
+/// long`). `imap` holds `from.size * dim` 0-based indices, row-major; op2 copies them into its
+/// own 32-bit map (a set has at most `INT_MAX` elements, so every entry in range fits). Under
+/// MPI (collective) the rows are this process's declared block of `from` and the entries global
+/// indices of `to`, as for `op_decl_map`. Errors: as op_decl_map: OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_INVALID_HANDLE, OP2_ERR_BAD_SIZE (dim < 1), OP2_ERR_MAP_OUT_OF_RANGE (an entry
+/// negative or not below `to`'s size, however large: names the map, the entry, its element
+/// and position and the value), OP2_ERR_OUT_OF_MEMORY.
+#[no_mangle]
+pub extern "C" fn op_decl_map_long(
+    from: op_set,
+    to: op_set,
+    dim: c_int,
+    imap: *const c_longlong,
+    name: *const c_char,
+) -> op_map {
+    const CALL: &str = "op_decl_map_long";
+    boundary(CALL, null_mut(), |st| {
+        st.ctx_lazy(CALL)?;
+        let ready = (|| {
+            let name = c_str(name, CALL, "name")?;
+            let label = format!("{CALL} '{name}'");
+            let from = st.set(from, &label, &"from set")?;
+            let to = st.set(to, &label, &"to set")?;
+            let ctx = st.ctx_lazy(CALL)?;
+            if dim < 1 {
+                op2_bail!(BadSize, "{CALL} '{name}': dim {dim} is less than 1");
+            }
+            let n = ctx.sets[from.0 as usize].size * dim as usize;
+            let values: &[i64] = if n == 0 {
+                &[]
+            } else if imap.is_null() {
+                op2_bail!(NullArgument, "{CALL} '{name}': imap is NULL");
+            } else {
+                // SAFETY: the caller provides from.size * dim indices (op_decl_map_long's contract).
+                unsafe { std::slice::from_raw_parts(imap, n) }
+            };
+            Ok((name, from, to, values))
+        })();
+        let ctx = st.ctx_lazy(CALL)?;
+        let (name, from, to, values) = ctx.comm.enter(CALL, ready)?;
+        let id = ctx.decl_map_long(from, to, dim, values, name, CALL)?;
         Ok(st.publish(Kind::Map, id.0))
     })
 }

@@ -305,7 +305,10 @@ impl ApiState {
     }
 }
 
+/// The handle of a kernel, sparsity or matrix (set, map and dat handles are records:
+/// `ApiState::publish`).
 pub(crate) fn encode<T>(kind: Kind, serial: u32, index: u32) -> *mut T {
+    debug_assert!(!matches!(kind, Kind::Set | Kind::Map | Kind::Dat), "set/map/dat handles are records: publish");
     let v = ((kind as u64) << KIND_SHIFT) | (((serial as u64) & 0xff_ffff) << SERIAL_SHIFT) | (index as u64 + 1);
     v as usize as *mut T
 }

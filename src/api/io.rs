@@ -1,8 +1,8 @@
 //! Files: VTK output (`op_write_vtk`) and OP2's HDF5 functions (`op_*_hdf5`).
 
-use super::boundary;
 use super::c_str;
 use super::handle::{op_dat, op_map, op_set, Kind};
+use super::{boundary, boundary_probe};
 use crate::core::ElemType;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
@@ -79,21 +79,37 @@ pub extern "C" fn op_write_vtk(
 /// (OP2's layout). Under MPI (collective) that is the global size, and each process declares
 /// its block `[size*rank/P, size*(rank+1)/P)` (OP2's distribution; then op_partition). Returns
 /// NULL on error with `OP_ERRORS_RETURN`; under MPI an error on any process (a file missing on
-/// one) is reported on every process. Errors: OP2_ERR_IO (missing or unreadable file, or not a
-/// regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5, missing dataset,
-/// not one integer, a null dataspace, a value the file does not store, a soft or external link,
-/// negative or too large), OP2_ERR_NULL_ARGUMENT, OP2_ERR_BACKEND_UNAVAILABLE (op2 built
-/// without feature hdf5).
+/// one) is reported on every process. A dataset the file does not hold is OP2_ERR_NO_DATASET
+/// (naming dataset and file): NULL is returned and the program goes on whatever the error
+/// handler, so a program may probe for an optional dataset as with OP2 (said at diagnostics
+/// level 1; under MPI agreed: absent on every process, else OP2_ERR_FILE_FORMAT naming the
+/// processes that lack it). Errors: OP2_ERR_NO_DATASET, OP2_ERR_IO (missing or unreadable
+/// file, or not a regular file: a FIFO, a device, a directory), OP2_ERR_FILE_FORMAT (not HDF5,
+/// a group rather than a dataset, not one integer, a null dataspace, a value the file does not
+/// store, a soft or external link, negative or too large), OP2_ERR_NULL_ARGUMENT,
+/// OP2_ERR_BACKEND_UNAVAILABLE (op2 built without feature hdf5).
 #[no_mangle]
 pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> op_set {
     const CALL: &str = "op_decl_set_hdf5";
-    boundary(CALL, null_mut(), |st| {
+    boundary_probe(CALL, null_mut(), |st| {
         let ready = c_str(file, CALL, "file").and_then(|f| Ok((f, c_str(name, CALL, "name")?)));
         let ctx = st.ctx(CALL)?;
         let (file, name) = ctx.comm.enter(CALL, ready)?;
-        let id = crate::io::hdf5::decl_set(ctx, file, name, CALL)?;
+        let r = crate::io::hdf5::decl_set(ctx, file, name, CALL);
+        let id = say_absent(ctx, r)?;
         Ok(st.publish(Kind::Set, id.0))
     })
+}
+
+/// At diagnostics level 1, process 0 says that a dataset absent from the file made an
+/// `op_decl_*_hdf5` call return NULL (the program goes on, as with OP2, which prints it).
+fn say_absent<T>(ctx: &crate::context::Context, r: crate::error::Result<T>) -> crate::error::Result<T> {
+    if let Err(e) = &r {
+        if e.code == crate::error::ErrorCode::NoDataset && ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
+            crate::timing::print_after_c_stdio(&format!("op2: {}: returned NULL\n", e.message));
+        }
+    }
+    r
 }
 
 /// Declares a map from `from` to `to` with `dim` entries per element, read from the
@@ -101,7 +117,9 @@ pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> 
 /// 64-bit maps are narrowed with a range check). Entries must lie in `[0, to.size)`. Under MPI
 /// (collective) each process reads only the rows of its declared block of `from` (one
 /// collective hyperslab with parallel HDF5), values stay global indices until op_partition;
-/// any process's error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT (missing dataset, wrong dim, row count other than
+/// any process's error is reported on every process. A dataset the file does not hold is
+/// OP2_ERR_NO_DATASET: NULL is returned whatever the error handler (see op_decl_set_hdf5).
+/// Errors: OP2_ERR_NO_DATASET, OP2_ERR_IO, OP2_ERR_FILE_FORMAT (wrong dim, row count other than
 /// from.size, non-integer type, an extent the file does not store; the message names file,
 /// dataset, expected and found), OP2_ERR_MAP_OUT_OF_RANGE, OP2_ERR_BAD_SIZE,
 /// OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
@@ -115,7 +133,7 @@ pub extern "C" fn op_decl_map_hdf5(
     name: *const c_char,
 ) -> op_map {
     const CALL: &str = "op_decl_map_hdf5";
-    boundary(CALL, null_mut(), |st| {
+    boundary_probe(CALL, null_mut(), |st| {
         let ready = (|| {
             let file = c_str(file, CALL, "file")?;
             let name = c_str(name, CALL, "name")?;
@@ -126,7 +144,8 @@ pub extern "C" fn op_decl_map_hdf5(
         })();
         let ctx = st.ctx(CALL)?;
         let (file, name, from, to) = ctx.comm.enter(CALL, ready)?;
-        let id = crate::io::hdf5::decl_map(ctx, from, to, dim, file, name, CALL)?;
+        let r = crate::io::hdf5::decl_map(ctx, from, to, dim, file, name, CALL);
+        let id = say_absent(ctx, r)?;
         Ok(st.publish(Kind::Map, id.0))
     })
 }
@@ -135,9 +154,11 @@ pub extern "C" fn op_decl_map_hdf5(
 /// `[set.size][dim]` dataset `name` of HDF5 file `file`. The file's type must convert to `type`
 /// without loss (float to double, int to ll, ...). Under MPI (collective) each process reads
 /// only the rows of its declared block of `set` (before or after op_partition); any process's
-/// error is reported on every process. Errors: OP2_ERR_IO, OP2_ERR_FILE_FORMAT
-/// (missing dataset, wrong dim, row count other than set.size, lossy type, an extent the file
-/// does not store, a bool value other than 0 or 1), OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
+/// error is reported on every process. A dataset the file does not hold is OP2_ERR_NO_DATASET:
+/// NULL is returned whatever the error handler (see op_decl_set_hdf5). Errors:
+/// OP2_ERR_NO_DATASET, OP2_ERR_IO, OP2_ERR_FILE_FORMAT (wrong dim, row count other than
+/// set.size, lossy type, an extent the file does not store, a bool value other than 0 or 1),
+/// OP2_ERR_BAD_TYPE, OP2_ERR_BAD_SIZE,
 /// OP2_ERR_OUT_OF_MEMORY, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
 /// OP2_ERR_BACKEND_UNAVAILABLE.
 #[no_mangle]
@@ -149,7 +170,7 @@ pub extern "C" fn op_decl_dat_hdf5(
     name: *const c_char,
 ) -> op_dat {
     const CALL: &str = "op_decl_dat_hdf5";
-    boundary(CALL, null_mut(), |st| {
+    boundary_probe(CALL, null_mut(), |st| {
         let ready = (|| {
             let file = c_str(file, CALL, "file")?;
             let name = c_str(name, CALL, "name")?;
@@ -159,7 +180,8 @@ pub extern "C" fn op_decl_dat_hdf5(
         })();
         let ctx = st.ctx(CALL)?;
         let (file, name, set, ty) = ctx.comm.enter(CALL, ready)?;
-        let id = crate::io::hdf5::decl_dat(ctx, set, dim, ty, file, name, CALL)?;
+        let r = crate::io::hdf5::decl_dat(ctx, set, dim, ty, file, name, CALL);
+        let id = say_absent(ctx, r)?;
         Ok(st.publish(Kind::Dat, id.0))
     })
 }
@@ -268,6 +290,44 @@ pub extern "C" fn op_fetch_data_hdf5_file(dat: op_dat, file: *const c_char) {
         let (d, file) = ctx.comm.enter(CALL, ready)?;
         ctx.sync_to_host(d)?;
         crate::io::hdf5::fetch_dat_to_file(ctx, d, file, CALL)
+    })
+}
+
+/// OP2's `op_fetch_data_hdf5_file_path`: writes a dat (all elements, declared order, also
+/// after op_renumber; under MPI the whole global dat, in the original numbering) to HDF5 file
+/// `file` as the dataset `path_name`, in OP2's layout (`[set size][dim]` of the dat's type,
+/// attributes size = bytes per element, dim, type), so that `op_decl_dat_hdf5(set, dim, type,
+/// file, path_name)` reads it back. The file is created if missing; groups on the path
+/// (`"results/step10/q"`) are created; a dataset already at the path is replaced, whatever its
+/// shape or type. Leading, doubled and trailing `/` are ignored (`"/a//b/"` is `"a/b"`). A
+/// later `op_fetch_data_hdf5_file` of another dat whose name is this path refuses to overwrite
+/// it, as for two dats of one name. Under MPI (collective) as `op_fetch_data_hdf5_file`: each
+/// process writes its declared block through parallel HDF5; any process's error is reported on
+/// every process. Errors: OP2_ERR_BAD_NAME (a path naming no dataset: empty or only `/`),
+/// OP2_ERR_FILE_FORMAT (an existing file that is not HDF5; a group, not a dataset, at the path;
+/// a component of the path that is a dataset or a soft or external link; the file is left as
+/// it was), OP2_ERR_IO, OP2_ERR_NULL_ARGUMENT, OP2_ERR_INVALID_HANDLE,
+/// OP2_ERR_BACKEND_UNAVAILABLE.
+#[no_mangle]
+pub extern "C" fn op_fetch_data_hdf5_file_path(dat: op_dat, file: *const c_char, path_name: *const c_char) {
+    const CALL: &str = "op_fetch_data_hdf5_file_path";
+    boundary(CALL, (), |st| {
+        if super::checkpoint::replaying(st, CALL) {
+            return Ok(());
+        }
+        let ready = (|| {
+            let d = st.dat(dat, &CALL, &"dat")?;
+            let file = c_str(file, CALL, "file")?;
+            let path = c_str(path_name, CALL, "path_name")?;
+            if !path.split('/').any(|p| !p.is_empty() && p != ".") {
+                op2_bail!(BadName, "{CALL} '{file}': path_name '{path}' names no dataset");
+            }
+            Ok((d, file, path))
+        })();
+        let ctx = st.ctx(CALL)?;
+        let (d, file, path) = ctx.comm.enter(CALL, ready)?;
+        ctx.sync_to_host(d)?;
+        crate::io::hdf5::fetch_dat_to_path(ctx, d, file, path, CALL)
     })
 }
 

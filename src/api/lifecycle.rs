@@ -256,21 +256,26 @@ pub extern "C" fn op_diagnostic_output() {
 pub extern "C" fn op_timing_output() {
     boundary("op_timing_output", (), |st| {
         let ctx = st.ctx("op_timing_output")?;
-        if ctx.comm.distributed() {
-            ctx.comm.enter("op_timing_output", Ok(()))?;
-            if let Some(t) = crate::mpi::dist::timing_table(ctx)? {
-                print_after_c_stdio(&t);
-            }
-            return Ok(());
+        ctx.comm.enter("op_timing_output", Ok(()))?;
+        if let Some(t) = timing_text(ctx)? {
+            print_after_c_stdio(&t);
         }
-        let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
-        let mut table = ctx.timings.table(ctx.backend.kind().name(), stream);
-        if let Some(w) = ctx.backend.work_report() {
-            table.push_str(&format!("op2 {} backend: {w}\n", ctx.backend.kind().name()));
-        }
-        print_after_c_stdio(&table);
         Ok(())
     })
+}
+
+/// What `op_timing_output` prints (after the call's entry: collective under MPI, where only
+/// process 0 gets the text).
+pub(crate) fn timing_text(ctx: &Context) -> crate::error::Result<Option<String>> {
+    if ctx.comm.distributed() {
+        return crate::mpi::dist::timing_table(ctx);
+    }
+    let stream = std::env::var("OP2_STREAM_GBS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|v| *v > 0.0);
+    let mut table = ctx.timings.table(ctx.backend.kind().name(), stream);
+    if let Some(w) = ctx.backend.work_report() {
+        table.push_str(&format!("op2 {} backend: {w}\n", ctx.backend.kind().name()));
+    }
+    Ok(Some(table))
 }
 
 /// Prints after flushing C's stdio buffers, so our output lands after what the C program

@@ -19,6 +19,7 @@ pub mod lifecycle;
 pub mod loops;
 pub mod mat;
 pub mod mpi;
+pub mod profile;
 
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
@@ -191,6 +192,23 @@ fn called_from_kernel() -> bool {
 /// error applies the handler (print and exit by default, or return `default`). Nothing in here
 /// can panic, also not during `exit()` when thread-locals are gone.
 pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiState) -> Result<T>) -> T {
+    boundary_with(call, default, |_| false, body)
+}
+
+/// `boundary` for the calls with which a program probes for an optional dataset
+/// (`op_decl_*_hdf5`): a dataset absent from the file (`NoDataset`, agreed on every process)
+/// is recorded and `default` (NULL) returned whatever the handler, as OP2 returns NULL there;
+/// every other error follows the handler.
+pub(crate) fn boundary_probe<T>(call: &str, default: T, body: impl FnOnce(&mut ApiState) -> Result<T>) -> T {
+    boundary_with(call, default, |e| e.code == ErrorCode::NoDataset, body)
+}
+
+fn boundary_with<T>(
+    call: &str,
+    default: T,
+    returns_anyway: impl Fn(&Op2Error) -> bool,
+    body: impl FnOnce(&mut ApiState) -> Result<T>,
+) -> T {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if called_from_kernel() {
             op2_bail!(
@@ -224,7 +242,7 @@ pub(crate) fn boundary<T>(call: &str, default: T, body: impl FnOnce(&mut ApiStat
         }
     };
     set_last_error(err.code.as_i32(), &err.message);
-    if !ERRORS_RETURN.load(Ordering::Relaxed) {
+    if !ERRORS_RETURN.load(Ordering::Relaxed) && !returns_anyway(&err) {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{err}");
         crate::mpi::abort_job(1);

@@ -34,12 +34,16 @@ pub extern "C" fn op_mpi_init(
 /// `prime_set` at random. Apart from METIS's graph, no process holds more than its share of any
 /// set plus its halos at any point. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
 /// nothing to BLOCK and RANDOM: any is accepted there (OP2's Airfoil passes `"ANY"`);
-/// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused. Every other set follows
+/// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused; a k-way routine (METIS,
+/// PARMETIS or PTSCOTCH with KWAY, PARMETIS with GEOMKWAY) given no `prime_map` partitions by
+/// blocks, as OP2 does, and says so at diagnostics level 1 on process 0 (`op2: op_partition
+/// PTSCOTCH KWAY without a map: partitioned by blocks ...`). Every other set follows
 /// through the maps (as OP2 does); a set no map reaches keeps its declared blocks. Afterwards
 /// fetches, `op_arg_idx` and file output keep the original numbering. On one process it only
 /// checks its arguments. A program that never calls it runs on its declared blocks (BLOCK).
-/// Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; a method
-/// without the map or dat it needs; GEOMKWAY's coords on another set; a second call),
+/// Errors: OP2_ERR_BAD_CONFIG (an unknown lib/routine, listing the supported ones; RCB or GEOM
+/// without coords, GEOMKWAY with a map but without coords, or with coords on another set than
+/// the map's to-set; a second call),
 /// OP2_ERR_BACKEND_UNAVAILABLE (PARMETIS/PTSCOTCH when no ParMETIS library loads, naming it), OP2_ERR_BAD_LOOP (after the first loop),
 /// OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
 /// uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,

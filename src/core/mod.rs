@@ -9,7 +9,7 @@ pub mod renumber;
 pub mod residency;
 pub mod types;
 
-use crate::error::Result;
+use crate::error::{Op2Error, Result};
 use crate::op2_bail;
 use buffer::AlignedBuf;
 pub use types::ElemType;
@@ -56,6 +56,42 @@ impl Set {
     }
 }
 
+/// The error of a map entry outside its target set, as `op_decl_map` and `op_decl_map_long`
+/// give it: the entry at `pos` of a map of `dim` columns is `v`; positions and values are
+/// shown in the caller's index `base`.
+pub fn map_entry_out_of_range(
+    call: &str,
+    name: &str,
+    (pos, dim): (usize, usize),
+    v: i64,
+    to: &Set,
+    base: i64,
+) -> Op2Error {
+    let to_size = to.size;
+    crate::op2_err!(
+        MapOutOfRange,
+        "{call} '{name}': entry {} (element {}, position {}) is {}, outside {} of set '{}'",
+        pos as i64 + base,
+        (pos / dim) as i64 + base,
+        (pos % dim) as i64 + base,
+        v.saturating_add(base),
+        if base == 0 { format!("[0, {to_size})") } else { format!("{base}..{}", to_size as i64 - 1 + base) },
+        to.name
+    )
+}
+
+/// 64-bit map entries (`op_decl_map_long`) as op2's 32-bit ones, each checked against `to`
+/// (its size at most `i32::MAX`, so any entry that fits the set fits an `i32`): the first
+/// entry outside it is the error `op_decl_map` gives, named for `call`.
+pub fn narrow_map(call: &str, name: &str, dim: usize, values: &[i64], to: &Set, base: i64) -> Result<Vec<i32>> {
+    if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as u64 >= to.size as u64) {
+        return Err(map_entry_out_of_range(call, name, (pos, dim.max(1)), v, to, base));
+    }
+    let mut out = alloc::with_capacity::<i32>(values.len(), &format!("{call} '{name}'"))?;
+    out.extend(values.iter().map(|&v| v as i32));
+    Ok(out)
+}
+
 /// A map from each element of `from` to `dim` elements of `to`.
 #[derive(Debug)]
 pub struct Map {
@@ -92,16 +128,7 @@ impl Map {
         }
         let to_size = to.1.size;
         if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= to_size) {
-            op2_bail!(
-                MapOutOfRange,
-                "op_decl_map '{name}': entry {} (element {}, position {}) is {}, outside {} of set '{}'",
-                pos as i64 + base,
-                (pos / dim) as i64 + base,
-                (pos % dim) as i64 + base,
-                v as i64 + base,
-                if base == 0 { format!("[0, {to_size})") } else { format!("{base}..{}", to_size as i64 - 1 + base) },
-                to.1.name
-            );
+            return Err(map_entry_out_of_range("op_decl_map", name, (pos, dim), v as i64, to.1, base));
         }
         Ok(Map {
             name: name.to_string(),

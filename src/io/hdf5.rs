@@ -62,6 +62,9 @@ mod none {
     pub fn fetch_dat_to_file(_: &mut Context, _: DatId, _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
+    pub fn fetch_dat_to_path(_: &mut Context, _: DatId, _: &str, _: &str, call: &str) -> Result<()> {
+        unavailable(call)
+    }
     pub fn dump(_: &Context, _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
@@ -204,33 +207,77 @@ pub(crate) mod imp {
         f.dataset(name).map_err(|e| h5err(call, path, &format!("'{name}' is not a dataset"), e))
     }
 
+    /// That dataset `name` is in the file, agreed among the processes before anything is read
+    /// from it: absent on every process is `NoDataset` (the `op_decl_*_hdf5` call returns NULL
+    /// without ending the program, as OP2's does for a program probing an optional dataset);
+    /// absent on some processes only (each opened a different file) is `FileFormat` naming them,
+    /// so that every process takes the same decision.
+    fn agree_present(f: &File, name: &str, path: &str, call: &str, comm: &Comm) -> Result<()> {
+        let here = link_exists(f, name);
+        let all: Vec<bool> = if comm.distributed() {
+            comm.all_gather(&[here as u8])?.iter().map(|b| b.as_slice() == [1]).collect()
+        } else {
+            vec![here]
+        };
+        if all.iter().all(|&p| p) {
+            return Ok(());
+        }
+        if all.iter().all(|&p| !p) {
+            op2_bail!(NoDataset, "{call}: file '{path}' has no dataset '{name}'");
+        }
+        let list = |want: bool| {
+            all.iter()
+                .enumerate()
+                .filter(|&(_, &p)| p == want)
+                .map(|(r, _)| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        op2_bail!(
+            FileFormat,
+            "{call}: file '{path}' has the dataset '{name}' on process(es) {} but not on process(es) {} (each opened a different file)",
+            list(true),
+            list(false)
+        )
+    }
+
     /// The first component of `name` that is not a hard link (a soft or external link, which
     /// could lead to another file, a FIFO or a device), as (kind, path so far).
     fn not_hard_link(f: &File, name: &str) -> Option<LinkKind> {
-        use hdf5_sys::h5l::{H5L_info1_t, H5L_type_t};
         let mut prefix = String::new();
         for part in name.trim_start_matches('/').split('/') {
             if !prefix.is_empty() {
                 prefix.push('/');
             }
             prefix.push_str(part);
-            let c = std::ffi::CString::new(prefix.as_str()).ok()?;
-            let mut info = H5L_info1_t::default();
-            // SAFETY: a NUL-terminated name and an out-struct of the type the call fills.
-            #[allow(deprecated)]
-            let rc = hdf5::sync::sync(|| unsafe {
-                hdf5_sys::h5l::H5Lget_info1(f.id(), c.as_ptr(), &mut info, hdf5_sys::h5p::H5P_DEFAULT)
-            });
-            if rc < 0 {
-                return Some(LinkKind("unreadable", prefix));
-            }
-            match info.type_ {
-                H5L_type_t::H5L_TYPE_HARD => {}
-                H5L_type_t::H5L_TYPE_SOFT => return Some(LinkKind("soft", prefix)),
-                _ => return Some(LinkKind("external", prefix)),
+            if let Some(kind) = link_kind(f, &prefix) {
+                return Some(LinkKind(kind, prefix));
             }
         }
         None
+    }
+
+    /// What the link `path` (which exists) is when it is not a hard link: "soft", "external"
+    /// or "unreadable"; None for a hard link.
+    fn link_kind(f: &File, path: &str) -> Option<&'static str> {
+        use hdf5_sys::h5l::{H5L_info1_t, H5L_type_t};
+        let Ok(c) = std::ffi::CString::new(path) else {
+            return Some("unreadable");
+        };
+        let mut info = H5L_info1_t::default();
+        // SAFETY: a NUL-terminated name and an out-struct of the type the call fills.
+        #[allow(deprecated)]
+        let rc = hdf5::sync::sync(|| unsafe {
+            hdf5_sys::h5l::H5Lget_info1(f.id(), c.as_ptr(), &mut info, hdf5_sys::h5p::H5P_DEFAULT)
+        });
+        if rc < 0 {
+            return Some("unreadable");
+        }
+        match info.type_ {
+            H5L_type_t::H5L_TYPE_HARD => None,
+            H5L_type_t::H5L_TYPE_SOFT => Some("soft"),
+            _ => Some("external"),
+        }
     }
 
     /// A link that op2 does not follow: its kind and its path.
@@ -594,6 +641,7 @@ pub(crate) mod imp {
     pub fn decl_set(ctx: &mut Context, path: &str, name: &str, call: &str) -> Result<SetId> {
         let comm = &ctx.comm;
         let (f, file_len) = open_read(path, call, comm)?;
+        agree_present(&f, name, path, call, comm)?;
         let size = (|| -> Result<usize> {
             let ds = dataset(&f, name, path, call)?;
             let t = descriptor(&ds, name, path, call)?;
@@ -672,6 +720,7 @@ pub(crate) mod imp {
         let dim = dim as usize;
         let comm = &ctx.comm;
         let (f, file_len) = open_read(path, call, comm)?;
+        agree_present(&f, name, path, call, comm)?;
         let (n, start, count) = block(ctx, from);
         let (to_size, _, _) = block(ctx, to);
         let checked = (|| -> Result<(Dataset, bool)> {
@@ -744,6 +793,7 @@ pub(crate) mod imp {
         let dim = dim as usize;
         let comm = &ctx.comm;
         let (f, file_len) = open_read(path, call, comm)?;
+        agree_present(&f, name, path, call, comm)?;
         let (n, start, count) = block(ctx, set);
         let checked = (|| -> Result<Dataset> {
             let ds = dataset(&f, name, path, call)?;
@@ -1055,12 +1105,14 @@ pub(crate) mod imp {
         comm.agree(r)
     }
 
-    /// One dat as OP2 writes it: `[n][dim]` (n the global size), attributes size (bytes per
-    /// element), dim, type; `rows` is this process's declared block (all of it on one process).
-    fn write_dat(f: &File, ctx: &Context, d: DatId, rows: &[u8]) -> hdf5::Result<()> {
+    /// One dat as OP2 writes it, as dataset `dataset` (groups on its path created): `[n][dim]`
+    /// (n the global size), attributes size (bytes per element), dim, type; `rows` is this
+    /// process's declared block (all of it on one process). An existing dataset there is
+    /// replaced.
+    fn write_dat(f: &File, ctx: &Context, d: DatId, rows: &[u8], dataset: &str) -> hdf5::Result<()> {
         let dat = &ctx.dats[d.0 as usize];
         let (n, start, count) = block(ctx, dat.set);
-        let ds = create_dataset(f, &dat.name, dat.ty, &[n, dat.dim])?;
+        let ds = create_dataset(f, dataset, dat.ty, &[n, dat.dim])?;
         write_rows(&ds, start, count, rows, mpio(&ctx.comm))?;
         write_int_attr(&ds, "size", dat.elem_bytes() as i32)?;
         write_int_attr(&ds, "dim", dat.dim as i32)?;
@@ -1099,6 +1151,60 @@ pub(crate) mod imp {
         // later in the session is a collision, not an overwrite.
         if let Some(key) = r {
             ctx.hdf5_fetched.insert(key, d);
+        }
+        Ok(())
+    }
+
+    /// `op_fetch_data_hdf5_file_path`: writes one dat into `path` (created if missing) as the
+    /// dataset `dataset` (a `/`-separated path; missing groups on it are created), in OP2's
+    /// layout. A dataset already there is replaced, whatever its shape or type; a group there, or
+    /// a component of the path that is a dataset or a soft or external link, is `FileFormat` and
+    /// the file is left as it was. Under MPI as `fetch_dat_to_file` (collective, each process
+    /// writes its declared block).
+    pub fn fetch_dat_to_path(ctx: &mut Context, d: DatId, path: &str, dataset: &str, call: &str) -> Result<()> {
+        let key = link_key(dataset);
+        let comm = &ctx.comm;
+        need_mpio(comm, path, call)?;
+        let rows = dat_rows(ctx, d, call)?;
+        let f = open_write(path, false, call, comm)?;
+        let checked = (|| -> Result<()> {
+            let parts: Vec<&str> = key.split('/').collect();
+            for i in 1..=parts.len() {
+                let prefix = parts[..i].join("/");
+                if !f.link_exists(&prefix) {
+                    break; // from here on the groups are created
+                }
+                if let Some(kind) = link_kind(&f, &prefix) {
+                    op2_bail!(
+                        FileFormat,
+                        "{call}: '{prefix}' in '{path}' is a {kind} link; op2 writes '{key}' only through groups stored in the file itself (the file was left as it was)"
+                    );
+                }
+                let last = i == parts.len();
+                if !last && f.group(&prefix).is_err() {
+                    op2_bail!(
+                        FileFormat,
+                        "{call}: '{prefix}' in '{path}' is not a group, so '{key}' cannot be made inside it (the file was left as it was)"
+                    );
+                }
+                if last && f.dataset(&prefix).is_err() {
+                    op2_bail!(
+                        FileFormat,
+                        "{call}: '{key}' in '{path}' is not a dataset (a group or another object); op2 replaces only a dataset there (the file was left as it was)"
+                    );
+                }
+            }
+            Ok(())
+        })();
+        comm.agree(checked)?;
+        let r = write_dat(&f, ctx, d, &rows, &key).and_then(|_| f.flush());
+        drop(f);
+        drop(rows);
+        let name = &ctx.dats[d.0 as usize].name;
+        comm.agree(r.map_err(|e| op2_err!(Io, "{call}: cannot write dat '{name}' to '{key}' in '{path}': {e}")))?;
+        // A later op_fetch_data_hdf5_file of another dat named as this path is a collision.
+        if let Ok(p) = std::fs::canonicalize(path) {
+            ctx.hdf5_fetched.insert((p, key), d);
         }
         Ok(())
     }
@@ -1169,7 +1275,7 @@ pub(crate) mod imp {
         let existing = comm.agree(existing)?;
         let r = match existing {
             Some(ds) => write_rows(&ds, start, count, &rows, mpio(comm)).and_then(|_| f.flush()),
-            None => write_dat(&f, ctx, d, &rows).and_then(|_| f.flush()),
+            None => write_dat(&f, ctx, d, &rows, name).and_then(|_| f.flush()),
         };
         drop(f);
         comm.agree(r.map_err(|e| op2_err!(Io, "{call}: cannot write '{name}' to '{path}': {e}")))?;
@@ -1243,7 +1349,7 @@ pub(crate) mod imp {
                     continue;
                 }
                 let rows = dat_rows(ctx, DatId(d as u32), call)?;
-                write_dat(&f, ctx, DatId(d as u32), &rows).map_err(io)?;
+                write_dat(&f, ctx, DatId(d as u32), &rows, &ctx.dats[d].name).map_err(io)?;
             }
             f.flush().map_err(io)
         };

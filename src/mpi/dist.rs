@@ -48,10 +48,16 @@ pub fn partition(
 ) -> Result<()> {
     const CALL: &str = "op_partition";
     let method = partition::method(lib, routine)?;
-    match method {
+    // A k-way routine given no map has no graph to partition: OP2 then keeps the declared
+    // blocks ("Reverting to trivial block partitioning"), and so does op2, saying so.
+    let (method, blocks_for) = match method {
         Method::Kway | Method::ParKway { .. } if prime_map.is_none() => {
-            op2_bail!(BadConfig, "{CALL}: {lib} KWAY partitions the graph of prime_map, which is OP_ID (NULL)")
+            let r = if method == (Method::ParKway { geom: true }) { "GEOMKWAY" } else { "KWAY" };
+            (Method::Block, Some(format!("{lib} {r}")))
         }
+        m => (m, None),
+    };
+    match method {
         Method::Rcb if coords.is_none() => {
             op2_bail!(BadConfig, "{CALL}: {lib} (RCB/GEOM) needs a coordinate dat, coords is NULL")
         }
@@ -92,6 +98,11 @@ pub fn partition(
     }
     if !ctx.timings.loops().is_empty() {
         op2_bail!(BadLoop, "{CALL}: op_partition must come before the first op_par_loop");
+    }
+    if let Some(what) = blocks_for.filter(|_| ctx.config.diags >= 1 && ctx.comm.rank() == 0) {
+        crate::timing::print_after_c_stdio(&format!(
+            "op2: {CALL} {what} without a map: partitioned by blocks (the declared blocks are kept)\n"
+        ));
     }
     if !ctx.comm.distributed() {
         let _ = prime_set;

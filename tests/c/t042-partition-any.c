@@ -1,7 +1,8 @@
 /* Issue 21, point 6: OP2's tutorial Airfoil calls op_partition("BLOCK", "ANY", edges, pecell,
  * p_x). The routine means nothing to BLOCK and RANDOM, so any routine is accepted there (OP2
  * does); a misspelt library and a routine the library lacks stay OP2_ERR_BAD_CONFIG naming
- * both; GEOMKWAY needs coordinates on the to-set of prime_map (issue 25). Without MPI
+ * both; GEOMKWAY needs coordinates on the to-set of prime_map (issue 25); a k-way routine
+ * without a map is accepted (it partitions by blocks, as OP2's). Without MPI
  * op_partition only validates its arguments: the loop after it runs as before. */
 #include "test.h"
 
@@ -55,6 +56,13 @@ int main(int argc, char **argv)
     op_partition("PARMETIS", "GEOM", edges, pecell, x);
     CHECK_OK();
     op_partition("PARMETIS", "GEOMKWAY", cells, pecell, x);
+    CHECK_OK();
+    /* a k-way routine without a map partitions by blocks, as OP2's (t816 under MPI) */
+    op_partition("PTSCOTCH", "KWAY", edges, OP_ID, NULL);
+    CHECK_OK();
+    op_partition("METIS", "KWAY", edges, OP_ID, x);
+    CHECK_OK();
+    op_partition("PARMETIS", "GEOMKWAY", cells, OP_ID, NULL);
     CHECK_OK();
 
     PAR_LOOP(k, "count", edges, op_arg_dat(n, 0, pecell, 1, "double", OP_INC),

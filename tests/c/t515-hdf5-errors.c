@@ -1,11 +1,15 @@
 /* Bad HDF5 files and mismatched calls are named errors, never crashes: a missing file
- * (OP2_ERR_IO), a file that is not HDF5, a missing dataset, a wrong dim, a row count that
- * disagrees with the set, a lossy type conversion, a set dataset that lies (too large,
+ * (OP2_ERR_IO), a dataset the file does not hold (OP2_ERR_NO_DATASET: the op_decl_*_hdf5 call
+ * returns NULL and the program goes on also under the default exit handler, as OP2 lets a
+ * program probe for an optional dataset; at diagnostics level 1 it says so), a file that is
+ * not HDF5, a group where a dataset is expected, a wrong dim, a row count that disagrees with
+ * the set, a lossy type conversion, a set dataset that lies (too large,
  * negative, several values), constants without OP2's attributes or of another type or dim, an
  * existing dataset of another shape (OP2_ERR_FILE_FORMAT), map entries out of range
  * (OP2_ERR_MAP_OUT_OF_RANGE). Failed declarations return NULL and later calls still work. */
 #include "test.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -30,6 +34,7 @@ int main(int argc, char **argv)
   op_set edges = op_decl_set(4, "edges");
   op_decl_map(edges, nodes, 2, cmap, "pedge");
   op_dat p_x = op_decl_dat(nodes, 2, "double", x, "p_x");
+  op_decl_dat(nodes, 1, "double", x, "grp/q"); /* makes the group 'grp' */
   op_dump_to_hdf5(path);
   CHECK_OK();
   op_write_const_hdf5("huge", 1, "ll", (char *)&huge, path);
@@ -38,6 +43,14 @@ int main(int argc, char **argv)
   op_write_const_hdf5("d2", 2, "double", (char *)d2, path);
   CHECK_OK();
 
+  /* absent datasets under the default handler: NULL, named, and the program goes on */
+  CHECK(op_decl_dat_hdf5(nodes, 2, "double", path, "p_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_dat_hdf5", "no dataset 'p_test'", path);
+  CHECK(op_decl_map_hdf5(edges, nodes, 2, path, "m_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_map_hdf5", "no dataset 'm_test'", path);
+  CHECK(op_decl_set_hdf5(path, "s_test") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "no dataset 's_test'", path);
+
   op_set_error_handler(OP_ERRORS_RETURN);
   /* files */
   CHECK(op_decl_set_hdf5(missing, "nodes") == NULL);
@@ -45,13 +58,15 @@ int main(int argc, char **argv)
   CHECK(op_decl_set_hdf5(text, "nodes") == NULL);
   CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "text.h5", "not a readable HDF5 file");
   CHECK(op_decl_set_hdf5(path, "cells") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "mesh.h5", "no dataset 'cells'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "mesh.h5", "no dataset 'cells'");
   CHECK(op_decl_set_hdf5(path, "a/b/c") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_set_hdf5", "no dataset 'a/b/c'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "no dataset 'a/b/c'");
   CHECK(op_decl_dat_hdf5(nodes, 2, "double", missing, "p_x") == NULL);
   CHECK_ERR(OP2_ERR_IO, "op_decl_dat_hdf5", "missing.h5");
   CHECK(op_decl_map_hdf5(edges, nodes, 2, path, "nomap") == NULL);
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_map_hdf5", "no dataset 'nomap'");
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_map_hdf5", "no dataset 'nomap'");
+  CHECK(op_decl_dat_hdf5(nodes, 1, "double", path, "grp") == NULL); /* present, not a dataset */
+  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "mesh.h5", "'grp' is not a dataset");
 
   /* lying or odd set datasets */
   CHECK(op_decl_set_hdf5(path, "huge") == NULL);
@@ -146,6 +161,31 @@ int main(int argc, char **argv)
   CHECK_OK();
   CHECK(ok != NULL);
   op_exit();
+
+  /* at diagnostics level 1 process 0 says that an absent dataset gave NULL (stdout captured) */
+  {
+    char out[256], token[64], said[1024] = {0}, want[512];
+    int fd, saved;
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(token, sizeof token, "OP2_BACKEND=%s", argv[1]);
+    fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    fflush(stdout);
+    saved = dup(1);
+    CHECK(saved >= 0 && dup2(fd, 1) == 1);
+    test_init_tokens("t515", token, "OP2_DIAGNOSTICS=1", (const char *)NULL);
+    CHECK(op_decl_set_hdf5(path, "s_test") == NULL);
+    op_exit();
+    fflush(stdout);
+    CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0);
+    CHECK(read(fd, said, sizeof said - 1) > 0);
+    close(fd);
+    snprintf(want, sizeof want, "op2: op_decl_set_hdf5: file '%s' has no dataset 's_test': returned NULL\n", path);
+    if (strstr(said, want) == NULL) test_fail_(__FILE__, __LINE__, "no \"%s\" in:\n%s", want, said);
+    CHECK(unlink(out) == 0);
+  }
   CHECK(unlink(path) == 0 && unlink(text) == 0 && rmdir(dir) == 0);
   return 0;
 }

@@ -1,6 +1,7 @@
 ! Declarations from Fortran (twin of tests/c/t010-decl.c): sets of sizes 0, 1 and n, maps with
 ! 1-based entries (rank 1 and 2), dats of every Fortran type the module knows (rank 1, 2 and 3
-! arrays), dats of zeros from a type string, op_get_size, fetch round trips, and that the
+! arrays), op_decl_map_long (integer(8) entries, range errors), dats of zeros from a type
+! string, op_get_size, fetch round trips, and that the
 ! caller may change its arrays after declaring. Also op_init / op_exit / op_init again.
 program t010_decl_f
   use, intrinsic :: iso_c_binding
@@ -52,6 +53,45 @@ program t010_decl_f
     m = op_decl_map(s0, s3, 2, flat(1:0), 'empty2three')
     call check(c_associated(m%handle), 'map from the empty set')
     call check_ok('op_decl_map')
+  end block
+
+  ! op_decl_map_long: integer(8) 1-based entries, read through a loop; one entry beyond the
+  ! target set, and one beyond 32 bits, are the range error op_decl_map gives (1-based).
+  block
+    integer(c_long_long) :: lmap(2, 5)
+    real(8) :: x(3), s(5)
+    type(op_dat) :: dx, ds
+    type(op_kernel) :: kg
+    lmap = reshape([1_c_long_long, 2_c_long_long, 2_c_long_long, 3_c_long_long, &
+                    3_c_long_long, 1_c_long_long, 1_c_long_long, 3_c_long_long, &
+                    2_c_long_long, 2_c_long_long], [2, 5])
+    x = [0.5d0, 2.0d0, -8.0d0]
+    m = op_decl_map_long(s5, s3, 2, lmap, 'five2three_long')
+    call check(c_associated(m%handle), 'op_decl_map_long')
+    call check_ok('op_decl_map_long')
+    dx = op_decl_dat(s3, 1, x, 'xl')
+    ds = op_decl_dat(s5, 1, 'double', 'sl')
+    kg = op_decl_kernel('void gl(const double *a, const double *b, double *s) { s[0] = a[0] + 10.0 * b[0]; }', &
+                        'gl')
+    call op_par_loop(kg, 'gl', s5, [op_arg_dat(dx, 1, m, 1, 'real(8)', OP_READ), &
+                                    op_arg_dat(dx, 2, m, 1, 'real(8)', OP_READ), &
+                                    op_arg_dat(ds, -1, OP_ID, 1, 'real(8)', OP_WRITE)])
+    call op_fetch_data(ds, s)
+    do i = 1, 5
+      call check_dbl(s(i), x(lmap(1, i)) + 10d0 * x(lmap(2, i)), 'gather through op_decl_map_long')
+    end do
+    call op_set_error_handler(OP_ERRORS_RETURN)
+    lmap(2, 4) = 4
+    m = op_decl_map_long(s5, s3, 2, lmap, 'long_bad')
+    call check(.not. c_associated(m%handle), 'op_decl_map_long out of range is null')
+    call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map_long', &
+                   [character(len=40) :: "'long_bad'", 'entry 8 (element 4, position 2) is 4', &
+                    "outside 1..3 of set 'three'"], 'op_decl_map_long range')
+    lmap(2, 4) = 4294967298_c_long_long        ! 2^32 + 2: 1-based 2 if it were cut to 32 bits
+    m = op_decl_map_long(s5, s3, 2, lmap, 'long_wide')
+    call check_err(OP2_ERR_MAP_OUT_OF_RANGE, 'op_decl_map_long', &
+                   [character(len=40) :: "'long_wide'", 'is 4294967298'], 'op_decl_map_long beyond 32 bits')
+    call op_set_error_handler(OP_ERRORS_ABORT)
   end block
 
   ! real(8), rank 2: declared, then scribbled over by the caller, fetched back.

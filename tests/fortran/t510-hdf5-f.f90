@@ -1,7 +1,9 @@
 ! OP2's HDF5 functions from Fortran (twin of tests/c/t510-hdf5.c): op_dump_to_hdf5 and
 ! op_write_const_hdf5, then in a new session op_decl_set/map/dat_hdf5 and op_get_const_hdf5
-! give back the sizes, the 1-based map (checked through a loop) and the values; a missing
-! dataset is OP2_ERR_FILE_FORMAT, a missing file OP2_ERR_IO.
+! give back the sizes, the 1-based map (checked through a loop) and the values;
+! op_fetch_data_hdf5_file_path writes a dat inside groups that reads back exactly; a missing
+! dataset is OP2_ERR_NO_DATASET and a null handle without ending the program (default handler),
+! a missing file OP2_ERR_IO.
 program t510_hdf5_f
   use, intrinsic :: iso_c_binding
   use op2
@@ -9,7 +11,7 @@ program t510_hdf5_f
   implicit none
 
   character(len=:), allocatable :: backend
-  character(len=*), parameter :: file = 't510-hdf5-f.h5'
+  character(len=*), parameter :: file = 't510-hdf5-f.h5', path_file = 't510-hdf5-f-path.h5'
   type(op_set) :: nodes, edges
   type(op_map) :: pedge
   type(op_dat) :: p_x, p_s
@@ -64,13 +66,33 @@ program t510_hdf5_f
   call op_get_const_hdf5('n', 1, 'integer', n2, file)
   call check(n2 == 7, 'n from the file')
 
-  call op_set_error_handler(OP_ERRORS_RETURN)
+  ! op_fetch_data_hdf5_file_path: the sums into a group of a new file, read back exactly
+  call op_fetch_data_hdf5_file_path(p_s, path_file, 'results/step1/s')
+  call check_ok('op_fetch_data_hdf5_file_path')
+  block
+    type(op_dat) :: back
+    real(8) :: s2(4)
+    back = op_decl_dat_hdf5(edges, 1, 'real(8)', path_file, 'results/step1/s')
+    call check_ok('op_decl_dat_hdf5 of a path')
+    s2 = 0
+    call op_fetch_data(back, s2)
+    call check(all(s2 == s), 'dat written at a path reads back exactly')
+  end block
+
+  ! a dataset the file does not hold: null, named, and the program goes on under the default
+  ! (exit) handler
   p_x = op_decl_dat_hdf5(nodes, 1, 'real(8)', file, 'p_y')
   call check(.not. c_associated(p_x%handle), 'missing dataset returns null')
-  call check_err(OP2_ERR_FILE_FORMAT, 'op_decl_dat_hdf5', [character(len=16) :: "'p_y'"], 'missing dataset')
+  call check_err(OP2_ERR_NO_DATASET, 'op_decl_dat_hdf5', [character(len=16) :: "'p_y'", file], 'missing dataset')
+  pedge = op_decl_map_hdf5(edges, nodes, 2, file, 'm_test')
+  call check(.not. c_associated(pedge%handle), 'missing map dataset returns null')
+  call check_err(OP2_ERR_NO_DATASET, 'op_decl_map_hdf5', [character(len=16) :: "'m_test'"], 'missing map')
+  call op_set_error_handler(OP_ERRORS_RETURN)
   nodes = op_decl_set_hdf5('no-such-file.h5', 'nodes')
   call check_err(OP2_ERR_IO, 'op_decl_set_hdf5', [character(len=16) :: 'no-such-file.h5'], 'missing file')
   call op_exit()
   open(newunit=unit, file=file, status='old')
+  close(unit, status='delete')
+  open(newunit=unit, file=path_file, status='old')
   close(unit, status='delete')
 end program t510_hdf5_f

@@ -1,5 +1,6 @@
 /* MPI error paths (op2 initialises MPI itself here): op_partition with unknown names (the
- * message lists the supported ones), a method without what it needs, a second call, sets and
+ * message lists the supported ones), RCB without its coordinates (a k-way routine without its
+ * map partitions by blocks, as OP2's: t816), a second call, sets and
  * maps declared after it, global map values out of range; OP2_MPI_CHECK=1 turning ranks that
  * call different loops into OP2_ERR_MPI naming both calls instead of a hang; and op_init after
  * op_exit finalised MPI is OP2_ERR_MPI; PARMETIS/PTSCOTCH without a loadable ParMETIS library
@@ -46,8 +47,6 @@ int main(int argc, char **argv)
 
   op_partition("SCOTCHY", "KWAY", a, m, NULL);
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "'SCOTCHY'", "supported are BLOCK, RANDOM, RCB");
-  op_partition("METIS", "KWAY", a, OP_ID, NULL);
-  CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "prime_map");
   op_partition("RCB", NULL, a, OP_ID, NULL);
   CHECK_ERR(OP2_ERR_BAD_CONFIG, "op_partition", "coords");
   setenv("OP2_PARMETIS_LIB", "libop2-no-such-parmetis.so", 1);

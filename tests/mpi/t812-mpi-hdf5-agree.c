@@ -1,8 +1,11 @@
 /* An HDF5 declaration refused on one process only is refused on every process and declared on
  * none (issue 21, point 5): a map read from a file whose entries are in range everywhere but
  * in the last process's block (the file's map "m" reaches a set one element larger than the
- * set it is read into) is OP2_ERR_MAP_OUT_OF_RANGE on every process; a missing dataset is
- * OP2_ERR_FILE_FORMAT on every process. Then the same map read into the right set, a dat read
+ * set it is read into) is OP2_ERR_MAP_OUT_OF_RANGE on every process. A dataset absent from the
+ * file is OP2_ERR_NO_DATASET on every process, and the call returns NULL without ending the
+ * program also under the default (exit) handler, as OP2 lets a program probe for an optional
+ * dataset; a dataset present for one process only (each asks another name) is
+ * OP2_ERR_FILE_FORMAT on every process, naming the processes. Then the same map read into the right set, a dat read
  * from the file, op_partition (RANDOM, so elements move) and an indirect loop work, with every
  * value checked (before the fix the refused map stayed declared on the other processes and
  * op_partition failed on an index out of bounds).
@@ -48,8 +51,18 @@ int main(int argc, char **argv)
     CHECK_ERR(OP2_ERR_MAP_OUT_OF_RANGE, "op_decl_map_hdf5", "'m'");
   else
     CHECK_ERR(OP2_ERR_MAP_OUT_OF_RANGE, "op_decl_map_hdf5", "'m'", msg);
-  op_decl_dat_hdf5(b, 1, "double", file, "nosuch");
-  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "'nosuch'");
+  /* absent everywhere: NULL under the default handler, the program goes on */
+  op_set_error_handler(OP_ERRORS_ABORT);
+  CHECK(op_decl_dat_hdf5(b, 1, "double", file, "nosuch") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_dat_hdf5", "no dataset 'nosuch'", file);
+  CHECK(op_decl_map_hdf5(a, b, 1, file, "nomap") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_map_hdf5", "no dataset 'nomap'", file);
+  CHECK(op_decl_set_hdf5(file, "noset") == NULL);
+  CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_set_hdf5", "no dataset 'noset'", file);
+  op_set_error_handler(OP_ERRORS_RETURN);
+  /* present for process 0 only: one decision on every process, a format error naming them */
+  CHECK(op_decl_dat_hdf5(b, 1, "double", file, rank == 0 ? "v" : "nosuch") == NULL);
+  CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "on process(es) 0 but not on process(es) 1");
 
   op_map m = op_decl_map_hdf5(a, b, 1, file, "m");
   op_dat v = op_decl_dat_hdf5(b, 1, "double", file, "v");

@@ -6,8 +6,8 @@
  *    and values checked), the error paths (missing file, a file missing on some processes
  *    only, missing dataset, wrong dim, missing constant) as the same named error on every
  *    process, then op_partition (METIS), loops through the maps read, and the results written
- *    with op_fetch_data_hdf5_file and op_dump_to_hdf5 (rows gathered to their declared blocks
- *    by original index);
+ *    with op_fetch_data_hdf5_file, op_fetch_data_hdf5_file_path (inside groups) and
+ *    op_dump_to_hdf5 (rows gathered to their declared blocks by original index);
  * 3. read those files back and check every value against the grid.
  * The files of every process count stay in the test directory as t850-dump-<P>.h5 and
  * t850-out-<P>.h5; tests/mpi/h5same.py (make test-mpi-io) checks they equal P=1's exactly.
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     CHECK(op_decl_map_hdf5(cells, nodes, 3, "t850-in.h5", "pcell") == NULL);
     CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_map_hdf5", "'pcell'", "has dim 4; the call expects dim 3");
     CHECK(op_decl_dat_hdf5(cells, 4, "double", "t850-in.h5", "p_q") == NULL);
-    CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "has no dataset 'p_q'");
+    CHECK_ERR(OP2_ERR_NO_DATASET, "op_decl_dat_hdf5", "has no dataset 'p_q'");
     CHECK(op_decl_dat_hdf5(nodes, 1, "int", "t850-in.h5", "p_flag") == NULL);
     CHECK_ERR(OP2_ERR_FILE_FORMAT, "op_decl_dat_hdf5", "'p_flag'", "has 35 rows; set 'nodes' has 48 elements");
 
@@ -177,6 +177,7 @@ int main(int argc, char **argv)
     op_fetch_data_hdf5_file(r, out);
     op_fetch_data_hdf5_file(ecount, out);
     op_fetch_data_hdf5_file(r, out); /* an existing dataset is overwritten in place */
+    op_fetch_data_hdf5_file_path(ecount, out, "results/step1/ecount"); /* groups created */
     CHECK_OK();
     op_dump_to_hdf5(dump);
     CHECK_OK();
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
     op_dat r = op_decl_dat_hdf5(cells, 1, "double", dump, "p_r");
     op_dat e = op_decl_dat_hdf5(cells, 1, "double", out, "p_ecount");
     op_dat ro = op_decl_dat_hdf5(cells, 1, "double", out, "p_r");
+    op_dat ep = op_decl_dat_hdf5(cells, 1, "double", out, "results/step1/ecount");
     op_dat flag = op_decl_dat_hdf5(cells, 1, "int", dump, "p_flag");
     op_set tiny = op_decl_set_hdf5(dump, "tiny");
     op_dat dtiny = op_decl_dat_hdf5(tiny, 1, "double", dump, "p_tiny");
@@ -221,6 +223,8 @@ int main(int argc, char **argv)
     op_fetch_data(ro, b);
     for (i = 0; i < nc; i++) CHECK_DBL(b[i], want_sum(&g, c0 + i));
     op_fetch_data(e, b);
+    for (i = 0; i < nc; i++) CHECK_DBL(b[i], want_edges(&g, c0 + i));
+    op_fetch_data(ep, b);
     for (i = 0; i < nc; i++) CHECK_DBL(b[i], want_edges(&g, c0 + i));
     op_fetch_data(flag, fb);
     for (i = 0; i < nc; i++) CHECK_INT(fb[i], 3 * (c0 + i) - 7);
