@@ -36,7 +36,7 @@ TESTS += test-mpi
 .PHONY: test-mpi test-mpi-c-lazy test-mpi-c test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid
 
 test-mpi: test-mpi-c test-mpi-c-lazy test-mpi-airfoil test-mpi-op2-style test-mpi-hybrid test-mpi-assumed-size \
-  test-mpi-partition-memory
+  test-mpi-partition-memory test-mpi-cpp
 	@echo "test-mpi: passed"
 
 test-mpi-c: lib
