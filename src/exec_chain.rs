@@ -19,6 +19,12 @@
 //! `threads`; the schedule is `Parallel` on `seq` too). Device backends are not tiled: they run
 //! direct loops fused into fewer launches (`exec_device`). Everywhere else (`OP2_VALIDATE=1`,
 //! the check backend, matrices), loops run one after another with the driver's phases (`exec`).
+//!
+//! Reductions in a queue hand their results over as eagerly, in loop order: a queued loop's
+//! reduction target holds a placeholder until the queue runs (`Pending`), so that a value the
+//! program stores in between is seen; a later loop that reads the target, or reduces into it
+//! without such a store, runs the queue first (`follows_pending`), so it starts from the earlier
+//! loop's result; a store after the last loop is put back after the run (`settle`).
 
 use crate::arg::RawArg;
 use crate::arg::{Access, BoundArg};
@@ -29,7 +35,7 @@ use crate::context::Context;
 use crate::core::{KernelId, SetId};
 use crate::error::{Op2Error, Result};
 use crate::exec;
-use crate::par_loop::{ChainKey, Fused, ParLoop};
+use crate::par_loop::{ChainKey, Fused, ParLoop, Pending};
 use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,6 +76,12 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
     if let Some(c) = &l.compiled {
         exec::check_inc_reads(ctx, kernel, name, &l.bound, c.inc_read.as_ref())?;
     }
+    // A global that a queued loop reduces into is read or reduced into again: where the program
+    // has not stored a value of its own there since, eagerly this loop would see the queued
+    // loop's result, so the queue runs first.
+    if follows_pending(ctx, &l)? {
+        flush(ctx, "op_par_loop")?;
+    }
     l.hold_globals()?;
     // A loop whose results the caller reads when the call returns, or that assembles a matrix,
     // runs now with everything before it (inside a chain, reductions wait for its end).
@@ -82,11 +94,121 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         || l.has_mat()
         || first_on_device
         || ctx.lazy.queue.len() + 1 >= MAX_QUEUE;
+    let targets: Vec<(*mut u8, usize, usize)> =
+        l.globals().filter(|g| g.3).map(|(ptr, bytes, elem, _)| (ptr, bytes, elem)).collect();
     ctx.lazy.queue.push(l);
     if now {
         flush(ctx, "op_par_loop")?;
+    } else {
+        mark_pending(ctx, &targets, name)?;
     }
     Ok(())
+}
+
+/// op2's placeholder for one value of `elem` bytes in a queued loop's reduction target
+/// (`Pending`): a signalling NaN with a payload for 8- and 4-byte reals (arithmetic never makes
+/// one), the same bits for integers of those sizes (9.2e18 and 2.1e9, values a program is
+/// unlikely to store in a reduction variable), and an invalid `_Bool`.
+pub fn placeholder(elem: usize) -> &'static [u8] {
+    const P8: [u8; 8] = 0x7FF4_C3A5_0B2D_1E69u64.to_ne_bytes();
+    const P4: [u8; 4] = 0x7FB4_C3A5u32.to_ne_bytes();
+    const P1: [u8; 1] = [0xA5];
+    match elem {
+        8 => &P8,
+        4 => &P4,
+        2 => &P4[..2],
+        _ => &P1,
+    }
+}
+
+/// The caller's variable of a pending target, as bytes.
+fn pending_bytes(p: &Pending) -> &[u8] {
+    // SAFETY: `p.ptr` is the caller's reduction target of `p.bytes` bytes, valid until the
+    // queue has run (op_arg_gbl's contract for a queued loop).
+    unsafe { std::slice::from_raw_parts(p.ptr as *const u8, p.bytes) }
+}
+
+/// Whether some value of a pending target still holds the placeholder (the program has not
+/// stored a value of its own there since the queued loop's call).
+fn holds_placeholder(p: &Pending) -> bool {
+    let ph = placeholder(p.elem);
+    pending_bytes(p).chunks(p.elem.max(1)).any(|c| c == ph)
+}
+
+/// Whether the queue must run before the loop `l` is queued: one of its globals overlaps a
+/// queued loop's reduction target that still holds the placeholder somewhere (eagerly `l`
+/// would read, or start its own reduction from, the queued loop's result), or `l` reduces into
+/// part of one, or into a larger variable around one. A target the program has stored a whole
+/// value of its own into since needs nothing: `l` reads or starts from that value, as eagerly.
+/// Under MPI the processes agree (a run is collective): the queue runs where any process needs it.
+fn follows_pending(ctx: &Context, l: &ParLoop) -> Result<bool> {
+    if ctx.lazy.pending.is_empty() {
+        return Ok(false);
+    }
+    let (mut touches, mut must) = (false, false);
+    for (ptr, bytes, elem, reduces) in l.globals() {
+        let (a, b) = (ptr as usize, ptr as usize + bytes);
+        for p in &ctx.lazy.pending {
+            let (c, d) = (p.ptr as usize, p.ptr as usize + p.bytes);
+            if a >= d || c >= b {
+                continue;
+            }
+            touches = true;
+            let same = p.ptr == ptr && p.bytes == bytes && p.elem == elem;
+            if (reduces && !same) || holds_placeholder(p) {
+                must = true;
+            }
+        }
+    }
+    if touches && ctx.comm.distributed() {
+        let all = ctx.comm.all_gather(&[must as u8])?;
+        must = all.iter().any(|v| v.first() == Some(&1));
+    }
+    Ok(must)
+}
+
+/// Records the reduction targets of the loop just queued as pending (their value at the call
+/// kept for a failure, the first time) and puts the placeholder in them.
+fn mark_pending(ctx: &mut Context, targets: &[(*mut u8, usize, usize)], name: &str) -> Result<()> {
+    for &(ptr, bytes, elem) in targets {
+        if !ctx.lazy.pending.iter().any(|p| p.ptr == ptr && p.bytes == bytes) {
+            let mut first = crate::core::alloc::zeroed::<u8>(bytes, &format!("op_par_loop '{name}'"))?;
+            // SAFETY: ptr is the caller's global of `bytes` bytes (op_arg_gbl's contract).
+            unsafe { std::ptr::copy_nonoverlapping(ptr as *const u8, first.as_mut_ptr(), bytes) };
+            ctx.lazy.pending.push(Pending { ptr, bytes, elem, first: first.into_boxed_slice() });
+        }
+        let ph = placeholder(elem);
+        for k in 0..bytes / elem.max(1) {
+            // SAFETY: as above; value k lies inside the variable.
+            unsafe { std::ptr::copy_nonoverlapping(ph.as_ptr(), ptr.add(k * elem), ph.len().min(elem)) };
+        }
+    }
+    Ok(())
+}
+
+/// After a queue ran: each pending target's values that the program stored after the last
+/// queued loop reducing into it (`stored`, read before the run) are put back, as eagerly its
+/// store would come after that loop's result; after a failure, values the failed or dropped
+/// loops left as the placeholder get their value at the first call again.
+fn settle(pending: &[Pending], stored: &[Vec<u8>], failed: bool) {
+    for (p, st) in pending.iter().zip(stored) {
+        let ph = placeholder(p.elem);
+        let e = p.elem.max(1);
+        for (k, v) in st.chunks(e).enumerate() {
+            let now = &pending_bytes(p)[k * e..(k * e + v.len()).min(p.bytes)];
+            let put: Option<&[u8]> = if v != ph {
+                Some(v)
+            } else if failed && now == ph {
+                p.first.get(k * e..k * e + v.len())
+            } else {
+                None
+            };
+            if let Some(put) = put {
+                // SAFETY: as in `pending_bytes`; value k lies inside the variable.
+                unsafe { std::ptr::copy_nonoverlapping(put.as_ptr(), p.ptr.add(k * e), put.len()) };
+            }
+        }
+    }
 }
 
 /// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
@@ -103,7 +225,16 @@ pub fn flush(ctx: &mut Context, call: &str) -> Result<()> {
 
 /// Runs `queue` in order on behalf of `call` (the call that flushed it). A failing loop is the
 /// error, with its name (and the number of loops after it that were dropped) in the message.
+/// The queued loops' reduction targets then hold eager's values (`settle`).
 pub fn run(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
+    let pending = std::mem::take(&mut ctx.lazy.pending);
+    let stored: Vec<Vec<u8>> = pending.iter().map(|p| pending_bytes(p).to_vec()).collect();
+    let r = run_queue(ctx, queue, call);
+    settle(&pending, &stored, r.is_err());
+    r
+}
+
+fn run_queue(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
     if let Some(schedule) = tiles(ctx, &queue) {
         return run_tiled(ctx, &queue, schedule, call);
     }
@@ -806,5 +937,36 @@ mod tests {
         let e = Op2Error::new(ErrorCode::Device, "opencl: clEnqueueNDRangeKernel failed");
         let got = queued_failure(e, "adt", "op_exit", 0);
         assert_eq!(got.message, "op_par_loop 'adt': opencl: clEnqueueNDRangeKernel failed (queued, run by op_exit)");
+    }
+
+    #[test]
+    fn pending_targets_keep_what_the_program_stored() {
+        use super::{holds_placeholder, placeholder, settle, Pending};
+        let ph = f64::from_ne_bytes(placeholder(8).try_into().unwrap());
+        assert!(ph.is_nan());
+        assert!(f32::from_ne_bytes(placeholder(4).try_into().unwrap()).is_nan());
+        // A dim-2 double target, its first value 1, 2 at the first call; the variable is only
+        // touched through the pointer from here on.
+        let mut v = Box::new([ph, ph]);
+        let first: Vec<u8> = [1.0f64, 2.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let ptr = v.as_mut_ptr();
+        let p = Pending { ptr: ptr as *mut u8, bytes: 16, elem: 8, first: first.into_boxed_slice() };
+        // SAFETY: `ptr` points at the two values of `v`, which outlives these uses.
+        let set = |a: f64, b: f64| unsafe {
+            ptr.write(a);
+            ptr.add(1).write(b)
+        };
+        let get = || unsafe { [ptr.read(), ptr.add(1).read()] };
+        assert!(holds_placeholder(&p));
+        // The program stored 5 in value 0 after the last loop; the run left 7, 8.
+        let stored: Vec<u8> = [5.0f64, ph].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        set(7.0, 8.0);
+        settle(std::slice::from_ref(&p), std::slice::from_ref(&stored), false);
+        assert_eq!(get(), [5.0, 8.0]);
+        assert!(!holds_placeholder(&p));
+        // A failure that left the placeholder in value 1: its value at the first call again.
+        set(7.0, ph);
+        settle(std::slice::from_ref(&p), std::slice::from_ref(&stored), true);
+        assert_eq!(get(), [5.0, 2.0]);
     }
 }

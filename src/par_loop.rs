@@ -86,6 +86,19 @@ impl ParLoop {
         })
     }
 
+    /// Its global arguments: the caller's pointer, size, size of one value, and whether the loop
+    /// reduces into it (INC/MIN/MAX, info) rather than reading it. A READ global's pointer is
+    /// the caller's until `hold_globals`.
+    pub fn globals(&self) -> impl Iterator<Item = (*mut u8, usize, usize, bool)> + '_ {
+        self.shape.args.iter().zip(&self.bound).filter_map(|(d, b)| match (d, b) {
+            (ArgDesc::Gbl { ty, acc, .. }, BoundArg::Gbl { ptr, bytes }) => {
+                Some((*ptr, *bytes, ty.size(), *acc != crate::arg::Access::Read))
+            }
+            (ArgDesc::Info { ty, .. }, BoundArg::Gbl { ptr, bytes }) => Some((*ptr, *bytes, ty.size(), true)),
+            _ => None,
+        })
+    }
+
     /// Whether some argument is a matrix (assembled in the loop: matrix loops never wait).
     pub fn has_mat(&self) -> bool {
         self.shape.args.iter().any(|d| matches!(d, ArgDesc::Mat { .. }))
@@ -146,11 +159,32 @@ pub struct ChainKey {
     pub layout: u64,
 }
 
+/// A reduction target of a queued loop (`exec_chain`): from the loop's call until the queue
+/// runs, the caller's variable holds op2's placeholder (`exec_chain::placeholder`), so that a
+/// value the program stores there in between is seen (and kept, as eagerly), and a later loop
+/// that reduces into it or reads it can tell whether it must follow the queued loop's result.
+pub struct Pending {
+    /// The caller's variable and its size.
+    pub ptr: *mut u8,
+    pub bytes: usize,
+    /// The size of one of its values (the placeholder is per value).
+    pub elem: usize,
+    /// Its value at the first queued call that reduces into it (put back where a failure leaves
+    /// the placeholder).
+    pub first: Box<[u8]>,
+}
+
+// SAFETY: as for `ParLoop`: the caller's reduction target, valid until the queue has run, used
+// only under the API's lock.
+unsafe impl Send for Pending {}
+
 /// The session's lazy state: loops waiting to run, the open chain (if any), and the tilings of
 /// the chains run so far.
 #[derive(Default)]
 pub struct Lazy {
     pub queue: Vec<ParLoop>,
+    /// The queued loops' reduction targets, each once (`exec_chain`).
+    pub pending: Vec<Pending>,
     /// The name of the chain `op_loop_chain_begin` opened, until `op_loop_chain_end`.
     pub chain: Option<String>,
     pub tilings: HashMap<ChainKey, Arc<Tiling>>,

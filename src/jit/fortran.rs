@@ -8,7 +8,9 @@
 //! one pointer per argument, as gfortran passes explicit-shape and scalar dummies: no
 //! `bind(C)` wrapper module is needed, and the C side's parameter types come from the
 //! dummies' declarations (`real(8)` is `double *`, `integer` is `int *`, ...), so the loop's
-//! arguments are checked against them as a C kernel's are.
+//! arguments are checked against them as a C kernel's are. What `real`, `integer`, ... are
+//! depends on the flags (`-fdefault-real-8` makes `real` a `double`): a probe compiled and run
+//! once per compiler identity and flags says (`Kinds`, cached as `fortran/kinds-HASH`).
 //!
 //! Modules the kernel file `use`s are found in the kernel's directory and then in
 //! `OP2_FORTRAN_PATH` (a file named after the module, or any Fortran file there defining it),
@@ -47,7 +49,12 @@ pub fn explain_mismatch(source: &str, message: &str) -> Option<String> {
             None => break,
         }
     }
-    Some(format!("{m} (Fortran subroutine '{origin}')"))
+    let kinds = source
+        .lines()
+        .find_map(|l| l.strip_prefix(KINDS_MARK).and_then(|r| r.strip_suffix(" */")))
+        .map(|k| format!("; {k}"))
+        .unwrap_or_default();
+    Some(format!("{m} (Fortran subroutine '{origin}'{kinds})"))
 }
 
 /// A kernel around a Fortran kernel's stand-in `name` (source `stand_in`) for a loop whose
@@ -109,6 +116,10 @@ pub fn is_fortran_file(path: &str) -> bool {
     matches!(Path::new(path).extension().and_then(|e| e.to_str()), Some("f90" | "F90" | "f" | "F"))
 }
 
+/// The marker line of the C stand-in that says which types the compiler's flags change (read by
+/// `explain_mismatch`).
+const KINDS_MARK: &str = "/* op2-fortran-kinds: ";
+
 /// The marker line of the C stand-in that names one object to link (read by `objects_in`).
 const OBJECT_MARK: &str = "/* op2-fortran-object: ";
 
@@ -146,9 +157,9 @@ pub struct Subroutine {
     pub module: Option<String>,
     /// Its dummy arguments in order, lower case.
     pub dummies: Vec<String>,
-    /// The C type of each dummy, where its declaration says (None: not declared, or a type op2
-    /// does not map).
-    pub types: Vec<Option<ElemType>>,
+    /// The type each dummy is declared with, where op2 reads it (None: not declared, or a type
+    /// op2 does not read); what it is in C depends on the compiler's flags (`Kinds`).
+    pub types: Vec<Option<Spelling>>,
     /// Values each dummy holds, where its declaration says with constant extents (`q(4)`,
     /// `dimension(2)`, `x(1:3)`; a scalar holds 1); None for assumed size or shape, extents
     /// named by parameters, or no declaration.
@@ -269,8 +280,8 @@ pub struct FileScan {
     pub modules: Vec<String>,
     pub uses: Vec<String>,
     pub subroutines: Vec<(String, Subroutine)>,
-    /// Module variables (not parameters) of types op2 maps: (module, name, type, dim).
-    pub vars: Vec<(String, String, ElemType, usize)>,
+    /// Module variables (not parameters) of types op2 reads: (module, name, type, dim).
+    pub vars: Vec<(String, String, Spelling, usize)>,
 }
 
 /// Scans a Fortran file: its modules, the modules it uses, its subroutines with their dummies
@@ -359,24 +370,160 @@ pub fn scan(source: &str, fixed: bool) -> FileScan {
     f
 }
 
-/// The C type of a declaration's type spec (`real(8)`, `real(kind=8)`, `double precision`,
-/// `integer`, `real(c_double)`, ...), if op2 maps it.
-fn type_of(spec: &str) -> Option<ElemType> {
+/// The type spellings op2 reads in declarations, as the compiler's flags may size them: each
+/// is probed (see `Kinds`). Other spellings of these (`real*8`, `real(kind=8)`, `real(c_double)`,
+/// `integer(c_int)`, ...) are the same type to gfortran, whatever the flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// `real`
+    Real,
+    /// `real(4)`, `real*4`, `real(c_float)`
+    Real4,
+    /// `real(8)`, `real*8`, `real(c_double)`
+    Real8,
+    /// `double precision`
+    DoublePrecision,
+    /// `integer`
+    Integer,
+    /// `integer(4)`, `integer*4`, `integer(c_int)`
+    Integer4,
+    /// `integer(8)`, `integer*8`, `integer(c_long_long)`, `integer(c_int64_t)`
+    Integer8,
+}
+
+impl Spelling {
+    pub const ALL: [Spelling; 7] = [
+        Spelling::Real,
+        Spelling::Real4,
+        Spelling::Real8,
+        Spelling::DoublePrecision,
+        Spelling::Integer,
+        Spelling::Integer4,
+        Spelling::Integer8,
+    ];
+
+    /// As the probe declares it (and as messages name it).
+    pub fn text(self) -> &'static str {
+        match self {
+            Spelling::Real => "real",
+            Spelling::Real4 => "real(4)",
+            Spelling::Real8 => "real(8)",
+            Spelling::DoublePrecision => "double precision",
+            Spelling::Integer => "integer",
+            Spelling::Integer4 => "integer(4)",
+            Spelling::Integer8 => "integer(8)",
+        }
+    }
+
+    fn is_real(self) -> bool {
+        matches!(self, Spelling::Real | Spelling::Real4 | Spelling::Real8 | Spelling::DoublePrecision)
+    }
+}
+
+/// The spelling of a declaration's type spec (`real(8)`, `real(kind=8)`, `real*8`, `double
+/// precision`, `integer`, `real(c_double)`, ...), if op2 reads it.
+fn type_of(spec: &str) -> Option<Spelling> {
     let s: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
-    let kind = s.find('(').map(|i| s[i + 1..].trim_end_matches(')').trim_start_matches("kind=").to_string());
-    let base = s.split('(').next().unwrap_or("");
+    let (base, kind) = match (s.find('('), s.find('*')) {
+        (Some(i), _) => (&s[..i], Some(s[i + 1..].trim_end_matches(')').trim_start_matches("kind=").to_string())),
+        (None, Some(i)) => (&s[..i], Some(s[i + 1..].to_string())),
+        (None, None) => (s.as_str(), None),
+    };
     match (base, kind.as_deref()) {
-        ("doubleprecision", None) => Some(ElemType::Double),
-        ("real", None | Some("4") | Some("c_float")) => Some(ElemType::Float),
-        ("real", Some("8") | Some("c_double")) => Some(ElemType::Double),
-        ("integer", None | Some("4") | Some("c_int")) => Some(ElemType::Int),
-        ("integer", Some("8") | Some("c_long_long") | Some("c_int64_t")) => Some(ElemType::Ll),
+        ("doubleprecision", None) => Some(Spelling::DoublePrecision),
+        ("real", None) => Some(Spelling::Real),
+        ("real", Some("4") | Some("c_float")) => Some(Spelling::Real4),
+        ("real", Some("8") | Some("c_double")) => Some(Spelling::Real8),
+        ("integer", None) => Some(Spelling::Integer),
+        ("integer", Some("4") | Some("c_int") | Some("c_int32_t")) => Some(Spelling::Integer4),
+        ("integer", Some("8") | Some("c_long_long") | Some("c_int64_t")) => Some(Spelling::Integer8),
         _ => None,
     }
 }
 
+/// What the Fortran compiler makes of each `Spelling` with the flags in use: the `digits` of
+/// each (binary digits of a real's significand, or an integer's value bits), as a probe program
+/// compiled with those flags prints them. `-fdefault-real-8` makes `real` 53 (a C `double`) and
+/// `double precision` 113 (a 16-byte real no C type of op2's matches), `-fdefault-integer-8`
+/// makes `integer` 63 (`long long`), `-freal-4-real-8` makes `real` and `real(4)` 53, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kinds {
+    pub digits: [u32; 7],
+}
+
+impl Kinds {
+    /// Without flags that change them (and what `scan` assumes when no compiler is asked).
+    pub const PLAIN: Kinds = Kinds { digits: [24, 24, 53, 53, 31, 31, 63] };
+
+    fn digits_of(&self, s: Spelling) -> u32 {
+        self.digits[s as usize]
+    }
+
+    /// The element type op2 has for a spelling, if any.
+    pub fn elem(&self, s: Spelling) -> Option<ElemType> {
+        match (s.is_real(), self.digits_of(s)) {
+            (true, 24) => Some(ElemType::Float),
+            (true, 53) => Some(ElemType::Double),
+            (false, 31) => Some(ElemType::Int),
+            (false, 63) => Some(ElemType::Ll),
+            _ => None,
+        }
+    }
+
+    /// The C type a dummy of this spelling is passed as: op2's element type, else a C type no
+    /// argument matches where the size is known (an extended or quadruple real is `long double`,
+    /// a 1- or 2-byte integer `int8_t`/`int16_t`), so the loop's check refuses it; None where
+    /// nothing is known (not checked).
+    pub fn c_type(&self, s: Spelling) -> Option<&'static str> {
+        if let Some(t) = self.elem(s) {
+            return Some(t.c_name());
+        }
+        match (s.is_real(), self.digits_of(s)) {
+            (true, _) => Some("long double"),
+            (false, 7) => Some("int8_t"),
+            (false, 15) => Some("int16_t"),
+            _ => None,
+        }
+    }
+
+    /// What differs from `PLAIN`, for messages: "real is double, double precision is long double".
+    pub fn differences(&self) -> String {
+        let mut out: Vec<String> = Vec::new();
+        for s in Spelling::ALL {
+            if self.digits_of(s) != Kinds::PLAIN.digits_of(s) {
+                let c = self.c_type(s).map(str::to_string).unwrap_or_else(|| format!("{} digits", self.digits_of(s)));
+                out.push(format!("{} is {c}", s.text()));
+            }
+        }
+        out.join(", ")
+    }
+
+    /// Reads the probe's output: the 7 numbers, in `Spelling::ALL`'s order.
+    fn parse(text: &str) -> Option<Kinds> {
+        let v: Vec<u32> = text.split_whitespace().map(|w| w.parse().ok()).collect::<Option<Vec<u32>>>()?;
+        let digits: [u32; 7] = v.try_into().ok()?;
+        Some(Kinds { digits })
+    }
+}
+
+/// The probe program: one variable per `Spelling` (in order), its `digits` printed. Fortran 95
+/// and valid in fixed and free form alike, so flags such as `-std=f95` or `-ffixed-form` compile it.
+const KINDS_PROBE: &str = "      program op2kinds
+      implicit none
+      real a1
+      real(4) a2
+      real(8) a3
+      double precision a4
+      integer a5
+      integer(4) a6
+      integer(8) a7
+      print *, digits(a1), digits(a2), digits(a3), digits(a4)
+      print *, digits(a5), digits(a6), digits(a7)
+      end program op2kinds
+";
+
 /// Records the variables a module-level declaration (`TYPE[, attrs] :: names`) declares.
-fn module_vars(module: &str, st: &str, vars: &mut Vec<(String, String, ElemType, usize)>) {
+fn module_vars(module: &str, st: &str, vars: &mut Vec<(String, String, Spelling, usize)>) {
     let Some((head, names)) = st.split_once("::") else { return };
     let head_c: String = head.chars().filter(|c| !c.is_whitespace()).collect();
     if head_c.contains("parameter") {
@@ -470,7 +617,7 @@ fn declare(sub: &mut Subroutine, st: &str) {
             let mut spec_end = 0;
             let mut depth = 0;
             let bytes: Vec<char> = st.chars().collect();
-            let word_end = st.find([' ', '(']).unwrap_or(st.len());
+            let word_end = st.find([' ', '(', '*']).unwrap_or(st.len());
             let word = &st[..word_end];
             if !matches!(word, "real" | "integer" | "double") {
                 return;
@@ -647,6 +794,8 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
         h.update([0]);
     }
     let hash = crate::codegen::hex(&h.finalize()[..12]);
+    // What `real`, `integer`, ... are with these flags: the dummies' C types follow them.
+    let kinds = probe_kinds(s.fc, &fc_id, &flags, s.cache_dir, what)?;
     let dir = s.cache_dir.join("fortran").join(&hash);
     let objects: Vec<PathBuf> = (0..files.len()).map(|i| dir.join(format!("{i}.o"))).collect();
     if !objects.iter().all(|o| o.is_file()) {
@@ -656,6 +805,12 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
     let sym = sub.symbol(&lname);
     let mut src = String::with_capacity(400);
     src.push_str(&format!("{STAND_IN_MARK}{name}' of '{path}' (Fortran files {hash}) */\n"));
+    let differences = kinds.differences();
+    if !differences.is_empty() {
+        // Read by `explain_mismatch`: why a dummy's C type is not the usual one.
+        let shown = s.fflags.split_whitespace().collect::<Vec<_>>().join(" ").replace("*/", "* /");
+        src.push_str(&format!("{KINDS_MARK}with the flags '{shown}' (OP2_FFLAGS), {differences} */\n"));
+    }
     for o in &objects {
         src.push_str(&format!("{OBJECT_MARK}{} */\n", o.display()));
     }
@@ -680,9 +835,9 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
         .iter()
         .zip(&sub.extents)
         .zip(&names)
-        .map(|((t, e), n)| match (t, e) {
-            (Some(t), Some(e)) => format!("{} {n}[{e}]", t.c_name()),
-            (Some(t), None) => format!("{} *{n}", t.c_name()),
+        .map(|((t, e), n)| match (t.and_then(|t| kinds.c_type(t)), e) {
+            (Some(t), Some(e)) => format!("{t} {n}[{e}]"),
+            (Some(t), None) => format!("{t} *{n}"),
             (None, _) => format!("void *{n}"),
         })
         .collect();
@@ -694,10 +849,86 @@ pub fn kernel_source(path: &str, name: &str, s: &Settings, what: &str) -> Result
     let mut vars = Vec::new();
     for (p, t) in &files {
         for (m, v, ty, dim) in scan(t, is_fixed(p)).vars {
-            vars.push((v.clone(), ty, dim, format!("__{m}_MOD_{v}")));
+            // A variable of a kind op2 has no type for takes no constant (as one of a type op2
+            // does not read).
+            if let Some(ty) = kinds.elem(ty) {
+                vars.push((v.clone(), ty, dim, format!("__{m}_MOD_{v}")));
+            }
         }
     }
     Ok((src, vars))
+}
+
+/// The compiler's `Kinds` with `flags`: the probe program compiled and run once per compiler
+/// identity and flags, its answer kept in `OP2_CACHE_DIR/fortran/kinds-HASH`.
+fn probe_kinds(fc: &str, fc_id: &str, flags: &[String], cache_dir: &Path, what: &str) -> Result<Kinds> {
+    use sha2::{Digest, Sha256};
+    // The probe is linked and run: not `-c` (nor `-o`, which op2 gives).
+    let flags: Vec<&String> = flags.iter().filter(|f| f.as_str() != "-c").collect();
+    let mut h = Sha256::new();
+    for part in [fc, fc_id, KINDS_PROBE] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for f in &flags {
+        h.update(f.as_bytes());
+        h.update([0]);
+    }
+    let hash = crate::codegen::hex(&h.finalize()[..12]);
+    let parent = cache_dir.join("fortran");
+    let file = parent.join(format!("kinds-{hash}"));
+    if let Some(k) = std::fs::read_to_string(&file).ok().and_then(|t| Kinds::parse(&t)) {
+        return Ok(k);
+    }
+    if let Err(e) = std::fs::create_dir_all(&parent) {
+        op2_bail!(Io, "{what}: cannot create the cache directory '{}': {e}", parent.display());
+    }
+    let scratch = parent.join(format!(".tmp-kinds-{}-{hash}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    if let Err(e) = std::fs::create_dir_all(&scratch) {
+        op2_bail!(Io, "{what}: cannot create '{}': {e}", scratch.display());
+    }
+    let result = (|| {
+        let src = scratch.join("op2kinds.f90");
+        if let Err(e) = std::fs::write(&src, KINDS_PROBE) {
+            op2_bail!(Io, "{what}: cannot write '{}': {e}", src.display());
+        }
+        let exe = scratch.join("op2kinds");
+        let how = format!("{what}: the Fortran compiler '{fc}' (OP2_FC) with the flags '{}'", join_flags(&flags));
+        let why =
+            "op2 compiles and runs it to learn what `real`, `double precision` and `integer` are with these flags";
+        match super::child::output(Command::new(fc).args(&flags).arg(&src).arg("-o").arg(&exe).current_dir(&scratch)) {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => op2_bail!(
+                Compile,
+                "{how} does not build op2's type probe ({why}): {}:\n{}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr).trim_end()
+            ),
+            Err(e) => op2_bail!(Compile, "{what}: cannot run the Fortran compiler '{fc}' (OP2_FC): {e}"),
+        }
+        let out = match super::child::output(Command::new(&exe).current_dir(&scratch)) {
+            Ok(o) if o.status.success() => o,
+            Ok(o) => op2_bail!(Compile, "{how}: op2's type probe ({why}) failed: {}", o.status),
+            Err(e) => op2_bail!(Compile, "{how}: cannot run op2's type probe ({why}): {e}"),
+        };
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let Some(k) = Kinds::parse(&text) else {
+            op2_bail!(Compile, "{how}: op2's type probe ({why}) printed '{}', not 7 numbers", text.trim());
+        };
+        // Into place through a rename: a concurrent process reads the whole answer or none.
+        let tmp = scratch.join("kinds");
+        if std::fs::write(&tmp, &text).is_ok() {
+            let _ = std::fs::rename(&tmp, &file);
+        }
+        Ok(k)
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn join_flags(flags: &[&String]) -> String {
+    flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 fn add_with_deps(
@@ -798,17 +1029,69 @@ mod tests {
         let (n, s) = &f.subroutines[0];
         assert_eq!(n, "save_soln");
         assert_eq!(s.dummies, vec!["q", "qold", "n"]);
-        assert_eq!(s.types, vec![Some(ElemType::Double), Some(ElemType::Double), Some(ElemType::Int)]);
+        assert_eq!(s.types, vec![Some(Spelling::Real8), Some(Spelling::Real8), Some(Spelling::Integer)]);
         assert_eq!(s.symbol(n), "__k_mod_MOD_save_soln");
         assert_eq!(s.line, 5);
         let (n, s) = &f.subroutines[1];
         assert_eq!(s.symbol(n), "top_");
-        assert_eq!(s.types, vec![Some(ElemType::Double)]);
+        assert_eq!(s.types, vec![Some(Spelling::DoublePrecision)]);
         assert_eq!(
             objects_in("/* op2-fortran-object: /a/0.o */\nx\n/* op2-fortran-object: /a/0.o */\n"),
             vec!["/a/0.o"]
         );
         assert!(is_fortran_file("k.F90") && is_fortran_file("a/k.f") && !is_fortran_file("k.h"));
+    }
+
+    #[test]
+    fn spellings_and_kinds() {
+        let src = "subroutine k(a, b, c, d, e, f, g, h, i, j)\n  real :: a\n  real*8 b\n  real(c_float) :: c\n\
+                   double precision :: d\n  integer*8 e\n  integer(kind=4), intent(in) :: f\n  real(dp) :: g\n\
+                   integer(c_int64_t) h\n  real*4 :: i(3)\n  integer j(2)\nend\n";
+        let f = scan(src, false);
+        let (_, s) = &f.subroutines[0];
+        use Spelling::*;
+        assert_eq!(
+            s.types,
+            vec![
+                Some(Real),
+                Some(Real8),
+                Some(Real4),
+                Some(DoublePrecision),
+                Some(Integer8),
+                Some(Integer4),
+                None,
+                Some(Integer8),
+                Some(Real4),
+                Some(Integer)
+            ]
+        );
+        assert_eq!(s.extents[8], Some(3));
+        assert_eq!(s.extents[9], Some(2));
+        let plain = Kinds::PLAIN;
+        assert_eq!(plain.elem(Real), Some(ElemType::Float));
+        assert_eq!(plain.elem(DoublePrecision), Some(ElemType::Double));
+        assert_eq!(plain.elem(Integer), Some(ElemType::Int));
+        assert_eq!(plain.differences(), "");
+        // gfortran 12 with -fdefault-real-8 -fdefault-integer-8
+        let k = Kinds::parse("  53  24  53  113\n  63  31  63\n").unwrap();
+        assert_eq!(k.elem(Real), Some(ElemType::Double));
+        assert_eq!(k.elem(Real4), Some(ElemType::Float));
+        assert_eq!(k.elem(DoublePrecision), None);
+        assert_eq!(k.c_type(DoublePrecision), Some("long double"));
+        assert_eq!(k.elem(Integer), Some(ElemType::Ll));
+        assert_eq!(k.differences(), "real is double, double precision is long double, integer is long long");
+        let k = Kinds::parse("24 24 53 53 15 31 63").unwrap();
+        assert_eq!(k.c_type(Integer), Some("int16_t"));
+        assert!(Kinds::parse("24 24 53").is_none() && Kinds::parse("a b c d e f g").is_none());
+        let stand_in = format!(
+            "{STAND_IN_MARK}k' of 'k.f90' (Fortran files 0a) */\n{KINDS_MARK}with the flags '-fdefault-real-8' (OP2_FFLAGS), real is double */\n"
+        );
+        assert_eq!(
+            explain_mismatch(&stand_in, "m").as_deref(),
+            Some(
+                "m (Fortran subroutine 'k' of 'k.f90'; with the flags '-fdefault-real-8' (OP2_FFLAGS), real is double)"
+            )
+        );
     }
 
     #[test]
