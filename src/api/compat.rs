@@ -83,6 +83,8 @@ fn variable_name(addr: usize, bytes: u64) -> Result<String, String> {
     let Some((name, len)) = found else {
         return Err("no variable starts at this address in its program's symbol table (a local variable, or a stripped program?)".to_string());
     };
+    // A C++ `static` variable's symbol is mangled (`_ZL3gam`); its name is the identifier.
+    let name = if name.starts_with("_ZL") { crate::io::elf::c_function_name(&name).unwrap_or(name) } else { name };
     if !crate::core::is_c_identifier(&name) || name.starts_with("op2_") {
         return Err(format!("the variable there is '{name}', which is not a C identifier kernels can use"));
     }

@@ -111,12 +111,16 @@ pub fn procedure_name(symbol: &str) -> String {
 }
 
 /// The plain name of a C or C++ function's symbol: a C name as it is, a C++ function at
-/// namespace scope (`_Z8res_calcPKdS0_Pd`) its identifier (`res_calc`); None for anything
-/// else (a member, a name in a namespace, a template), which no kernel header names.
+/// namespace scope (`_Z8res_calcPKdS0_Pd`; `_ZL8res_calcPKd` when `static`) its identifier
+/// (`res_calc`); None for anything
+/// else (a member, a name in a namespace, a template), which no kernel header names. The same
+/// for a C++ `static` variable at namespace scope (`_ZL3gam`: `gam`).
 pub fn c_function_name(symbol: &str) -> Option<String> {
     let Some(rest) = symbol.strip_prefix("_Z") else {
         return crate::core::is_c_identifier(symbol).then(|| symbol.to_string());
     };
+    // `_ZL`: internal linkage (a `static` function or variable at namespace scope).
+    let rest = rest.strip_prefix('L').unwrap_or(rest);
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let n: usize = rest.get(..digits)?.parse().ok()?;
     let name = rest.get(digits..digits + n)?;
@@ -165,6 +169,9 @@ mod tests {
         assert_eq!(c_function_name("_Z8res_calcPKdS0_S0_S0_S0_S0_PdS1_").as_deref(), Some("res_calc"));
         assert_eq!(c_function_name("_Z6updatePKdPdS1_S0_S1_").as_deref(), Some("update"));
         assert_eq!(c_function_name("_ZN2ns3fooEv"), None);
+        assert_eq!(c_function_name("_ZL3cfl").as_deref(), Some("cfl"));
+        assert_eq!(c_function_name("_ZL4qinf").as_deref(), Some("qinf"));
+        assert_eq!(c_function_name("_ZL9save_solnPKdPd").as_deref(), Some("save_soln"));
         assert_eq!(c_function_name("_Z99x"), None);
         assert_eq!(c_function_name("a.b"), None);
     }

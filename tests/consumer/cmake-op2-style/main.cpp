@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
-double gain;
+// static: its symbol is C++'s mangled _ZL4gain, which op2 must still name 'gain'.
+static double gain;
 
 #include "op_seq.h"
 #include "ring_flux.h"
