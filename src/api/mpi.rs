@@ -2,6 +2,7 @@
 
 use super::handle::{op_dat, op_map, op_set};
 use super::{boundary, c_str};
+use crate::op2_bail;
 use std::ffi::{c_char, c_int};
 
 /// `op_init` on a given communicator: `global_comm` is the Fortran handle of the communicator
@@ -67,7 +68,30 @@ pub extern "C" fn op_partition(
             Ok((lib, routine, set, map, dat))
         })();
         let ctx = st.ctx(CALL)?;
-        let (lib, routine, set, map, dat) = ctx.comm.enter(CALL, ready)?;
+        // The arguments travel with the entry: processes given different ones (a routine, a
+        // map on one process only) all get the same error instead of hanging in different
+        // partitioners.
+        let ready = ready.map(|a| {
+            let (lib, routine, set, map, dat) = a;
+            let key = format!(
+                "lib '{lib}', routine {}, prime_set {}, prime_map {}, coords {}",
+                routine.map_or("NULL".to_string(), |r| format!("'{r}'")),
+                set.map_or("NULL".to_string(), |s| format!("'{}' (#{})", ctx.sets[s.0 as usize].name, s.0)),
+                map.map_or("NULL".to_string(), |m| format!("'{}' (#{})", ctx.maps[m.0 as usize].name, m.0)),
+                dat.map_or("NULL".to_string(), |d| format!("'{}' (#{})", ctx.dats[d.0 as usize].name, d.0)),
+            );
+            (a, key.into_bytes())
+        });
+        let ((lib, routine, set, map, dat), keys) = ctx.comm.enter_with(CALL, ready)?;
+        if let Some(r) = keys.iter().position(|k| *k != keys[0]) {
+            let show = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+            op2_bail!(
+                BadConfig,
+                "{CALL}: the processes were given different arguments: rank 0 {}, rank {r} {} (op_partition is collective: every process passes the same)",
+                show(&keys[0]),
+                show(&keys[r])
+            );
+        }
         crate::mpi::dist::partition(ctx, lib, routine, set, map, dat)
     })
 }

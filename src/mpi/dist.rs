@@ -37,15 +37,17 @@ pub fn declared_size(ctx: &Context, set: SetId) -> usize {
     ctx.comm.declared_size(set, ctx.sets[set.0 as usize].size)
 }
 
-/// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
-pub fn partition(
-    ctx: &mut Context,
+/// `op_partition`'s checks on this process, in the order they are reported: the method (and
+/// the k-way routines' fallback to blocks without a map, with what to say), coordinates, the
+/// state of the session (once, before loops, no device uploads or renumbering before), and
+/// whether the ParMETIS interface loads where it will be needed. Nothing collective.
+fn check_partition(
+    ctx: &Context,
     lib: &str,
     routine: Option<&str>,
-    prime_set: Option<SetId>,
     prime_map: Option<MapId>,
     coords: Option<DatId>,
-) -> Result<()> {
+) -> Result<(Method, Option<String>)> {
     const CALL: &str = "op_partition";
     let method = partition::method(lib, routine)?;
     // A k-way routine given no map has no graph to partition: OP2 then keeps the declared
@@ -99,14 +101,8 @@ pub fn partition(
     if !ctx.timings.loops().is_empty() {
         op2_bail!(BadLoop, "{CALL}: op_partition must come before the first op_par_loop");
     }
-    if let Some(what) = blocks_for.filter(|_| ctx.config.diags >= 1 && ctx.comm.rank() == 0) {
-        crate::timing::print_after_c_stdio(&format!(
-            "op2: {CALL} {what} without a map: partitioned by blocks (the declared blocks are kept)\n"
-        ));
-    }
     if !ctx.comm.distributed() {
-        let _ = prime_set;
-        return Ok(());
+        return Ok((method, blocks_for));
     }
     // Sparsities declared before: rebuilt on the partitioned sets below (values must be zero).
     ctx.mats_before_renumber(CALL)?;
@@ -123,6 +119,52 @@ pub fn partition(
             BadConfig,
             "{CALL}: op_renumber before op_partition is not supported under MPI (renumber after, or not at all)"
         );
+    }
+    // The ParMETIS interface, loaded now on every process that will call it (all of them:
+    // par_kway calls it whenever the graph has more vertices than processes).
+    if let (Method::ParKway { geom }, Some(m)) = (method, prime_map) {
+        let to = ctx.maps[m.0 as usize].to.0 as usize;
+        let np = ctx.comm.size() as usize;
+        if ctx.comm.sets[to].offsets.get(np).copied().unwrap_or(0) > np {
+            parmetis_loads(geom)?;
+        }
+    }
+    Ok((method, blocks_for))
+}
+
+#[cfg(feature = "mpi")]
+fn parmetis_loads(geom: bool) -> Result<()> {
+    super::parmetis::available(geom)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn parmetis_loads(_: bool) -> Result<()> {
+    op2_bail!(BackendUnavailable, "op_partition: ParMETIS needs the cargo feature mpi")
+}
+
+/// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
+pub fn partition(
+    ctx: &mut Context,
+    lib: &str,
+    routine: Option<&str>,
+    prime_set: Option<SetId>,
+    prime_map: Option<MapId>,
+    coords: Option<DatId>,
+) -> Result<()> {
+    const CALL: &str = "op_partition";
+    // Every check, and the loading of the partitioner's library, before any collective work,
+    // and agreed: a check that fails on one process is that error on every process (never one
+    // process returning while the others enter PT-Scotch).
+    let checked = check_partition(ctx, lib, routine, prime_map, coords);
+    let (method, blocks_for) = ctx.comm.agree(checked)?;
+    if let Some(what) = blocks_for.filter(|_| ctx.config.diags >= 1 && ctx.comm.rank() == 0) {
+        crate::timing::print_after_c_stdio(&format!(
+            "op2: {CALL} {what} without a map: partitioned by blocks (the declared blocks are kept)\n"
+        ));
+    }
+    if !ctx.comm.distributed() {
+        let _ = prime_set;
+        return Ok(());
     }
     let t = std::time::Instant::now();
     // Memory, when diagnostics ask for it: the process's high-water mark is reset at entry

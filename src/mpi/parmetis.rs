@@ -73,6 +73,24 @@ fn load() -> std::result::Result<(libloading::Library, String), String> {
     ))
 }
 
+/// Whether the ParMETIS interface library loads on this process and has the routine
+/// `op_partition` will call (`ParMETIS_V3_PartGeomKway` for `geom`): checked, and agreed,
+/// before the collective partitioning starts, so a process without it makes the call
+/// OP2_ERR_BACKEND_UNAVAILABLE on every process instead of aborting the job.
+pub fn available(geom: bool) -> Result<()> {
+    let (lib, name) = match load() {
+        Ok(x) => x,
+        Err(e) => op2_bail!(BackendUnavailable, "op_partition: {e}"),
+    };
+    let routine: &[u8] = if geom { b"ParMETIS_V3_PartGeomKway\0" } else { b"ParMETIS_V3_PartKway\0" };
+    // SAFETY: looking a symbol up runs nothing; the pointer is not called here.
+    if let Err(e) = unsafe { lib.get::<unsafe extern "C" fn()>(routine) } {
+        let r = String::from_utf8_lossy(&routine[..routine.len() - 1]).into_owned();
+        op2_bail!(BackendUnavailable, "op_partition: {name} has no {r} ({e})");
+    }
+    Ok(())
+}
+
 /// PT-Scotch runs its mapping in threads that call MPI at the same time (two processes' halves
 /// in `_SCOTCHthreadLaunch` -> `dgraphInducePart`, each with its collectives): under an MPI
 /// initialised below `MPI_THREAD_MULTIPLE` (op2 asks for SERIALIZED; `MPI_Init` gives SINGLE)
