@@ -81,11 +81,20 @@ pub fn verify(comm: &Comm, path: &str) -> Result<bool> {
 }
 
 fn verify_here(path: &str) -> Result<bool> {
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // Whether anything is at `path`: the name itself (a symlink to a missing file is there, and
+    // is refused below, never taken for "no checkpoint").
+    match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => op2_bail!(Io, "op_checkpointing_init: cannot open checkpoint '{path}': {e}"),
-    };
+        Err(e) => op2_bail!(Io, "op_checkpointing_init: cannot check checkpoint '{path}': {e}"),
+        Ok(m) if m.file_type().is_symlink() && std::fs::metadata(path).is_err() => {
+            let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+            op2_bail!(Io, "op_checkpointing_init: checkpoint '{path}' is a symlink to '{to}', which cannot be opened");
+        }
+        Ok(_) => {}
+    }
+    // As every input file: opened without blocking, a regular file only (a FIFO, a device or
+    // a directory is OP2_ERR_IO at once, never a hang).
+    let (mut f, _) = crate::io::open_regular(path, "op_checkpointing_init")?;
     let io = |e: std::io::Error| op2_err!(Io, "op_checkpointing_init: cannot read checkpoint '{path}': {e}");
     let len = f.metadata().map_err(io)?.len();
     if len < USERBLOCK {
@@ -111,6 +120,22 @@ fn verify_here(path: &str) -> Result<bool> {
         return Err(bad(path, "is corrupted: its SHA-256 checksum does not match its content"));
     }
     Ok(true)
+}
+
+/// Before a checkpoint is written as `tmp` (op2's own name beside the checkpoint): whatever a
+/// stopped write or anything else left there (a file, a symlink, a FIFO) is removed, so the
+/// file written is always a new regular file, never a symlink's target or a FIFO that would
+/// block; a directory there is `OP2_ERR_IO`.
+pub fn clear_tmp(tmp: &str) -> Result<()> {
+    match std::fs::symlink_metadata(tmp) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => op2_bail!(Io, "op2 checkpoint: cannot check '{tmp}': {e}"),
+        Ok(m) if m.is_dir() => {
+            op2_bail!(Io, "op2 checkpoint: cannot write '{tmp}': a directory is in the way of the temporary file")
+        }
+        Ok(_) => std::fs::remove_file(tmp)
+            .map_err(|e| op2_err!(Io, "op2 checkpoint: cannot remove the old temporary file '{tmp}': {e}")),
+    }
 }
 
 /// After the HDF5 part of `tmp` is written and closed (process 0 only): the header, `fsync`,
@@ -248,6 +273,7 @@ mod h5 {
         use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_userblock, H5P_CLS_FILE_CREATE};
         let c =
             std::ffi::CString::new(path).map_err(|_| op2_err!(BadName, "op2 checkpoint: '{path}' holds a NUL byte"))?;
+        comm.agree(if comm.rank() == 0 { super::clear_tmp(path) } else { Ok(()) })?;
         let _ = hdf5::Datatype::from_type::<u8>(); // initialises the library
                                                    // SAFETY: property lists created and closed here.
         let id = hdf5::sync::sync(|| unsafe {

@@ -51,21 +51,52 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
     }
 }
 
-/// Opens an input file as a file: without blocking (`O_NONBLOCK`: a FIFO with no writer must
-/// not hang the open) and only if it is a regular file (a FIFO, a device, a socket or a
-/// directory is `OP2_ERR_IO` naming what it is). Returns the open file and its length.
-pub(crate) fn open_regular(path: &str, call: &str) -> crate::error::Result<(std::fs::File, u64)> {
+/// Opens `path` for reading without blocking (`O_NONBLOCK`: a FIFO with no writer must not
+/// hang the open), without making it the controlling terminal, and says what it is.
+fn open_nonblocking(path: &std::path::Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
+        .open(path)?;
+    let meta = f.metadata()?;
+    Ok((f, meta))
+}
+
+/// Opens an input file as a file: without blocking (`O_NONBLOCK`: a FIFO with no writer must
+/// not hang the open) and only if it is a regular file (a FIFO, a device, a socket or a
+/// directory is `OP2_ERR_IO` naming what it is). Returns the open file and its length.
+pub(crate) fn open_regular(path: &str, call: &str) -> crate::error::Result<(std::fs::File, u64)> {
+    let (f, meta) = open_nonblocking(std::path::Path::new(path))
         .map_err(|e| crate::op2_err!(Io, "{call}: cannot open '{path}': {e}"))?;
-    let meta = f.metadata().map_err(|e| crate::op2_err!(Io, "{call}: cannot check '{path}': {e}"))?;
     if !meta.file_type().is_file() {
         crate::op2_bail!(Io, "{call}: '{path}' is {}; op2 reads only regular files", kind_of(meta.file_type()));
     }
     Ok((f, meta.len()))
+}
+
+/// `read_regular` for callers that speak `std::io::Error` (the JIT's headers, `OP2_GENERATE`'s
+/// manifest): the whole of a regular file, opened without blocking; anything else (a FIFO, a
+/// device, a directory) is an `InvalidInput` error naming what it is, at once.
+pub(crate) fn read_regular_io(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let (f, meta) = open_nonblocking(path)?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("'{}' is {}; op2 reads only regular files", path.display(), kind_of(meta.file_type())),
+        ));
+    }
+    let n = usize::try_from(meta.len()).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("cannot allocate {n} bytes for '{}'", path.display()),
+        )
+    })?;
+    f.take(meta.len()).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The length of a regular input file (see `open_regular`), which is then closed.
@@ -111,9 +142,14 @@ mod tests {
         assert_eq!(e.code, ErrorCode::Io);
         assert!(e.message.contains("is a FIFO"), "{}", e.message);
         assert!(t.elapsed().as_secs() < 5);
+        let e = read_regular_io(&fifo).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("is a FIFO"), "{e}");
+        assert!(read_regular_io(&dir).unwrap_err().to_string().contains("is a directory"));
         let file = dir.join("g");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(read_regular(file.to_str().unwrap(), "t").unwrap(), b"abc");
+        assert_eq!(read_regular_io(&file).unwrap(), b"abc");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
