@@ -28,21 +28,32 @@ use state::{Saved, Written};
 use std::time::{Duration, Instant};
 
 /// Collects a finished background write (`wait`: or waits for it): its report line (diags) or
-/// its error (`OP2_ERR_CHECKPOINT` / `OP2_ERR_IO`, at the loop boundary after it failed).
-fn collect(ctx: &mut Context, wait: bool) -> Result<()> {
+/// its error (`OP2_ERR_CHECKPOINT` / `OP2_ERR_IO`), as the error of `call` (the loop at the
+/// boundary after it failed, or `op_exit`), whose name the message starts with.
+fn collect(ctx: &mut Context, wait: bool, call: &str) -> Result<()> {
     let Some(cp) = ctx.checkpoint.as_mut() else { return Ok(()) };
     if !cp.pending.as_ref().is_some_and(|h| wait || h.is_finished()) {
         return Ok(());
     }
     let Some(h) = cp.pending.take() else { return Ok(()) };
     let Ok(w) = h.join() else {
-        op2_bail!(Checkpoint, "op2 checkpoint: the writer thread of '{}' failed", cp.path);
+        op2_bail!(Checkpoint, "{call}: the writer thread of checkpoint '{}' failed", cp.path);
     };
     cp.buffers = w.buffers;
     cp.last_write = w.took;
-    let line = w.outcome?;
+    let line = w.outcome.map_err(|mut e| {
+        let why = e.message.strip_prefix("op2 checkpoint: ").unwrap_or(&e.message);
+        e.message = format!("{call}: checkpoint '{}' was not written: {why}", cp.path);
+        e
+    })?;
     diag(ctx, &line);
     Ok(())
+}
+
+/// `op_exit`: waits for a checkpoint still being written in the background; its failure is
+/// `op_exit`'s error (the session ends all the same).
+pub fn finish(ctx: &mut Context) -> Result<()> {
+    collect(ctx, true, "op_exit")
 }
 
 const META_MAGIC: &[u8; 16] = b"op2ckpt-meta-v1\n";
@@ -351,9 +362,10 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         }
         restore(ctx)?;
     }
-    collect(ctx, false)?;
+    let call = format!("op_par_loop '{name}'");
+    collect(ctx, false, &call)?;
     if due(ctx)? {
-        write(ctx)?;
+        write(ctx, &call)?;
     }
     crate::exec::run_loop(ctx, kernel, name, set, raw)?;
     let mut got = Vec::new();
@@ -399,8 +411,8 @@ fn dat_rows(ctx: &Context, d: DatId) -> Result<(std::borrow::Cow<'_, [u8]>, u64,
 /// process the state is copied (a snapshot, into buffers reused from one checkpoint to the
 /// next) and a background thread writes, seals and renames the file while the run goes on (the
 /// previous one is waited for first; `op_exit` waits for the last).
-fn write(ctx: &mut Context) -> Result<()> {
-    collect(ctx, true)?;
+fn write(ctx: &mut Context, call: &str) -> Result<()> {
+    collect(ctx, true, call)?;
     let t = Instant::now();
     let Some(cp) = ctx.checkpoint.as_ref() else { return Ok(()) };
     let path = cp.path.clone();

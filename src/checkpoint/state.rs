@@ -39,7 +39,8 @@ pub(super) struct Written {
 }
 
 impl Drop for Checkpointer {
-    /// `op_exit`: a checkpoint still being written is finished first.
+    /// A session dropped without `op_exit` (which collects the last write and reports its
+    /// failure as its own error): a checkpoint still being written is finished first.
     fn drop(&mut self) {
         if let Some(h) = self.pending.take() {
             match h.join() {
