@@ -6,8 +6,8 @@
 #                          random moments (also inside checkpoint writes) and restarted until it
 #                          finishes: final q and rms history equal the uninterrupted run's (bit
 #                          for bit on seq, 1e-12 elsewhere); truncated, byte-flipped,
-#                          other-program and other-process-count checkpoints are refused with
-#                          OP2_ERR_CHECKPOINT (appended to TESTS)
+#                          other-program, other-data (a node moved) and other-process-count
+#                          checkpoints are refused with OP2_ERR_CHECKPOINT (appended to TESTS)
 #   make bench-checkpoint  720K mesh (../shared/meshes/new_grid.dat.gz, else a generated one):
 #                          the time of one checkpoint, and a run with --every 10 against one
 #                          without (targets: <= 0.3 s, <= 3% slower)

@@ -8,8 +8,9 @@
 # inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes. Its final
 # q (--save) and rms history (--rms-log) must equal the reference's: byte for byte on seq,
 # within 1e-12 relative on threads and mpi2. Then the refusals: a truncated, a byte-flipped,
-# another program's (another mesh: other declarations) and another process count's
-# checkpoint each make Airfoil exit non-zero with OP2_ERR_CHECKPOINT [840] naming why.
+# another program's (another mesh: other declarations), other data's (the same mesh with one
+# node moved: its p_x digest differs) and another process count's checkpoint each make Airfoil
+# exit non-zero with OP2_ERR_CHECKPOINT [840] naming why.
 set -u
 bin=$1
 cmp=$2
@@ -162,6 +163,16 @@ if wait $pid > /dev/null 2>&1 || ! grep -q "\[840\].*of another program.*declara
   echo "checkpoint: FAIL: another program's checkpoint was not refused:"; head -5 "$dir/refuse-other-program.out"; fails=$((fails + 1))
 else
   echo "checkpoint: other-program checkpoint refused: $(grep -o '\[840\].*' "$dir/refuse-other-program.out" | head -1)"
+fi
+# Other data: the same mesh sizes with one node moved (the checkpoint's digest of p_x differs).
+moved="$dir/moved-mesh.dat"
+awk 'NR == 2 { $1 = $1 + 0.001 } { print }' "$mesh" > "$moved"
+cp "$good" "$dir/other-data.h5"
+launch seq --mesh "$moved" --iters "$iters" --checkpoint "$dir/other-data.h5" > "$dir/refuse-other-data.out" 2>&1
+if wait $pid > /dev/null 2>&1 || ! grep -q "\[840\].*of other data: dat 'p_x' was declared with other values" "$dir/refuse-other-data.out"; then
+  echo "checkpoint: FAIL: a checkpoint of other data was not refused:"; head -5 "$dir/refuse-other-data.out"; fails=$((fails + 1))
+else
+  echo "checkpoint: other-data checkpoint refused: $(grep -o '\[840\].*' "$dir/refuse-other-data.out" | head -1 | cut -c1-160)"
 fi
 case " $modes " in
   *" mpi2 "*) cp "$good" "$dir/nprocs.h5"; refuse other-process-count "written by 1 process(es); this run has 2" mpi2 "$dir/nprocs.h5" ;;
