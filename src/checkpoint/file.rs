@@ -66,18 +66,83 @@ fn hash_mapped(f: &std::fs::File, from: u64, len: u64) -> Option<[u8; 32]> {
     }
 }
 
-/// Checks the header of the checkpoint at `path` (process 0 reads the file; every process gets
-/// the verdict): a missing file is `Ok(false)`, a whole one `Ok(true)`, anything else (too
-/// short, another kind of file, a length or checksum that does not match) `OP2_ERR_CHECKPOINT`
-/// naming why.
-pub fn verify(comm: &Comm, path: &str) -> Result<bool> {
-    let mine = if comm.rank() == 0 { verify_here(path) } else { Ok(false) };
-    let mine = comm.agree(mine)?;
-    if !comm.distributed() {
-        return Ok(mine);
+/// What `verify` found at a checkpoint's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing at the path (on every process); `tmp`: `PATH.tmp` is there, the unfinished write
+    /// of a run that stopped before renaming it (not a checkpoint).
+    Nothing { tmp: bool },
+    /// A whole checkpoint (header, length and checksum right).
+    Whole,
+}
+
+/// What a process sees at `path`, for the agreement: nothing, something, or not knowable.
+fn seen(path: &str) -> u8 {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => 1,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(_) => 2,
     }
-    let all = comm.all_gather(&[mine as u8])?;
-    Ok(all.first().is_some_and(|b| b == &[1]))
+}
+
+/// Checks what is at `path` (collective under MPI, every process gets the same verdict): every
+/// process names the same path (else `OP2_ERR_BAD_CONFIG`) and sees the same there, a file or
+/// nothing (else `OP2_ERR_CHECKPOINT` naming the process: a node that cannot see the directory
+/// would start afresh while the others resume); then process 0 reads the file. Nothing there
+/// is `Found::Nothing`, a whole checkpoint `Found::Whole`; anything else is an error naming
+/// why: `OP2_ERR_IO` for what cannot be opened as a regular file (a FIFO, a directory, a device,
+/// a symlink to a missing file), `OP2_ERR_CHECKPOINT` for a file that is too short, not a
+/// checkpoint, or whose length or checksum does not match. Never a silent fresh start.
+pub fn verify(comm: &Comm, path: &str) -> Result<Found> {
+    const CALL: &str = "op_checkpointing_init";
+    if comm.distributed() {
+        let mut mine = vec![seen(path)];
+        mine.extend_from_slice(path.as_bytes());
+        let all = comm.all_gather(&mine)?;
+        let root = all.first().cloned().unwrap_or_default();
+        let text = |b: &[u8]| String::from_utf8_lossy(b.get(1..).unwrap_or_default()).into_owned();
+        let says = |b: &[u8]| match b.first() {
+            Some(0) => "sees nothing there",
+            Some(1) => "sees a file there",
+            _ => "cannot check it",
+        };
+        for (r, b) in all.iter().enumerate().skip(1) {
+            if b.get(1..) != root.get(1..) {
+                op2_bail!(
+                    BadConfig,
+                    "{CALL}: process {r} names the checkpoint '{}', process 0 '{}': every process must name the same file",
+                    text(b),
+                    text(&root)
+                );
+            }
+        }
+        for (r, b) in all.iter().enumerate().skip(1) {
+            if b.first() != root.first() {
+                op2_bail!(
+                    Checkpoint,
+                    "{CALL}: checkpoint '{path}': process 0 {}, process {r} {}: every process must see the same file (put it in a directory all processes share)",
+                    says(&root),
+                    says(b)
+                );
+            }
+        }
+    }
+    let mine = if comm.rank() == 0 {
+        verify_here(path).map(|whole| {
+            let tmp = !whole && std::fs::symlink_metadata(format!("{path}.tmp")).is_ok();
+            [whole as u8, tmp as u8]
+        })
+    } else {
+        Ok([0, 0])
+    };
+    let mine = comm.agree(mine)?;
+    let verdict = if comm.distributed() {
+        let all = comm.all_gather(&mine)?;
+        all.first().and_then(|b| b.get(..2).map(|b| [b[0], b[1]])).unwrap_or_default()
+    } else {
+        mine
+    };
+    Ok(if verdict[0] == 1 { Found::Whole } else { Found::Nothing { tmp: verdict[1] == 1 } })
 }
 
 fn verify_here(path: &str) -> Result<bool> {

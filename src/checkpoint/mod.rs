@@ -276,7 +276,8 @@ pub fn init(ctx: &mut Context, path: &str, interval_s: f64, flags: i32) -> Resul
         op2_bail!(BadName, "{CALL}: the checkpoint path is empty");
     }
     let comm = &ctx.comm;
-    let replay = if file::verify(comm, path)? {
+    let found = file::verify(comm, path)?;
+    let replay = if found == file::Found::Whole {
         let f = file::open(path, comm)?;
         let n = comm.agree(f.len_of("meta"))?;
         let n = usize::try_from(n).map_err(|_| op2_err!(Checkpoint, "{CALL}: checkpoint '{path}': meta too large"))?;
@@ -301,8 +302,35 @@ pub fn init(ctx: &mut Context, path: &str, interval_s: f64, flags: i32) -> Resul
     } else {
         None
     };
-    if let Some(s) = &replay {
-        diag(ctx, &format!("replaying '{path}': {} loop(s) skipped, then its dats are loaded", s.count));
+    // What the restart does, said at level 1 (process 0; the outcome is every process's).
+    let everyone = if ctx.comm.distributed() {
+        format!(" (every one of {} processes sees it)", ctx.comm.size())
+    } else {
+        String::new()
+    };
+    match (&replay, found) {
+        (Some(s), _) => diag(
+            ctx,
+            &format!(
+                "resuming from '{path}'{everyone}: written at loop {} by {} process(es); replaying {} loop(s) (not run, their global results handed back), then its dats are loaded{}",
+                s.count,
+                s.nprocs,
+                s.count,
+                if s.digests.is_some() { "" } else { " (an older format: the maps' and dats' values cannot be checked)" }
+            ),
+        ),
+        (None, file::Found::Nothing { tmp }) => diag(
+            ctx,
+            &format!(
+                "no checkpoint at '{path}': the run starts from loop 0{}",
+                if tmp {
+                    format!(" ('{path}.tmp' is the unfinished write of a run that stopped before its first checkpoint was complete: not a checkpoint, replaced by the next write)")
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+        (None, file::Found::Whole) => {}
     }
     let delay_ms = std::env::var("OP2_CHECKPOINT_TEST_DELAY_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
     ctx.checkpoint = Some(Box::new(Checkpointer {

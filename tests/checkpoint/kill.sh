@@ -5,7 +5,9 @@
 # mpi2 = seq under mpiexec -n 2): an uninterrupted Airfoil run is the reference; then TRIALS
 # trials, each from no checkpoint: Airfoil with --checkpoint/--every is started, killed with
 # SIGKILL at a random moment (every other trial with OP2_CHECKPOINT_TEST_DELAY_MS, and killed
-# inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes. Its final
+# inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes; the run
+# that finishes must say (OP2_DIAGNOSTICS=1) that it resumed from the checkpoint the last kill
+# left at the path, or that there was none (a present checkpoint is never ignored). Its final
 # q (--save) and rms history (--rms-log) must equal the reference's: byte for byte on seq,
 # within 1e-12 relative on threads and mpi2. Then the refusals: a truncated, a byte-flipped,
 # another program's (another mesh: other declarations), other data's (the same mesh with one
@@ -73,33 +75,48 @@ for mode in $modes; do
   wall=$((($(date +%s%N) - t0) / 1000000)) # ms, start-up included
   how=exact
   [ "$mode" = seq ] || how=rel
-  kills=0 writes_killed=0 runs=0
+  kills=0 writes_killed=0 runs=0 restarts=0 resumed=0
+  # Checkpoint intervals: several checkpoints in a run (its computing part is a fraction of
+  # the uninterrupted wall time, start-up included), at least 10 ms apart; with the test delay
+  # (300 ms inside each write) at least 100 ms apart, so the run stays short.
+  every_ms=$((wall / 8)); [ $every_ms -lt 10 ] && every_ms=10
+  every_delay_ms=$((wall / 4)); [ $every_delay_ms -lt 100 ] && every_delay_ms=100
+  secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
   for t in $(seq 1 "$trials"); do
     ck="$dir/ck-$mode-$t.h5"
     out="$dir/run-$mode-$t"
     rm -f "$ck" "$ck.tmp" "$out.log" "$out.bin" "$out".out-*
-    delay=0
-    [ $((t % 2)) -eq 0 ] && delay=300
+    delay=0 every=$(secs $every_ms)
+    [ $((t % 2)) -eq 0 ] && delay=300 every=$(secs $every_delay_ms)
     done_=0
     for attempt in $(seq 1 $((KILLS + 1))); do
       runs=$((runs + 1))
       export OP2_CHECKPOINT_TEST_DELAY_MS=$delay OP2_DIAGNOSTICS=1
       touch "$out.started"
       launch "$mode" --mesh "$mesh" --iters "$iters" --rms-log "$out.log" --save "$out.bin" \
-        --checkpoint "$ck" --every 0.2 > "$out.out-$attempt" 2>&1
+        --checkpoint "$ck" --every "$every" > "$out.out-$attempt" 2>&1
       # KILLS times per trial: without the delay at a random moment 20% to 100% of the
-      # uninterrupted run's time after the start; with it, at a random moment inside a
-      # checkpoint write (once this run's temporary file exists, 0-250 ms into the 300 ms
-      # pause before its rename). Then the run goes to its end.
+      # uninterrupted run's time after the start (in trial 1: once this run has written a
+      # checkpoint, so that a restart has one to resume from); with it, at a random moment
+      # inside a checkpoint write that follows a complete checkpoint (once this run's
+      # temporary file is newer than the checkpoint, 0-250 ms into the 300 ms pause before its
+      # rename: the restart must resume from the previous one). Then the run goes to its end.
       if [ "$attempt" -le "$KILLS" ]; then
         if [ "$delay" -gt 0 ]; then
           waited=0
-          while [ $waited -lt $((wall * 4 + 5000)) ] && kill -0 $pid 2>/dev/null &&
-                [ -z "$(find "$ck.tmp" -newer "$out.started" 2>/dev/null)" ]; do
-            sleep 0.02; waited=$((waited + 20))
+          while [ $waited -lt $((wall * 8 + 5000)) ] && kill -0 $pid 2>/dev/null &&
+                [ -z "$(find "$ck" -newer "$out.started" 2>/dev/null)" -o -z "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ]; do
+            sleep 0.01; waited=$((waited + 10))
           done
           sleep "0.$(printf '%03d' $((RANDOM % 250)))"
           in_write=1
+        elif [ "$t" -eq 1 ]; then
+          waited=0
+          while [ $waited -lt $((wall * 4 + 5000)) ] && kill -0 $pid 2>/dev/null &&
+                [ -z "$(find "$ck" -newer "$out.started" 2>/dev/null)" ]; do
+            sleep 0.01; waited=$((waited + 10))
+          done
+          in_write=0
         else
           ms=$((wall / 5 + RANDOM % (wall * 4 / 5 + 1)))
           waited=0
@@ -112,7 +129,27 @@ for mode in $modes; do
           kills=$((kills + 1))
         fi
       fi
-      if { wait $pid; } 2>/dev/null; then done_=1; break; fi
+      if { wait $pid; } 2>/dev/null; then
+        done_=1
+        # A checkpoint present at the restart is used, never ignored: the run that finished
+        # after a kill says (OP2_DIAGNOSTICS=1) it resumed from the file the kill left, or, when
+        # there was none, that it found none (or one: under mpiexec a killed rank can finish
+        # a rename after the launcher is reaped).
+        if [ "$attempt" -gt 1 ]; then
+          resuming="op2: checkpoint: resuming from '$ck'"
+          if grep -qF "$resuming" "$out.out-$attempt"; then
+            resumed=$((resumed + 1))
+          elif [ "$left" = yes ] || ! grep -qF "op2: checkpoint: no checkpoint at '$ck'" "$out.out-$attempt"; then
+            echo "checkpoint: FAIL: $mode trial $t: the restart after a kill that left $( [ "$left" = yes ] && echo a || echo no) checkpoint at the path does not say it resumed from it$( [ "$left" = yes ] || echo ' or found none'):"
+            grep "op2: checkpoint" "$out.out-$attempt" | head -3
+            fails=$((fails + 1))
+          fi
+          restarts=$((restarts + 1))
+        fi
+        break
+      fi
+      left=no
+      [ -e "$ck" ] && left=yes
       if grep -q "op2 error" "$out.out-$attempt"; then
         echo "checkpoint: FAIL: $mode trial $t: a restart failed:"; grep "op2 error" "$out.out-$attempt" | head -3
         break
@@ -128,7 +165,7 @@ for mode in $modes; do
     fi
     same_q "$out.bin" "$ref.bin" "$how" || { echo "checkpoint: FAIL: $mode trial $t: final q differs from the uninterrupted run's"; fails=$((fails + 1)); }
   done
-  echo "checkpoint: $mode: $trials trials, $runs runs (uninterrupted: $wall ms), $kills SIGKILLs ($writes_killed while a checkpoint was being written): final q and rms history $( [ $how = exact ] && echo 'bit-identical to' || echo 'within 1e-12 of') the uninterrupted run's"
+  echo "checkpoint: $mode: $trials trials, $runs runs (uninterrupted: $wall ms), $kills SIGKILLs ($writes_killed while a checkpoint was being written), $restarts finishing restarts said what they found ($resumed resumed from a checkpoint the kill left, the others found none): final q and rms history $( [ $how = exact ] && echo 'bit-identical to' || echo 'within 1e-12 of') the uninterrupted run's"
 done
 
 unset OP2_CHECKPOINT_TEST_DELAY_MS OP2_DIAGNOSTICS
