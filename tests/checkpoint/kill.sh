@@ -49,6 +49,14 @@ kill9() {
   kill -9 $victims 2>/dev/null
 }
 
+# Whether process $1 is running: not gone and not a zombie (kill -0 succeeds on a zombie, so a
+# finished run not yet reaped would look alive until a wait's cap).
+alive() {
+  local st
+  read -r _ _ st _ < "/proc/$1/stat" 2>/dev/null || return 1
+  [ "$st" != Z ]
+}
+
 same_q() { # a.bin b.bin exact|rel
   if [ "$3" = exact ]; then cmp -s "$1" "$2"; return; fi
   python3 - "$1" "$2" <<'PY'
@@ -76,18 +84,22 @@ for mode in $modes; do
   how=exact
   [ "$mode" = seq ] || how=rel
   kills=0 writes_killed=0 runs=0 restarts=0 resumed=0
-  # Checkpoint intervals: several checkpoints in a run (its computing part is a fraction of
-  # the uninterrupted wall time, start-up included), at least 10 ms apart; with the test delay
-  # (300 ms inside each write) at least 100 ms apart, so the run stays short.
-  every_ms=$((wall / 8)); [ $every_ms -lt 10 ] && every_ms=10
-  every_delay_ms=$((wall / 4)); [ $every_delay_ms -lt 100 ] && every_delay_ms=100
+  # Checkpoint intervals, from the time the uninterrupted run spent in its loops (Airfoil
+  # prints it; start-up, under mpiexec most of the wall time, excluded): an eighth of it, so
+  # that a run writes several checkpoints, at least 10 ms apart; with the test delay (150 ms
+  # inside each write, which the next checkpoint waits for) a quarter, so that a run makes two
+  # or three writes and stays short.
+  loops_ms=$(sed -n 's/^airfoil: [0-9]* iterations, \([0-9.]*\) s.*/\1/p' "$ref.out" | awk '{ printf "%d", $1 * 1000 }')
+  [ -n "$loops_ms" ] || loops_ms=$wall
+  every_ms=$((loops_ms / 8)); [ $every_ms -lt 10 ] && every_ms=10
+  every_delay_ms=$((loops_ms / 4)); [ $every_delay_ms -lt 10 ] && every_delay_ms=10
   secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
   for t in $(seq 1 "$trials"); do
     ck="$dir/ck-$mode-$t.h5"
     out="$dir/run-$mode-$t"
     rm -f "$ck" "$ck.tmp" "$out.log" "$out.bin" "$out".out-*
     delay=0 every=$(secs $every_ms)
-    [ $((t % 2)) -eq 0 ] && delay=300 every=$(secs $every_delay_ms)
+    [ $((t % 2)) -eq 0 ] && delay=150 every=$(secs $every_delay_ms)
     done_=0
     for attempt in $(seq 1 $((KILLS + 1))); do
       runs=$((runs + 1))
@@ -98,21 +110,27 @@ for mode in $modes; do
       # KILLS times per trial: without the delay at a random moment 20% to 100% of the
       # uninterrupted run's time after the start (in trial 1: once this run has written a
       # checkpoint, so that a restart has one to resume from); with it, at a random moment
-      # inside a checkpoint write that follows a complete checkpoint (once this run's
-      # temporary file is newer than the checkpoint, 0-250 ms into the 300 ms pause before its
-      # rename: the restart must resume from the previous one). Then the run goes to its end.
+      # inside a checkpoint write, 0-120 ms into the 150 ms pause before its rename: the first
+      # time inside a write that follows a complete checkpoint of this run (the restart must
+      # resume from that one), then inside any write of the run (the first one if the restart
+      # found no checkpoint). Then the run goes to its end.
       if [ "$attempt" -le "$KILLS" ]; then
         if [ "$delay" -gt 0 ]; then
           waited=0
-          while [ $waited -lt $((wall * 8 + 5000)) ] && kill -0 $pid 2>/dev/null &&
-                [ -z "$(find "$ck" -newer "$out.started" 2>/dev/null)" -o -z "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ]; do
+          while [ $waited -lt $((wall * 8 + 5000)) ] && alive $pid; do
+            if [ "$attempt" -eq 1 ]; then
+              [ -n "$(find "$ck" -newer "$out.started" 2>/dev/null)" ] &&
+                [ -n "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ] && break
+            elif [ -n "$(find "$ck.tmp" -newer "$out.started" 2>/dev/null)" ]; then
+              [ ! -e "$ck" ] || [ -n "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ] && break
+            fi
             sleep 0.01; waited=$((waited + 10))
           done
-          sleep "0.$(printf '%03d' $((RANDOM % 250)))"
+          sleep "0.$(printf '%03d' $((RANDOM % 120)))"
           in_write=1
         elif [ "$t" -eq 1 ]; then
           waited=0
-          while [ $waited -lt $((wall * 4 + 5000)) ] && kill -0 $pid 2>/dev/null &&
+          while [ $waited -lt $((wall * 4 + 5000)) ] && alive $pid &&
                 [ -z "$(find "$ck" -newer "$out.started" 2>/dev/null)" ]; do
             sleep 0.01; waited=$((waited + 10))
           done
@@ -120,10 +138,10 @@ for mode in $modes; do
         else
           ms=$((wall / 5 + RANDOM % (wall * 4 / 5 + 1)))
           waited=0
-          while [ $waited -lt $ms ] && kill -0 $pid 2>/dev/null; do sleep 0.02; waited=$((waited + 20)); done
+          while [ $waited -lt $ms ] && alive $pid; do sleep 0.02; waited=$((waited + 20)); done
           in_write=0
         fi
-        if kill -0 $pid 2>/dev/null; then
+        if alive $pid; then
           [ $in_write -eq 1 ] && [ -e "$ck.tmp" ] && writes_killed=$((writes_killed + 1))
           kill9 $pid "$mode"
           kills=$((kills + 1))
