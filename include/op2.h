@@ -231,13 +231,18 @@ struct op_arg op_arg_info(void *data, int dim, const char *type, int reference);
  * run, each writes its saved global results into the caller's memory, output calls (fetches,
  * prints, file output) are skipped, and at its count every dat and constant is loaded and the
  * run goes on; the results equal an uninterrupted run's (bit for bit on `seq`, same backend and
- * process count). `flags` must be 0. Returns 1 when on, 0 on error.
+ * process count). A file at `path` is used or refused, never ignored; `OP2_DIAGNOSTICS=1` says
+ * which checkpoint the run resumes from, or that there is none. `flags` must be 0. Returns 1
+ * when on, 0 on error.
  * Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_CONFIG (already on, a
- * negative or non-finite interval, non-zero flags), OP2_ERR_CHECKPOINT (the checkpoint at
- * `path` is truncated, corrupted, not a checkpoint, or of another process count, naming why;
- * a checkpoint of another program is refused at the first loop that differs, or at the
- * restore point when the declarations differ), OP2_ERR_BACKEND_UNAVAILABLE (built without
- * HDF5). Collective under MPI (every process writes its part of one file).
+ * negative or non-finite interval, non-zero flags, processes naming different paths),
+ * OP2_ERR_IO (what is at `path` cannot be opened as a regular file: a FIFO, a directory, a
+ * device, a symlink to a missing file; at once, never a hang), OP2_ERR_CHECKPOINT (the
+ * checkpoint at `path` is truncated, corrupted, not a checkpoint, or of another process count,
+ * or processes see different things at `path`, naming why; a checkpoint of another program is
+ * refused at the first loop that differs, or at the restore point when the declarations or
+ * the values of maps and dats differ), OP2_ERR_BACKEND_UNAVAILABLE (built without HDF5).
+ * Collective under MPI (every process writes its part of one file).
  */
 int op_checkpointing_init(const char *path, double interval_s, int flags);
 
@@ -686,8 +691,11 @@ void op_init(int argc, char **argv, int diags);
  * Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
  * session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
  * finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
- * so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED;
- * OP2_ERR_MPI when another process is at another collective call (the session stays open).
+ * so a later `op_init` under a launcher is then OP2_ERR_MPI). A checkpoint still being written
+ * in the background is finished first. Errors: OP2_ERR_NOT_INITIALISED; OP2_ERR_MPI when
+ * another process is at another collective call (the session stays open); OP2_ERR_CHECKPOINT
+ * or OP2_ERR_IO when that last checkpoint could not be written (naming the file and why; the
+ * session ends all the same, and the previous checkpoint, if any, is still at the path).
  */
 void op_exit(void);
 

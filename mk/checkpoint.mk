@@ -4,10 +4,12 @@
 #                          threads, mpi2 = mpiexec -n 2) of Airfoil on a generated CK_CELLS
 #                          (8000) mesh for CK_ITERS (150) iterations, killed with SIGKILL at
 #                          random moments (also inside checkpoint writes) and restarted until it
-#                          finishes: final q and rms history equal the uninterrupted run's (bit
+#                          finishes; the finishing restart must say it resumed from the
+#                          checkpoint the kill left (or found none): final q and rms history
+#                          equal the uninterrupted run's (bit
 #                          for bit on seq, 1e-12 elsewhere); truncated, byte-flipped,
-#                          other-program and other-process-count checkpoints are refused with
-#                          OP2_ERR_CHECKPOINT (appended to TESTS)
+#                          other-program, other-data (a node moved) and other-process-count
+#                          checkpoints are refused with OP2_ERR_CHECKPOINT (appended to TESTS)
 #   make bench-checkpoint  720K mesh (../shared/meshes/new_grid.dat.gz, else a generated one):
 #                          the time of one checkpoint, and a run with --every 10 against one
 #                          without (targets: <= 0.3 s, <= 3% slower)

@@ -184,8 +184,13 @@ fn record(dir: &Path, lines: &[String]) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     let jsonl = dir.join("manifest.jsonl");
-    let mut all: Vec<String> =
-        std::fs::read_to_string(&jsonl).unwrap_or_default().lines().map(str::to_string).collect();
+    // Read as every input file (without blocking, a regular file only); none yet is empty.
+    let old = match crate::io::read_regular_io(&jsonl) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let mut all: Vec<String> = old.lines().map(str::to_string).collect();
     let key = |l: &str| l.split("\"file\": ").nth(1).map(|r| r.split(',').next().unwrap_or("").to_string());
     for l in lines {
         if !all.iter().any(|a| key(a) == key(l)) {
@@ -240,7 +245,8 @@ fn field(line: &str, key: &str) -> Option<String> {
 
 /// The entries of a generated directory's manifest (`manifest.jsonl`), in the order written.
 pub fn read_manifest(dir: &Path) -> std::io::Result<Vec<ManifestEntry>> {
-    let text = std::fs::read_to_string(dir.join("manifest.jsonl"))?;
+    let text = String::from_utf8(crate::io::read_regular_io(&dir.join("manifest.jsonl"))?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("manifest.jsonl: {e}")))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let get = |k: &str| {

@@ -14,13 +14,18 @@ use std::ffi::{c_char, c_double, c_int};
 /// run, each writes its saved global results into the caller's memory, output calls (fetches,
 /// prints, file output) are skipped, and at its count every dat and constant is loaded and the
 /// run goes on; the results equal an uninterrupted run's (bit for bit on `seq`, same backend and
-/// process count). `flags` must be 0. Returns 1 when on, 0 on error.
+/// process count). A file at `path` is used or refused, never ignored; `OP2_DIAGNOSTICS=1` says
+/// which checkpoint the run resumes from, or that there is none. `flags` must be 0. Returns 1
+/// when on, 0 on error.
 /// Errors: OP2_ERR_NOT_INITIALISED, OP2_ERR_NULL_ARGUMENT, OP2_ERR_BAD_CONFIG (already on, a
-/// negative or non-finite interval, non-zero flags), OP2_ERR_CHECKPOINT (the checkpoint at
-/// `path` is truncated, corrupted, not a checkpoint, or of another process count, naming why;
-/// a checkpoint of another program is refused at the first loop that differs, or at the
-/// restore point when the declarations differ), OP2_ERR_BACKEND_UNAVAILABLE (built without
-/// HDF5). Collective under MPI (every process writes its part of one file).
+/// negative or non-finite interval, non-zero flags, processes naming different paths),
+/// OP2_ERR_IO (what is at `path` cannot be opened as a regular file: a FIFO, a directory, a
+/// device, a symlink to a missing file; at once, never a hang), OP2_ERR_CHECKPOINT (the
+/// checkpoint at `path` is truncated, corrupted, not a checkpoint, or of another process count,
+/// or processes see different things at `path`, naming why; a checkpoint of another program is
+/// refused at the first loop that differs, or at the restore point when the declarations or
+/// the values of maps and dats differ), OP2_ERR_BACKEND_UNAVAILABLE (built without HDF5).
+/// Collective under MPI (every process writes its part of one file).
 #[no_mangle]
 pub extern "C" fn op_checkpointing_init(path: *const c_char, interval_s: c_double, flags: c_int) -> c_int {
     const CALL: &str = "op_checkpointing_init";

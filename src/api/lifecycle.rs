@@ -180,16 +180,21 @@ pub(crate) fn init(
 /// Ends the op2 session: frees every set, map, dat, kernel and compiled loop. Handles from the
 /// session become invalid; a later `op_init` starts afresh. Under MPI it is collective, and it
 /// finalises MPI only if op2 initialised it (MPI cannot be initialised again in the same process,
-/// so a later `op_init` under a launcher is then OP2_ERR_MPI). Errors: OP2_ERR_NOT_INITIALISED;
-/// OP2_ERR_MPI when another process is at another collective call (the session stays open).
+/// so a later `op_init` under a launcher is then OP2_ERR_MPI). A checkpoint still being written
+/// in the background is finished first. Errors: OP2_ERR_NOT_INITIALISED; OP2_ERR_MPI when
+/// another process is at another collective call (the session stays open); OP2_ERR_CHECKPOINT
+/// or OP2_ERR_IO when that last checkpoint could not be written (naming the file and why; the
+/// session ends all the same, and the previous checkpoint, if any, is still at the path).
 #[no_mangle]
 pub extern "C" fn op_exit() {
     boundary("op_exit", (), |st| {
         // Collective under MPI: entered together (processes at other calls: OP2_ERR_MPI, and the
         // session stays open on every process).
-        st.ctx("op_exit")?.comm.enter("op_exit", Ok(()))?;
+        let ctx = st.ctx("op_exit")?;
+        ctx.comm.enter("op_exit", Ok(()))?;
+        let written = crate::checkpoint::finish(ctx);
         st.ctx = None;
-        Ok(())
+        written
     })
 }
 

@@ -66,26 +66,100 @@ fn hash_mapped(f: &std::fs::File, from: u64, len: u64) -> Option<[u8; 32]> {
     }
 }
 
-/// Checks the header of the checkpoint at `path` (process 0 reads the file; every process gets
-/// the verdict): a missing file is `Ok(false)`, a whole one `Ok(true)`, anything else (too
-/// short, another kind of file, a length or checksum that does not match) `OP2_ERR_CHECKPOINT`
-/// naming why.
-pub fn verify(comm: &Comm, path: &str) -> Result<bool> {
-    let mine = if comm.rank() == 0 { verify_here(path) } else { Ok(false) };
-    let mine = comm.agree(mine)?;
-    if !comm.distributed() {
-        return Ok(mine);
+/// What `verify` found at a checkpoint's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing at the path (on every process); `tmp`: `PATH.tmp` is there, the unfinished write
+    /// of a run that stopped before renaming it (not a checkpoint).
+    Nothing { tmp: bool },
+    /// A whole checkpoint (header, length and checksum right).
+    Whole,
+}
+
+/// What a process sees at `path`, for the agreement: nothing, something, or not knowable.
+fn seen(path: &str) -> u8 {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => 1,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(_) => 2,
     }
-    let all = comm.all_gather(&[mine as u8])?;
-    Ok(all.first().is_some_and(|b| b == &[1]))
+}
+
+/// Checks what is at `path` (collective under MPI, every process gets the same verdict): every
+/// process names the same path (else `OP2_ERR_BAD_CONFIG`) and sees the same there, a file or
+/// nothing (else `OP2_ERR_CHECKPOINT` naming the process: a node that cannot see the directory
+/// would start afresh while the others resume); then process 0 reads the file. Nothing there
+/// is `Found::Nothing`, a whole checkpoint `Found::Whole`; anything else is an error naming
+/// why: `OP2_ERR_IO` for what cannot be opened as a regular file (a FIFO, a directory, a device,
+/// a symlink to a missing file), `OP2_ERR_CHECKPOINT` for a file that is too short, not a
+/// checkpoint, or whose length or checksum does not match. Never a silent fresh start.
+pub fn verify(comm: &Comm, path: &str) -> Result<Found> {
+    const CALL: &str = "op_checkpointing_init";
+    if comm.distributed() {
+        let mut mine = vec![seen(path)];
+        mine.extend_from_slice(path.as_bytes());
+        let all = comm.all_gather(&mine)?;
+        let root = all.first().cloned().unwrap_or_default();
+        let text = |b: &[u8]| String::from_utf8_lossy(b.get(1..).unwrap_or_default()).into_owned();
+        let says = |b: &[u8]| match b.first() {
+            Some(0) => "sees nothing there",
+            Some(1) => "sees a file there",
+            _ => "cannot check it",
+        };
+        for (r, b) in all.iter().enumerate().skip(1) {
+            if b.get(1..) != root.get(1..) {
+                op2_bail!(
+                    BadConfig,
+                    "{CALL}: process {r} names the checkpoint '{}', process 0 '{}': every process must name the same file",
+                    text(b),
+                    text(&root)
+                );
+            }
+        }
+        for (r, b) in all.iter().enumerate().skip(1) {
+            if b.first() != root.first() {
+                op2_bail!(
+                    Checkpoint,
+                    "{CALL}: checkpoint '{path}': process 0 {}, process {r} {}: every process must see the same file (put it in a directory all processes share)",
+                    says(&root),
+                    says(b)
+                );
+            }
+        }
+    }
+    let mine = if comm.rank() == 0 {
+        verify_here(path).map(|whole| {
+            let tmp = !whole && std::fs::symlink_metadata(format!("{path}.tmp")).is_ok();
+            [whole as u8, tmp as u8]
+        })
+    } else {
+        Ok([0, 0])
+    };
+    let mine = comm.agree(mine)?;
+    let verdict = if comm.distributed() {
+        let all = comm.all_gather(&mine)?;
+        all.first().and_then(|b| b.get(..2).map(|b| [b[0], b[1]])).unwrap_or_default()
+    } else {
+        mine
+    };
+    Ok(if verdict[0] == 1 { Found::Whole } else { Found::Nothing { tmp: verdict[1] == 1 } })
 }
 
 fn verify_here(path: &str) -> Result<bool> {
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // Whether anything is at `path`: the name itself (a symlink to a missing file is there, and
+    // is refused below, never taken for "no checkpoint").
+    match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => op2_bail!(Io, "op_checkpointing_init: cannot open checkpoint '{path}': {e}"),
-    };
+        Err(e) => op2_bail!(Io, "op_checkpointing_init: cannot check checkpoint '{path}': {e}"),
+        Ok(m) if m.file_type().is_symlink() && std::fs::metadata(path).is_err() => {
+            let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+            op2_bail!(Io, "op_checkpointing_init: checkpoint '{path}' is a symlink to '{to}', which cannot be opened");
+        }
+        Ok(_) => {}
+    }
+    // As every input file: opened without blocking, a regular file only (a FIFO, a device or
+    // a directory is OP2_ERR_IO at once, never a hang).
+    let (mut f, _) = crate::io::open_regular(path, "op_checkpointing_init")?;
     let io = |e: std::io::Error| op2_err!(Io, "op_checkpointing_init: cannot read checkpoint '{path}': {e}");
     let len = f.metadata().map_err(io)?.len();
     if len < USERBLOCK {
@@ -111,6 +185,22 @@ fn verify_here(path: &str) -> Result<bool> {
         return Err(bad(path, "is corrupted: its SHA-256 checksum does not match its content"));
     }
     Ok(true)
+}
+
+/// Before a checkpoint is written as `tmp` (op2's own name beside the checkpoint): whatever a
+/// stopped write or anything else left there (a file, a symlink, a FIFO) is removed, so the
+/// file written is always a new regular file, never a symlink's target or a FIFO that would
+/// block; a directory there is `OP2_ERR_IO`.
+pub fn clear_tmp(tmp: &str) -> Result<()> {
+    match std::fs::symlink_metadata(tmp) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => op2_bail!(Io, "op2 checkpoint: cannot check '{tmp}': {e}"),
+        Ok(m) if m.is_dir() => {
+            op2_bail!(Io, "op2 checkpoint: cannot write '{tmp}': a directory is in the way of the temporary file")
+        }
+        Ok(_) => std::fs::remove_file(tmp)
+            .map_err(|e| op2_err!(Io, "op2 checkpoint: cannot remove the old temporary file '{tmp}': {e}")),
+    }
 }
 
 /// After the HDF5 part of `tmp` is written and closed (process 0 only): the header, `fsync`,
@@ -248,6 +338,7 @@ mod h5 {
         use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_userblock, H5P_CLS_FILE_CREATE};
         let c =
             std::ffi::CString::new(path).map_err(|_| op2_err!(BadName, "op2 checkpoint: '{path}' holds a NUL byte"))?;
+        comm.agree(if comm.rank() == 0 { super::clear_tmp(path) } else { Ok(()) })?;
         let _ = hdf5::Datatype::from_type::<u8>(); // initialises the library
                                                    // SAFETY: property lists created and closed here.
         let id = hdf5::sync::sync(|| unsafe {

@@ -15,6 +15,7 @@
 //! At the saved count the declarations are compared, the constants and dats are loaded (host
 //! copies current; under MPI each process its local rows, halos included) and the run goes on.
 
+mod digest;
 pub mod file;
 pub mod state;
 
@@ -28,24 +29,38 @@ use state::{Saved, Written};
 use std::time::{Duration, Instant};
 
 /// Collects a finished background write (`wait`: or waits for it): its report line (diags) or
-/// its error (`OP2_ERR_CHECKPOINT` / `OP2_ERR_IO`, at the loop boundary after it failed).
-fn collect(ctx: &mut Context, wait: bool) -> Result<()> {
+/// its error (`OP2_ERR_CHECKPOINT` / `OP2_ERR_IO`), as the error of `call` (the loop at the
+/// boundary after it failed, or `op_exit`), whose name the message starts with.
+fn collect(ctx: &mut Context, wait: bool, call: &str) -> Result<()> {
     let Some(cp) = ctx.checkpoint.as_mut() else { return Ok(()) };
     if !cp.pending.as_ref().is_some_and(|h| wait || h.is_finished()) {
         return Ok(());
     }
     let Some(h) = cp.pending.take() else { return Ok(()) };
     let Ok(w) = h.join() else {
-        op2_bail!(Checkpoint, "op2 checkpoint: the writer thread of '{}' failed", cp.path);
+        op2_bail!(Checkpoint, "{call}: the writer thread of checkpoint '{}' failed", cp.path);
     };
     cp.buffers = w.buffers;
     cp.last_write = w.took;
-    let line = w.outcome?;
+    let line = w.outcome.map_err(|mut e| {
+        let why = e.message.strip_prefix("op2 checkpoint: ").unwrap_or(&e.message);
+        e.message = format!("{call}: checkpoint '{}' was not written: {why}", cp.path);
+        e
+    })?;
     diag(ctx, &line);
     Ok(())
 }
 
-const META_MAGIC: &[u8; 16] = b"op2ckpt-meta-v1\n";
+/// `op_exit`: waits for a checkpoint still being written in the background; its failure is
+/// `op_exit`'s error (the session ends all the same).
+pub fn finish(ctx: &mut Context) -> Result<()> {
+    collect(ctx, true, "op_exit")
+}
+
+/// The meta blob's format: v2 adds the digests of the maps' and dats' values (v1 is read, and
+/// its values are not checked).
+const META_MAGIC: &[u8; 16] = b"op2ckpt-meta-v2\n";
+const META_MAGIC_V1: &[u8; 16] = b"op2ckpt-meta-v1\n";
 
 /// FNV-1a, 64 bits: the loop signature (stable across runs and builds).
 struct Fnv(u64);
@@ -190,9 +205,11 @@ impl<'a> In<'a> {
 
 fn parse_meta(b: &[u8]) -> Option<Saved> {
     let mut r = In(b);
-    if r.take(16)? != META_MAGIC {
-        return None;
-    }
+    let v2 = match r.take(16)? {
+        m if m == META_MAGIC => true,
+        m if m == META_MAGIC_V1 => false,
+        _ => return None,
+    };
     let nprocs = r.u64()?;
     let count = r.u64()?;
     let sigs = r.u64s(count)?;
@@ -214,7 +231,25 @@ fn parse_meta(b: &[u8]) -> Option<Saved> {
         }
         consts.push((name, ty, dim, data));
     }
-    Some(Saved { nprocs, count, sigs, red_off, red, decls, consts })
+    let digests = if v2 {
+        let mut list = || -> Option<Vec<(u64, [u8; 32])>> {
+            let n = r.u64()?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let i = r.u64()?;
+                v.push((i, r.take(32)?.try_into().ok()?));
+            }
+            Some(v)
+        };
+        let maps = list()?;
+        Some((maps, list()?))
+    } else {
+        None
+    };
+    if !r.0.is_empty() {
+        return None;
+    }
+    Some(Saved { nprocs, count, sigs, red_off, red, decls, consts, digests })
 }
 
 fn diag(ctx: &Context, line: &str) {
@@ -241,7 +276,8 @@ pub fn init(ctx: &mut Context, path: &str, interval_s: f64, flags: i32) -> Resul
         op2_bail!(BadName, "{CALL}: the checkpoint path is empty");
     }
     let comm = &ctx.comm;
-    let replay = if file::verify(comm, path)? {
+    let found = file::verify(comm, path)?;
+    let replay = if found == file::Found::Whole {
         let f = file::open(path, comm)?;
         let n = comm.agree(f.len_of("meta"))?;
         let n = usize::try_from(n).map_err(|_| op2_err!(Checkpoint, "{CALL}: checkpoint '{path}': meta too large"))?;
@@ -266,8 +302,35 @@ pub fn init(ctx: &mut Context, path: &str, interval_s: f64, flags: i32) -> Resul
     } else {
         None
     };
-    if let Some(s) = &replay {
-        diag(ctx, &format!("replaying '{path}': {} loop(s) skipped, then its dats are loaded", s.count));
+    // What the restart does, said at level 1 (process 0; the outcome is every process's).
+    let everyone = if ctx.comm.distributed() {
+        format!(" (every one of {} processes sees it)", ctx.comm.size())
+    } else {
+        String::new()
+    };
+    match (&replay, found) {
+        (Some(s), _) => diag(
+            ctx,
+            &format!(
+                "resuming from '{path}'{everyone}: written at loop {} by {} process(es); replaying {} loop(s) (not run, their global results handed back), then its dats are loaded{}",
+                s.count,
+                s.nprocs,
+                s.count,
+                if s.digests.is_some() { "" } else { " (an older format: the maps' and dats' values cannot be checked)" }
+            ),
+        ),
+        (None, file::Found::Nothing { tmp }) => diag(
+            ctx,
+            &format!(
+                "no checkpoint at '{path}': the run starts from loop 0{}",
+                if tmp {
+                    format!(" ('{path}.tmp' is the unfinished write of a run that stopped before its first checkpoint was complete: not a checkpoint, replaced by the next write)")
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+        (None, file::Found::Whole) => {}
     }
     let delay_ms = std::env::var("OP2_CHECKPOINT_TEST_DELAY_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
     ctx.checkpoint = Some(Box::new(Checkpointer {
@@ -285,6 +348,8 @@ pub fn init(ctx: &mut Context, path: &str, interval_s: f64, flags: i32) -> Resul
         last_write: Duration::ZERO,
         pending: None,
         buffers: Vec::new(),
+        map_digests: Vec::new(),
+        dat_digests: Vec::new(),
     }));
     Ok(())
 }
@@ -317,6 +382,11 @@ pub fn skip_output(ctx: &Context, call: &str) -> bool {
 /// `op_par_loop` while checkpointing is on: replay, restore, save, or run and record.
 pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw: &[RawArg]) -> Result<()> {
     let sig = signature(ctx, kernel, name, set, raw);
+    if ctx.checkpoint.is_none() {
+        return crate::exec::run_loop(ctx, kernel, name, set, raw);
+    }
+    let call = format!("op_par_loop '{name}'");
+    digest_new(ctx)?;
     let Some(cp) = ctx.checkpoint.as_mut() else { return crate::exec::run_loop(ctx, kernel, name, set, raw) };
     let k = cp.count;
     if let Some(s) = &cp.replay {
@@ -349,11 +419,11 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
             cp.record(sig, &saved)?;
             return Ok(());
         }
-        restore(ctx)?;
+        restore(ctx, &call)?;
     }
-    collect(ctx, false)?;
+    collect(ctx, false, &call)?;
     if due(ctx)? {
-        write(ctx)?;
+        write(ctx, &call)?;
     }
     crate::exec::run_loop(ctx, kernel, name, set, raw)?;
     let mut got = Vec::new();
@@ -365,6 +435,58 @@ pub fn par_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
         Some(cp) => cp.record(sig, &got),
         None => Ok(()),
     }
+}
+
+/// The digests of the maps and dats declared since the last loop boundary (and, at the first
+/// boundary after `op_checkpointing_init`, of all): their values now are those they were
+/// declared with, or those the run had when checkpointing began (only loops change dats, and
+/// none ran since). Collective under MPI (every process is at the same loop).
+fn digest_new(ctx: &mut Context) -> Result<()> {
+    use crate::mpi::dist;
+    let Some(cp) = ctx.checkpoint.as_ref() else { return Ok(()) };
+    let (maps_done, dats_done) = (cp.map_digests.len(), cp.dat_digests.len());
+    if maps_done == ctx.maps.len() && dats_done == ctx.dats.len() {
+        return Ok(());
+    }
+    let t = Instant::now();
+    let mut maps = Vec::new();
+    for m in maps_done..ctx.maps.len() {
+        let id = crate::core::MapId(m as u32);
+        let (from, dim) = (ctx.maps[m].from, ctx.maps[m].dim);
+        let rows: std::borrow::Cow<'_, [u8]> = if ctx.comm.distributed() {
+            let v = dist::map_block(ctx, id)?;
+            std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_ne_bytes()).collect())
+        } else {
+            ctx.all_declared_rows(crate::context::Rows::Map(id), "op2 checkpoint")?
+        };
+        let (n, first) = (dist::global_size(ctx, from) as u64, dist::global_offset(ctx, from) as u64);
+        maps.push(digest::digest(&ctx.comm, dim * 4, n, first, &rows)?);
+    }
+    let mut dats = Vec::new();
+    for i in dats_done..ctx.dats.len() {
+        if ctx.dats[i].freed {
+            dats.push(None);
+            continue;
+        }
+        let d = DatId(i as u32);
+        ctx.sync_to_host(d)?;
+        let eb = ctx.dats[i].elem_bytes();
+        let (rows, offset, total) = dat_rows(ctx, d)?;
+        let (n, first) = ((total / eb.max(1) as u64), offset / eb.max(1) as u64);
+        dats.push(Some(digest::digest(&ctx.comm, eb, n, first, &rows)?));
+    }
+    let line = format!(
+        "digests (SHA-256) of the values of {} map(s) and {} dat(s) in {:.3} s",
+        maps.len(),
+        dats.len(),
+        t.elapsed().as_secs_f64()
+    );
+    if let Some(cp) = ctx.checkpoint.as_mut() {
+        cp.map_digests.extend(maps);
+        cp.dat_digests.extend(dats);
+    }
+    diag(ctx, &line);
+    Ok(())
 }
 
 /// Whether a checkpoint is due at this boundary: process 0's clock decides for all (collective
@@ -399,8 +521,8 @@ fn dat_rows(ctx: &Context, d: DatId) -> Result<(std::borrow::Cow<'_, [u8]>, u64,
 /// process the state is copied (a snapshot, into buffers reused from one checkpoint to the
 /// next) and a background thread writes, seals and renames the file while the run goes on (the
 /// previous one is waited for first; `op_exit` waits for the last).
-fn write(ctx: &mut Context) -> Result<()> {
-    collect(ctx, true)?;
+fn write(ctx: &mut Context, call: &str) -> Result<()> {
+    collect(ctx, true, call)?;
     let t = Instant::now();
     let Some(cp) = ctx.checkpoint.as_ref() else { return Ok(()) };
     let path = cp.path.clone();
@@ -419,6 +541,24 @@ fn write(ctx: &mut Context) -> Result<()> {
         m.bytes(c.ty.api_name().as_bytes());
         m.u64(c.dim as u64);
         m.bytes(&c.data);
+    }
+    m.u64(cp.map_digests.len() as u64);
+    for (i, d) in cp.map_digests.iter().enumerate() {
+        m.u64(i as u64);
+        m.0.extend_from_slice(d);
+    }
+    let live = |i: &usize| !ctx.dats.get(*i).is_some_and(|d| d.freed);
+    let dats: Vec<(usize, &[u8; 32])> = cp
+        .dat_digests
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| live(i))
+        .filter_map(|(i, d)| Some((i, d.as_ref()?)))
+        .collect();
+    m.u64(dats.len() as u64);
+    for (i, d) in dats {
+        m.u64(i as u64);
+        m.0.extend_from_slice(d);
     }
     let meta = m.0;
     if !ctx.comm.distributed() {
@@ -528,10 +668,9 @@ fn write_behind(ctx: &mut Context, t: Instant, path: String, tmp: String, meta: 
     Ok(())
 }
 
-/// At the saved loop count: the declarations must match; constants and dats are loaded.
-fn restore(ctx: &mut Context) -> Result<()> {
-    let Some(saved) = ctx.checkpoint.as_mut().and_then(|c| c.replay.take()) else { return Ok(()) };
-    let path = ctx.checkpoint_path().to_string();
+/// Whether this run may take the checkpoint's state at its loop count: the same declarations,
+/// and the maps and dats the run started from with the same values (their digests).
+fn check_restore(ctx: &Context, saved: &Saved, call: &str, path: &str) -> Result<()> {
     let here = declarations(ctx);
     if here != saved.decls {
         let (a, b) = here
@@ -544,9 +683,50 @@ fn restore(ctx: &mut Context) -> Result<()> {
             });
         op2_bail!(
             Checkpoint,
-            "checkpoint '{path}' is of another program: at loop {} its declarations differ: '{a}' here, '{b}' in the checkpoint",
+            "{call}: checkpoint '{path}' is of another program: at loop {} its declarations differ: '{a}' here, '{b}' in the checkpoint",
             saved.count
         );
+    }
+    if let (Some((maps, dats)), Some(cp)) = (&saved.digests, ctx.checkpoint.as_ref()) {
+        let other = |what: &str, name: &str, here: Option<&[u8; 32]>, there: &[u8; 32]| {
+            op2_err!(
+                Checkpoint,
+                "{call}: checkpoint '{path}' is of other data: {what} '{name}' {} here than in the run that wrote it (SHA-256 of its values in declared order: {} here, {} in the checkpoint): restart with the same inputs, or delete the checkpoint to start afresh",
+                if what == "map" { "has other values" } else { "was declared with other values" },
+                here.map_or("none".to_string(), digest::short),
+                digest::short(there)
+            )
+        };
+        for (i, there) in maps {
+            let here = cp.map_digests.get(*i as usize);
+            if here != Some(there) {
+                let name = ctx.maps.get(*i as usize).map_or("?", |m| m.name.as_str());
+                return Err(other("map", name, here, there));
+            }
+        }
+        for (i, there) in dats {
+            let here = cp.dat_digests.get(*i as usize).and_then(|d| d.as_ref());
+            if here != Some(there) {
+                let name = ctx.dats.get(*i as usize).map_or("?", |d| d.name.as_str());
+                return Err(other("dat", name, here, there));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// At the saved loop count: the declarations and the values the run started from (maps, dats:
+/// their digests) must match; constants and dats are loaded. `call`: the loop, for messages.
+fn restore(ctx: &mut Context, call: &str) -> Result<()> {
+    let Some(saved) = ctx.checkpoint.as_mut().and_then(|c| c.replay.take()) else { return Ok(()) };
+    let path = ctx.checkpoint_path().to_string();
+    if let Err(e) = check_restore(ctx, &saved, call, &path) {
+        // Refused for good: every later loop is refused too, never run on data that is half
+        // the checkpoint's (its loops skipped) and half this run's.
+        if let Some(cp) = ctx.checkpoint.as_mut() {
+            cp.replay = Some(saved);
+        }
+        return Err(e);
     }
     for (name, ty, dim, data) in &saved.consts {
         ctx.decl_const(*dim as i32, *ty, data, name, "op2 checkpoint restore")?;
@@ -588,7 +768,22 @@ mod tests {
     use super::*;
 
     fn meta() -> Vec<u8> {
-        let mut m = Out(META_MAGIC.to_vec());
+        let mut m = meta_v1();
+        m[..16].copy_from_slice(META_MAGIC);
+        let mut m = Out(m);
+        m.u64(1); // map digests
+        m.u64(0);
+        m.0.extend_from_slice(&[7; 32]);
+        m.u64(2); // dat digests
+        m.u64(0);
+        m.0.extend_from_slice(&[8; 32]);
+        m.u64(2);
+        m.0.extend_from_slice(&[9; 32]);
+        m.0
+    }
+
+    fn meta_v1() -> Vec<u8> {
+        let mut m = Out(META_MAGIC_V1.to_vec());
         m.u64(2); // processes
         m.u64(3); // loops
         [11u64, 12, 13].iter().for_each(|&s| m.u64(s));
@@ -613,6 +808,13 @@ mod tests {
         assert_eq!(s.decls, "set cells 10\n");
         assert_eq!(s.consts.len(), 1);
         assert_eq!((s.consts[0].0.as_str(), s.consts[0].1, s.consts[0].2), ("gam", ElemType::Double, 1));
+        let (maps, dats) = s.digests.expect("v2 has digests");
+        assert_eq!(maps, vec![(0, [7; 32])]);
+        assert_eq!(dats, vec![(0, [8; 32]), (2, [9; 32])]);
+        // a checkpoint of the format before digests is read, with nothing to check
+        let s = parse_meta(&meta_v1()).expect("a v1 meta parses");
+        assert_eq!((s.count, s.decls.as_str()), (3, "set cells 10\n"));
+        assert!(s.digests.is_none());
     }
 
     #[test]
@@ -621,6 +823,9 @@ mod tests {
         for n in 0..m.len() {
             assert!(parse_meta(&m[..n]).is_none(), "a meta cut to {n} bytes parsed");
         }
+        let mut longer = m.clone();
+        longer.push(0);
+        assert!(parse_meta(&longer).is_none(), "trailing bytes");
         // offsets that go backwards or past the results
         let mut bad = m.clone();
         bad[16 + 16 + 24 + 8..16 + 16 + 24 + 16].copy_from_slice(&9u64.to_le_bytes());

@@ -29,6 +29,12 @@ pub struct Checkpointer {
     pub(super) pending: Option<std::thread::JoinHandle<Written>>,
     /// One process: the snapshot buffers of the last background write, reused by the next.
     pub(super) buffers: Vec<Vec<u8>>,
+    /// The digest (`digest`) of each map's values, by map index, from the first loop after its
+    /// declaration (maps do not change).
+    pub(super) map_digests: Vec<[u8; 32]>,
+    /// The digest of each dat's values at the first loop after `op_checkpointing_init` or after
+    /// its declaration, whichever is later: what the run started from (None: freed by then).
+    pub(super) dat_digests: Vec<Option<[u8; 32]>>,
 }
 
 /// What a background write hands back: its outcome and report line, and its buffers.
@@ -39,7 +45,8 @@ pub(super) struct Written {
 }
 
 impl Drop for Checkpointer {
-    /// `op_exit`: a checkpoint still being written is finished first.
+    /// A session dropped without `op_exit` (which collects the last write and reports its
+    /// failure as its own error): a checkpoint still being written is finished first.
     fn drop(&mut self) {
         if let Some(h) = self.pending.take() {
             match h.join() {
@@ -60,7 +67,13 @@ pub(super) struct Saved {
     pub(super) red: Vec<u8>,
     pub(super) decls: String,
     pub(super) consts: Vec<(String, ElemType, usize, Vec<u8>)>,
+    /// The digests of the maps' and dats' values (index, digest); None in a checkpoint of a
+    /// format before them (not checked).
+    pub(super) digests: Option<(Digests, Digests)>,
 }
+
+/// Digests by map or dat index, as a checkpoint lists them.
+pub(super) type Digests = Vec<(u64, [u8; 32])>;
 
 impl Checkpointer {
     pub(super) fn record(&mut self, sig: u64, results: &[u8]) -> Result<()> {

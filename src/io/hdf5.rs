@@ -1358,7 +1358,9 @@ pub(crate) mod imp {
         comm.agree(r).map_err(|mut e| {
             // The file was truncated and is incomplete: it goes, so no half-dump is taken for
             // a whole one.
-            let gone = comm.rank() != 0 || std::fs::remove_file(path).is_ok();
+            use crate::io::{discard_written, Discarded};
+            let gone = comm.rank() != 0
+                || matches!(discard_written(path, None), Ok(Discarded::Removed | Discarded::RemovedTarget(_)));
             if gone {
                 e.message.push_str(&format!(" (the incomplete '{path}' was removed)"));
             }

@@ -159,22 +159,16 @@ pub fn write_vtk(
         cell_data,
     };
     let file = std::fs::File::create(path).map_err(|e| op2_err!(Io, "{call}: cannot create '{path}': {e}"))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
     let written = match format {
         Format::Xml => write_vtu(&mut out, &grid, encoding),
         Format::Legacy => write_legacy(&mut out, &grid, encoding),
     };
     let written = written.and_then(|_| out.flush());
     drop(out);
-    written.map_err(|e| {
-        // Nothing half-written stays behind under the name asked for.
-        let removed = std::fs::remove_file(path).is_ok();
-        op2_err!(
-            Io,
-            "{call}: cannot write '{path}': {e}{}",
-            if removed { " (the incomplete file was removed)" } else { "" }
-        )
-    })
+    // Nothing half-written stays behind under the name asked for (a symlink there is kept:
+    // the file it leads to goes).
+    written.map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}{}", super::discard_note(path, Some(&file))))
 }
 
 /// Checks the arguments of `op_write_vtk` (sets, dims, types) and returns the VTK cell type.

@@ -73,11 +73,8 @@ impl Out {
 
     /// A failed write: the file is closed and removed; the error says whether that worked.
     fn fail(&mut self, e: String) {
-        self.file = None;
-        self.err = Some(match std::fs::remove_file(&self.path) {
-            Ok(()) => format!("{e} (the incomplete file was removed)"),
-            Err(r) => format!("{e} (the incomplete file could not be removed: {r})"),
-        });
+        let written = self.file.take().map(|w| w.into_parts().0);
+        self.err = Some(format!("{e}{}", crate::io::discard_note(&self.path, written.as_ref())));
     }
 
     /// Rows of the dat (whole rows, original order), in the file's format.

@@ -1,10 +1,11 @@
 /* Checkpoint and restart (op_checkpointing_init, op_checkpoint_now), in one process: session 1
  * runs 10 steps (each a loop with OP_INC and OP_MAX globals and an op_arg_info) and asks for a
- * checkpoint after step 4; session 2 starts from other data with the same declarations and
- * replays it: steps 0-4 do not run but hand back session 1's global results (the caller's
- * globals hold garbage before each), op_fetch_data during the replay is skipped (the buffer is
- * untouched), and at step 5 the dat is loaded: the final dat and every result equal session 1's
- * exactly. Refusals: another loop sequence (OP2_ERR_CHECKPOINT at the first loop that differs),
+ * checkpoint after step 4; session 2, the same program with the same data, replays it: steps
+ * 0-4 do not run but hand back session 1's global results (the caller's globals hold garbage
+ * before each), op_fetch_data during the replay is skipped (the buffer is untouched), and at
+ * step 5 the dat is loaded (were it not, steps 5-9 would start from the declared values): the
+ * final dat and every result equal session 1's exactly. (A restart whose data differ is refused:
+ * t953.) Refusals: another loop sequence (OP2_ERR_CHECKPOINT at the first loop that differs),
  * a truncated, a byte-flipped and a non-checkpoint file, and bad arguments. */
 #include "test.h"
 
@@ -105,9 +106,9 @@ int main(int argc, char **argv)
   CHECK_DBL(a.mx[0], (1.0 + N - 1) * 0.5 + 1.0);
   CHECK_INT(a.loc[0], N - 1);
 
-  /* session 2: other data; steps 0-4 replayed, the dat loaded at step 5 */
+  /* session 2: steps 0-4 replayed, the dat loaded at step 5 */
   for (i = 0; i < N; i++) fetched[i] = -7.0;
-  CHECK_INT(session(argv[1], path, 1000.0, &b, 2, fetched), 1);
+  CHECK_INT(session(argv[1], path, 1.0, &b, 2, fetched), 1);
   for (i = 0; i < STEPS; i++) {
     if (a.sum[i] != b.sum[i] || a.mx[i] != b.mx[i] || a.loc[i] != b.loc[i])
       test_fail_(__FILE__, __LINE__, "step %d: session 2 has sum %.17g max %.17g loc %d, session 1 %.17g %.17g %d",

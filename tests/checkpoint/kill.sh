@@ -5,11 +5,14 @@
 # mpi2 = seq under mpiexec -n 2): an uninterrupted Airfoil run is the reference; then TRIALS
 # trials, each from no checkpoint: Airfoil with --checkpoint/--every is started, killed with
 # SIGKILL at a random moment (every other trial with OP2_CHECKPOINT_TEST_DELAY_MS, and killed
-# inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes. Its final
+# inside a checkpoint write), CKPT_KILLS (2) times, and started again until it finishes; the run
+# that finishes must say (OP2_DIAGNOSTICS=1) that it resumed from the checkpoint the last kill
+# left at the path, or that there was none (a present checkpoint is never ignored). Its final
 # q (--save) and rms history (--rms-log) must equal the reference's: byte for byte on seq,
 # within 1e-12 relative on threads and mpi2. Then the refusals: a truncated, a byte-flipped,
-# another program's (another mesh: other declarations) and another process count's
-# checkpoint each make Airfoil exit non-zero with OP2_ERR_CHECKPOINT [840] naming why.
+# another program's (another mesh: other declarations), other data's (the same mesh with one
+# node moved: its p_x digest differs) and another process count's checkpoint each make Airfoil
+# exit non-zero with OP2_ERR_CHECKPOINT [840] naming why.
 set -u
 bin=$1
 cmp=$2
@@ -46,6 +49,14 @@ kill9() {
   kill -9 $victims 2>/dev/null
 }
 
+# Whether process $1 is running: not gone and not a zombie (kill -0 succeeds on a zombie, so a
+# finished run not yet reaped would look alive until a wait's cap).
+alive() {
+  local st
+  read -r _ _ st _ < "/proc/$1/stat" 2>/dev/null || return 1
+  [ "$st" != Z ]
+}
+
 same_q() { # a.bin b.bin exact|rel
   if [ "$3" = exact ]; then cmp -s "$1" "$2"; return; fi
   python3 - "$1" "$2" <<'PY'
@@ -72,46 +83,91 @@ for mode in $modes; do
   wall=$((($(date +%s%N) - t0) / 1000000)) # ms, start-up included
   how=exact
   [ "$mode" = seq ] || how=rel
-  kills=0 writes_killed=0 runs=0
+  kills=0 writes_killed=0 runs=0 restarts=0 resumed=0
+  # Checkpoint intervals, from the time the uninterrupted run spent in its loops (Airfoil
+  # prints it; start-up, under mpiexec most of the wall time, excluded): an eighth of it, so
+  # that a run writes several checkpoints, at least 10 ms apart; with the test delay (150 ms
+  # inside each write, which the next checkpoint waits for) a quarter, so that a run makes two
+  # or three writes and stays short.
+  loops_ms=$(sed -n 's/^airfoil: [0-9]* iterations, \([0-9.]*\) s.*/\1/p' "$ref.out" | awk '{ printf "%d", $1 * 1000 }')
+  [ -n "$loops_ms" ] || loops_ms=$wall
+  every_ms=$((loops_ms / 8)); [ $every_ms -lt 10 ] && every_ms=10
+  every_delay_ms=$((loops_ms / 4)); [ $every_delay_ms -lt 10 ] && every_delay_ms=10
+  secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
   for t in $(seq 1 "$trials"); do
     ck="$dir/ck-$mode-$t.h5"
     out="$dir/run-$mode-$t"
     rm -f "$ck" "$ck.tmp" "$out.log" "$out.bin" "$out".out-*
-    delay=0
-    [ $((t % 2)) -eq 0 ] && delay=300
+    delay=0 every=$(secs $every_ms)
+    [ $((t % 2)) -eq 0 ] && delay=150 every=$(secs $every_delay_ms)
     done_=0
     for attempt in $(seq 1 $((KILLS + 1))); do
       runs=$((runs + 1))
       export OP2_CHECKPOINT_TEST_DELAY_MS=$delay OP2_DIAGNOSTICS=1
       touch "$out.started"
       launch "$mode" --mesh "$mesh" --iters "$iters" --rms-log "$out.log" --save "$out.bin" \
-        --checkpoint "$ck" --every 0.2 > "$out.out-$attempt" 2>&1
+        --checkpoint "$ck" --every "$every" > "$out.out-$attempt" 2>&1
       # KILLS times per trial: without the delay at a random moment 20% to 100% of the
-      # uninterrupted run's time after the start; with it, at a random moment inside a
-      # checkpoint write (once this run's temporary file exists, 0-250 ms into the 300 ms
-      # pause before its rename). Then the run goes to its end.
+      # uninterrupted run's time after the start (in trial 1: once this run has written a
+      # checkpoint, so that a restart has one to resume from); with it, at a random moment
+      # inside a checkpoint write, 0-120 ms into the 150 ms pause before its rename: the first
+      # time inside a write that follows a complete checkpoint of this run (the restart must
+      # resume from that one), then inside any write of the run (the first one if the restart
+      # found no checkpoint). Then the run goes to its end.
       if [ "$attempt" -le "$KILLS" ]; then
         if [ "$delay" -gt 0 ]; then
           waited=0
-          while [ $waited -lt $((wall * 4 + 5000)) ] && kill -0 $pid 2>/dev/null &&
-                [ -z "$(find "$ck.tmp" -newer "$out.started" 2>/dev/null)" ]; do
-            sleep 0.02; waited=$((waited + 20))
+          while [ $waited -lt $((wall * 8 + 5000)) ] && alive $pid; do
+            if [ "$attempt" -eq 1 ]; then
+              [ -n "$(find "$ck" -newer "$out.started" 2>/dev/null)" ] &&
+                [ -n "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ] && break
+            elif [ -n "$(find "$ck.tmp" -newer "$out.started" 2>/dev/null)" ]; then
+              [ ! -e "$ck" ] || [ -n "$(find "$ck.tmp" -newer "$ck" 2>/dev/null)" ] && break
+            fi
+            sleep 0.01; waited=$((waited + 10))
           done
-          sleep "0.$(printf '%03d' $((RANDOM % 250)))"
+          sleep "0.$(printf '%03d' $((RANDOM % 120)))"
           in_write=1
+        elif [ "$t" -eq 1 ]; then
+          waited=0
+          while [ $waited -lt $((wall * 4 + 5000)) ] && alive $pid &&
+                [ -z "$(find "$ck" -newer "$out.started" 2>/dev/null)" ]; do
+            sleep 0.01; waited=$((waited + 10))
+          done
+          in_write=0
         else
           ms=$((wall / 5 + RANDOM % (wall * 4 / 5 + 1)))
           waited=0
-          while [ $waited -lt $ms ] && kill -0 $pid 2>/dev/null; do sleep 0.02; waited=$((waited + 20)); done
+          while [ $waited -lt $ms ] && alive $pid; do sleep 0.02; waited=$((waited + 20)); done
           in_write=0
         fi
-        if kill -0 $pid 2>/dev/null; then
+        if alive $pid; then
           [ $in_write -eq 1 ] && [ -e "$ck.tmp" ] && writes_killed=$((writes_killed + 1))
           kill9 $pid "$mode"
           kills=$((kills + 1))
         fi
       fi
-      if { wait $pid; } 2>/dev/null; then done_=1; break; fi
+      if { wait $pid; } 2>/dev/null; then
+        done_=1
+        # A checkpoint present at the restart is used, never ignored: the run that finished
+        # after a kill says (OP2_DIAGNOSTICS=1) it resumed from the file the kill left, or, when
+        # there was none, that it found none (or one: under mpiexec a killed rank can finish
+        # a rename after the launcher is reaped).
+        if [ "$attempt" -gt 1 ]; then
+          resuming="op2: checkpoint: resuming from '$ck'"
+          if grep -qF "$resuming" "$out.out-$attempt"; then
+            resumed=$((resumed + 1))
+          elif [ "$left" = yes ] || ! grep -qF "op2: checkpoint: no checkpoint at '$ck'" "$out.out-$attempt"; then
+            echo "checkpoint: FAIL: $mode trial $t: the restart after a kill that left $( [ "$left" = yes ] && echo a || echo no) checkpoint at the path does not say it resumed from it$( [ "$left" = yes ] || echo ' or found none'):"
+            grep "op2: checkpoint" "$out.out-$attempt" | head -3
+            fails=$((fails + 1))
+          fi
+          restarts=$((restarts + 1))
+        fi
+        break
+      fi
+      left=no
+      [ -e "$ck" ] && left=yes
       if grep -q "op2 error" "$out.out-$attempt"; then
         echo "checkpoint: FAIL: $mode trial $t: a restart failed:"; grep "op2 error" "$out.out-$attempt" | head -3
         break
@@ -127,7 +183,7 @@ for mode in $modes; do
     fi
     same_q "$out.bin" "$ref.bin" "$how" || { echo "checkpoint: FAIL: $mode trial $t: final q differs from the uninterrupted run's"; fails=$((fails + 1)); }
   done
-  echo "checkpoint: $mode: $trials trials, $runs runs (uninterrupted: $wall ms), $kills SIGKILLs ($writes_killed while a checkpoint was being written): final q and rms history $( [ $how = exact ] && echo 'bit-identical to' || echo 'within 1e-12 of') the uninterrupted run's"
+  echo "checkpoint: $mode: $trials trials, $runs runs (uninterrupted: $wall ms), $kills SIGKILLs ($writes_killed while a checkpoint was being written), $restarts finishing restarts said what they found ($resumed resumed from a checkpoint the kill left, the others found none): final q and rms history $( [ $how = exact ] && echo 'bit-identical to' || echo 'within 1e-12 of') the uninterrupted run's"
 done
 
 unset OP2_CHECKPOINT_TEST_DELAY_MS OP2_DIAGNOSTICS
@@ -162,6 +218,16 @@ if wait $pid > /dev/null 2>&1 || ! grep -q "\[840\].*of another program.*declara
   echo "checkpoint: FAIL: another program's checkpoint was not refused:"; head -5 "$dir/refuse-other-program.out"; fails=$((fails + 1))
 else
   echo "checkpoint: other-program checkpoint refused: $(grep -o '\[840\].*' "$dir/refuse-other-program.out" | head -1)"
+fi
+# Other data: the same mesh sizes with one node moved (the checkpoint's digest of p_x differs).
+moved="$dir/moved-mesh.dat"
+awk 'NR == 2 { $1 = $1 + 0.001 } { print }' "$mesh" > "$moved"
+cp "$good" "$dir/other-data.h5"
+launch seq --mesh "$moved" --iters "$iters" --checkpoint "$dir/other-data.h5" > "$dir/refuse-other-data.out" 2>&1
+if wait $pid > /dev/null 2>&1 || ! grep -q "\[840\].*of other data: dat 'p_x' was declared with other values" "$dir/refuse-other-data.out"; then
+  echo "checkpoint: FAIL: a checkpoint of other data was not refused:"; head -5 "$dir/refuse-other-data.out"; fails=$((fails + 1))
+else
+  echo "checkpoint: other-data checkpoint refused: $(grep -o '\[840\].*' "$dir/refuse-other-data.out" | head -1 | cut -c1-160)"
 fi
 case " $modes " in
   *" mpi2 "*) cp "$good" "$dir/nprocs.h5"; refuse other-process-count "written by 1 process(es); this run has 2" mpi2 "$dir/nprocs.h5" ;;

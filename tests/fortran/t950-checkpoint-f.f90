@@ -1,8 +1,9 @@
 ! Checkpoint and restart from Fortran (twin of tests/c/t950-checkpoint.c): session 1 runs 6
 ! steps with an OP_INC global and asks for a checkpoint after step 2 (op_checkpoint_now);
-! session 2 starts from other data, replays steps 1-3 (their sums come back, op_fetch_data is
-! skipped) and loads the dat at step 4: every sum and the final dat equal session 1's. A
-! truncated checkpoint is OP2_ERR_CHECKPOINT.
+! session 2, the same program with the same data, replays steps 1-3 (their sums come back,
+! op_fetch_data is skipped) and loads the dat at step 4: every sum and the final dat equal
+! session 1's. A truncated checkpoint is OP2_ERR_CHECKPOINT; session 3 starts from other data
+! and is refused at step 4 with OP2_ERR_CHECKPOINT naming the dat (its digest differs).
 program t950_checkpoint_f
   use, intrinsic :: iso_c_binding
   use op2
@@ -19,7 +20,7 @@ program t950_checkpoint_f
   open(newunit=unit, file=file, status='replace')
   close(unit, status='delete')
   call session(1d0, sums1, final1, .false.)
-  call session(500d0, sums2, final2, .true.)
+  call session(1d0, sums2, final2, .true.)
   do i = 1, steps
     call check_dbl(sums2(i), sums1(i), 'replayed or recomputed sum')
   end do
@@ -27,6 +28,8 @@ program t950_checkpoint_f
     call check_dbl(final2(i), final1(i), 'final dat after the restart')
     call check_dbl(peek(i), -7d0, 'op_fetch_data skipped during the replay')
   end do
+
+  call refused_session(500d0)
 
   ! a truncated copy: the first 600 bytes
   open(newunit=unit, file=file, access='stream', form='unformatted', status='old')
@@ -85,4 +88,35 @@ contains
     call op_fetch_data(d, final)
     call op_exit()
   end subroutine session
+
+  ! The same program started from other data: steps 1-3 are replayed, step 4 (the restore) is
+  ! refused naming the dat whose declared values differ.
+  subroutine refused_session(start)
+    real(8), intent(in) :: start
+    real(8), target :: d0(n), s
+    type(op_set) :: cells
+    type(op_dat) :: d
+    type(op_kernel) :: k
+    integer :: j
+    call test_init_silent()
+    do j = 1, n
+      d0(j) = start + j
+    end do
+    cells = op_decl_set(n, 'cells')
+    d = op_decl_dat(cells, 1, d0, 'd')
+    k = op_decl_kernel(src, 'step')
+    call check(op_checkpointing_init(file, 1d9), 'op_checkpointing_init')
+    call op_set_error_handler(OP_ERRORS_RETURN)
+    do j = 1, 4
+      s = 0d0
+      call op_par_loop(k, 'step', cells, [op_arg_dat(d, -1, OP_ID, 1, 'real(8)', OP_RW), &
+                                           op_arg_gbl(s, 1, OP_INC)])
+      if (j < 4) call check_ok('replayed step')
+    end do
+    call check_err(OP2_ERR_CHECKPOINT, "op_par_loop 'step'", &
+                   [character(len=40) :: 'of other data', "dat 'd' was declared with other values"], &
+                   'a restart from other data')
+    call op_set_error_handler(OP_ERRORS_ABORT)
+    call op_exit()
+  end subroutine refused_session
 end program t950_checkpoint_f
