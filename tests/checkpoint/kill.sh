@@ -53,7 +53,8 @@ kill9() {
 # finished run not yet reaped would look alive until a wait's cap).
 alive() {
   local st
-  read -r _ _ st _ < "/proc/$1/stat" 2>/dev/null || return 1
+  # (stderr first: redirections apply left to right, and a reaped process has no stat file)
+  { read -r _ _ st _ < "/proc/$1/stat"; } 2>/dev/null || return 1
   [ "$st" != Z ]
 }
 
