@@ -210,32 +210,31 @@ fn compiled_fn_loop(
             }
         }
     }
-    let tier = st.fns[i].tier.clone();
-    let ctx = st.ctx_lazy(call)?;
-    if ctx.backend.is_device() {
-        let (what, why) = match (&lang, &tier) {
-            (Lang::C { .. }, Some((_, Tier::Jit(k, _)))) => return run(ctx, *k, &name, s, &raw),
+    // Per call: the tier's kernel only (its reason is a String, read on the error path alone).
+    let jit = match &st.fns[i].tier {
+        Some((_, Tier::Jit(k, _))) => Some(*k),
+        _ => None,
+    };
+    // A C kernel on the JIT tier takes its arguments as op2's own kernels do (indices in the
+    // caller's base), on every backend: nothing more to work out per call.
+    if let (Lang::C { .. }, Some(k)) = (&lang, jit) {
+        return run(st.ctx_lazy(call)?, k, &name, s, &raw);
+    }
+    if st.ctx_lazy(call)?.backend.is_device() {
+        let (what, why) = match (&lang, &st.fns[i].tier) {
             (Lang::C { .. }, Some((_, Tier::Element(why)))) => ("C kernel", why.clone()),
             _ => ("compiled function", "op2 has no Fortran device compiler".to_string()),
         };
         op2_bail!(
             BackendUnavailable,
             "{call} '{name}': backend {} runs loops on a device, and a {what} called per element cannot run there ({why}); use seq, threads or check",
-            ctx.backend.kind().name()
+            st.ctx_lazy(call)?.backend.kind().name()
         );
     }
-    let jit = match &st.fns[i].tier {
-        Some((_, Tier::Jit(k, _))) => Some(*k),
-        _ => None,
-    };
     let vector = params.iter().any(|p| matches!(p, FptrParam::Vector(_)));
     let idx: Vec<usize> = params.iter().enumerate().filter(|(_, p)| **p == FptrParam::Idx).map(|(i, _)| i).collect();
-    if let Some(k) = jit {
-        // A C kernel takes its arguments as op2's own kernels do (indices in the caller's base).
-        let c = matches!(lang, Lang::C { .. });
-        if c || (idx.is_empty() && !vector) {
-            return run(st.ctx_lazy(call)?, k, &name, s, &raw);
-        }
+    if let (Some(k), true) = (jit, idx.is_empty() && !vector) {
+        return run(st.ctx_lazy(call)?, k, &name, s, &raw);
     }
     if let (Some(k), false) = (jit, vector) {
         // op_arg_idx: the Fortran subroutine gets the index in the caller's base, through an
