@@ -60,26 +60,10 @@ pub extern "C" fn op_decl_const_addr(dim: c_int, r#type: *const c_char, size: c_
 
 /// The name of the program variable of `bytes` bytes starting at `addr`, or why there is none.
 fn variable_name(addr: usize, bytes: u64) -> Result<String, String> {
-    // SAFETY: dladdr only reads the address and fills `info`; the strings it returns (when not
-    // NULL) are the dynamic linker's, NUL-terminated.
-    let (file, base) = unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(addr as *const c_void, &mut info) == 0 {
-            return Err("the address is in no loaded program or library (a local or heap variable?)".to_string());
-        }
-        let file = if info.dli_fname.is_null() {
-            String::new()
-        } else {
-            std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned()
-        };
-        (file, info.dli_fbase as usize as u64)
-    };
-    let abs = addr as u64;
-    let rel = abs.wrapping_sub(base);
-    let found = Some(file.clone())
-        .filter(|f| !f.is_empty())
-        .and_then(|f| crate::io::elf::variable_at(&f, rel, abs))
-        .or_else(|| crate::io::elf::variable_at("/proc/self/exe", rel, abs));
+    if crate::io::elf::loaded_object(addr as u64).is_none() {
+        return Err("the address is in no loaded program or library (a local or heap variable?)".to_string());
+    }
+    let found = crate::io::elf::symbol_near(addr as u64, crate::io::elf::variable_at);
     let Some((name, len)) = found else {
         return Err("no variable starts at this address in its program's symbol table (a local variable, or a stripped program?)".to_string());
     };

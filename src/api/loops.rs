@@ -478,29 +478,8 @@ fn header_dirs(file: Option<&str>, kernel_path: &[std::path::PathBuf]) -> Vec<st
 /// The symbol of the function at `addr`: exported, or from its object file's symbol table (or
 /// the executable's).
 fn symbol_of(addr: u64) -> Option<String> {
-    // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` and `dli_fname`
-    // (when not NULL) point to NUL-terminated strings of the dynamic linker.
-    let (exported, file, base) = unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(addr as usize as *const libc::c_void, &mut info) == 0 {
-            (None, None, 0)
-        } else {
-            let text = |p: *const c_char| {
-                if p.is_null() {
-                    None
-                } else {
-                    std::ffi::CStr::from_ptr(p).to_str().ok().map(str::to_string)
-                }
-            };
-            let exact = info.dli_saddr as usize as u64 == addr;
-            (if exact { text(info.dli_sname) } else { None }, text(info.dli_fname), info.dli_fbase as usize as u64)
-        }
-    };
-    exported.or_else(|| {
-        let rel = addr.wrapping_sub(base);
-        let from_file = file.filter(|f| !f.is_empty()).and_then(|f| crate::io::elf::function_at(&f, rel, addr));
-        from_file.or_else(|| crate::io::elf::function_at("/proc/self/exe", rel, addr))
-    })
+    let exported = crate::io::elf::loaded_object(addr).and_then(|(_, _, e)| e);
+    exported.or_else(|| crate::io::elf::symbol_near(addr, crate::io::elf::function_at))
 }
 
 /// `op_par_loop`'s arguments, decoded and checked (`nargs` of them at `args`).

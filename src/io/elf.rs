@@ -112,6 +112,39 @@ pub fn procedure_name(symbol: &str) -> String {
     s.to_string()
 }
 
+/// Where an address of this process lies, as the dynamic linker knows it: the loaded object's
+/// file (empty for the main program on some systems), its load base, and the exported symbol
+/// starting exactly at the address, if any. None when no loaded object holds it (a stack or
+/// heap address).
+pub fn loaded_object(addr: u64) -> Option<(String, u64, Option<String>)> {
+    // SAFETY: dladdr only reads the address and fills `info`; `dli_sname` and `dli_fname`
+    // (when not NULL) point to NUL-terminated strings of the dynamic linker.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(addr as usize as *const libc::c_void, &mut info) == 0 {
+            return None;
+        }
+        let text = |p: *const std::ffi::c_char| {
+            if p.is_null() {
+                None
+            } else {
+                std::ffi::CStr::from_ptr(p).to_str().ok().map(str::to_string)
+            }
+        };
+        let exact = info.dli_saddr as usize as u64 == addr;
+        let exported = if exact { text(info.dli_sname) } else { None };
+        Some((text(info.dli_fname).unwrap_or_default(), info.dli_fbase as usize as u64, exported))
+    }
+}
+
+/// A symbol of the object holding `addr` found by `find(path, rel, abs)` in the object's file,
+/// else in the executable's (`/proc/self/exe`).
+pub fn symbol_near<T>(addr: u64, find: impl Fn(&str, u64, u64) -> Option<T>) -> Option<T> {
+    let (file, base, _) = loaded_object(addr)?;
+    let rel = addr.wrapping_sub(base);
+    Some(file).filter(|f| !f.is_empty()).and_then(|f| find(&f, rel, addr)).or_else(|| find("/proc/self/exe", rel, addr))
+}
+
 /// The plain name of a C or C++ function's symbol: a C name as it is, a C++ function at
 /// namespace scope (`_Z8res_calcPKdS0_Pd`; `_ZL8res_calcPKd` when `static`) its identifier
 /// (`res_calc`); None for anything
