@@ -10,7 +10,7 @@
 # (OP2_DIAGNOSTICS=2: "MPI rank R: N elements tiled, M deferred", both N and M above 0).
 set -u
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
+. "$(cd "$(dirname "$0")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3

@@ -8,7 +8,7 @@
 # mesh exactly and its solution within 1e-12 (tests/mpi/vtksame.py).
 set -eu
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
+. "$(cd "$(dirname "$0")/../lib" && pwd)/budget.sh"
 bin=$1 cmp=$2 py=$3 dir=$4 mesh=$5 iters=$6
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"

@@ -12,7 +12,7 @@
 # above 0. Fails if any comparison or check fails.
 set -u
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
+. "$(cd "$(dirname "$0")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3

@@ -8,7 +8,7 @@
 # the C Airfoil's on one process (cmp_rms).
 set -u
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
+. "$(cd "$(dirname "$0")/../lib" && pwd)/budget.sh"
 bin=$1
 cmp=$2
 dir=$3

@@ -26,7 +26,7 @@
 # Run time: about 10 s on 2 cores.
 set -eu
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/budget.sh"
+. "$(cd "$(dirname "$0")/../lib" && pwd)/budget.sh"
 bin=$1 dir=$2 cells=${3:-200000}
 mkdir -p "$dir"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -138,9 +138,9 @@ grep -q "^op2-pack: 4 loops into" "$WORK/broken.log" || fail "--skip-broken: $(c
 #    t240/t245/t611 compile errors and their messages, t348 compiler warnings, t250/t300/t320/
 #    t321/t325/t702 disk cache entries and notes, t630 "compiled"/"disk cache hit" diagnostics,
 #    t322/t610 loops whose names or kernel files live in fresh temporary paths (new code each
-#    run), t374 and t380 their own OP2_GENERATE directories, t971 Fortran kernel files (gfortran
-#    compiles them; packs hold no Fortran objects yet).
-JIT_TESTS="t240 t245 t250 t300 t320 t321 t322 t325 t348 t374 t380 t610 t611 t630 t702 t971"
+#    run), t374 and t380 their own OP2_GENERATE directories, t971 and t972 Fortran kernel files
+#    (gfortran compiles them; packs hold no Fortran objects yet).
+JIT_TESTS="t240 t245 t250 t300 t320 t321 t322 t325 t348 t374 t380 t610 t611 t630 t702 t971 t972"
 tests=""
 for f in tests/c/t*.c; do
   n=$(basename "$f" .c)
