@@ -15,6 +15,7 @@ use super::layout::SetLayout;
 use super::partition::{self, Method};
 use super::BlockPlan;
 use crate::context::Context;
+use crate::core::alloc;
 use crate::core::buffer::AlignedBuf;
 use crate::core::{DatId, ElemType, MapId, SetId};
 use crate::error::Result;
@@ -205,21 +206,25 @@ pub fn partition(
     let coll: &dyn Coll = &ctx.comm;
     let mut parts: Vec<Option<Vec<i32>>> = vec![None; nsets];
     match method {
+        // Every allocation below whose size comes from the mesh is fallible, and a failure on
+        // one process is made collective (`Comm::local`: it meets the others' next collective),
+        // so it is OP2_ERR_OUT_OF_MEMORY on every process, never an abort or a hang.
         Method::Block => {
-            for (s, p) in parts.iter_mut().enumerate() {
-                *p = Some(vec![me; block_len(s)]);
+            let blocks = (0..nsets).map(|s| alloc::filled(block_len(s), me, "op_partition: parts")).collect();
+            for (p, b) in parts.iter_mut().zip(ctx.comm.local::<Vec<_>>(blocks)?) {
+                *p = Some(b);
             }
         }
         Method::Random => {
             let s = prime_set.map_or(0, |s| s.0 as usize);
             if nsets > 0 {
-                parts[s] = Some(distpart::random(offsets[s][mu], block_len(s), nranks));
+                parts[s] = Some(ctx.comm.local(distpart::random(offsets[s][mu], block_len(s), nranks))?);
             }
         }
         Method::Rcb => {
             let c = coords.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no coords"))?;
             let s = ctx.dats[c.0 as usize].set.0 as usize;
-            let (vals, dim) = coords_f64(ctx, c, block_len(s));
+            let (vals, dim) = ctx.comm.local(coords_f64(ctx, c, block_len(s)))?;
             parts[s] = Some(distpart::rcb(coll, &vals, dim, offsets[s][mu], nranks)?);
         }
         Method::Kway | Method::ParKway { .. } => {
@@ -232,9 +237,13 @@ pub fn partition(
                     metis_gathered(coll, &offsets[g.to], &xadj, &adjncy, &ctx.maps[m.0 as usize].name)?
                 }
                 (Method::ParKway { geom: true }, Some(c)) => {
-                    let (v, dim) = coords_f64(ctx, c, block_len(g.to));
-                    let xyz: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-                    par_kway(ctx, &offsets[g.to], &xadj, &adjncy, Some((&xyz, dim)))?
+                    let xyz = ctx.comm.local(coords_f64(ctx, c, block_len(g.to)).and_then(|(v, dim)| {
+                        let mut xyz: Vec<f32> = alloc::with_capacity(v.len(), "op_partition: coordinates")?;
+                        xyz.extend(v.iter().map(|&x| x as f32));
+                        Ok((xyz, dim))
+                    }))?;
+                    let (xyz, dim) = (&xyz.0, xyz.1);
+                    par_kway(ctx, &offsets[g.to], &xadj, &adjncy, Some((xyz, dim)))?
                 }
                 _ => par_kway(ctx, &offsets[g.to], &xadj, &adjncy, None)?,
             });
@@ -249,8 +258,8 @@ pub fn partition(
     drop(dmaps);
     mark("layouts");
     // Migration: each map and dat is replaced as soon as its new rows are in, so only one of
-    // them is held twice at a time. (Past this point an error, out of memory, leaves the sets
-    // half migrated: under MPI it aborts the job.)
+    // them is held twice at a time. Past this point an error (out of memory) is still an error
+    // on every process, but leaves the maps and dats half migrated: the message says so.
     for d in 0..ctx.dats.len() {
         if !ctx.dats[d].freed {
             ctx.sync_to_host(DatId(d as u32))?;
@@ -273,9 +282,16 @@ pub fn partition(
         let dv = &ctx.dats[d];
         let (s, eb) = (dv.set.0 as usize, dv.elem_bytes());
         let l = &layouts[s];
-        let Some(mut buf) = AlignedBuf::zeroed(l.total() * eb) else {
-            op2_bail!(OutOfMemory, "{CALL}: cannot allocate {} rows of dat '{}'", l.total(), dv.name);
-        };
+        let buf = AlignedBuf::zeroed(l.total() * eb).ok_or_else(|| {
+            crate::op2_err!(
+                OutOfMemory,
+                "{CALL}: cannot allocate {} rows of dat '{}' (its new layout); the maps and the dats before it are \
+                 migrated already, so this run cannot go on",
+                l.total(),
+                dv.name
+            )
+        });
+        let mut buf = ctx.comm.local(buf)?;
         // A dat still all zero on every process (declared without data) needs no rows moved,
         // and its new buffer stays untouched zero pages until a loop writes it.
         let block = &dv.data.as_slice()[..block_len(s) * eb];
@@ -355,18 +371,21 @@ pub fn reset_peak_rss() {
 }
 
 /// A coordinate dat's rows of this process's declared block (`n` elements) as f64, and its dim.
-fn coords_f64(ctx: &Context, c: DatId, n: usize) -> (Vec<f64>, usize) {
+fn coords_f64(ctx: &Context, c: DatId, n: usize) -> Result<(Vec<f64>, usize)> {
     let dat = &ctx.dats[c.0 as usize];
     let (dim, ty) = (dat.dim, dat.ty);
     let rows = &dat.data.as_slice()[..n * dat.elem_bytes()];
-    let vals = match ty {
-        ElemType::Double => rows.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap_or([0; 8]))).collect(),
-        ElemType::Float => {
-            rows.chunks_exact(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect()
+    let mut vals = alloc::with_capacity(n * dim, "op_partition: coordinates")?;
+    match ty {
+        ElemType::Double => {
+            vals.extend(rows.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap_or([0; 8]))))
         }
-        _ => rows.chunks_exact(4).map(|b| i32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64).collect(),
+        ElemType::Float => {
+            vals.extend(rows.chunks_exact(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64))
+        }
+        _ => vals.extend(rows.chunks_exact(4).map(|b| i32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as f64)),
     };
-    (vals, dim)
+    Ok((vals, dim))
 }
 
 /// Serial METIS on the distributed graph (blocks `offsets`, this process's rows `xadj` from 0
@@ -375,7 +394,15 @@ fn coords_f64(ctx: &Context, c: DatId, n: usize) -> (Vec<f64>, usize) {
 fn metis_gathered(c: &dyn Coll, offsets: &[usize], xadj: &[i32], adjncy: &[i32], name: &str) -> Result<Vec<i32>> {
     let all = c.all_gather(&to_bytes(xadj))?;
     let alladj = c.all_gather(&to_bytes(adjncy))?;
-    let (mut gx, mut ga) = (vec![0i32], Vec::new());
+    let room = |parts: &[Vec<u8>], what: &str| {
+        alloc::with_capacity::<i32>(parts.iter().map(|b| b.len() / 4).sum::<usize>() + 1, what)
+    };
+    let (mut gx, mut ga) = distpart::local(
+        c,
+        room(&all, "op_partition KWAY: the gathered graph")
+            .and_then(|x| Ok((x, room(&alladj, "op_partition KWAY: the gathered graph")?))),
+    )?;
+    gx.push(0);
     for (x, a) in all.iter().zip(&alladj) {
         let base = ga.len() as i32;
         gx.extend(from_bytes(x).iter().skip(1).map(|v| v + base));
@@ -435,6 +462,9 @@ fn part_kway_raw(
     geom: Option<(&[f32], usize)>,
 ) -> Result<Vec<i32>> {
     let Some(w) = &ctx.comm.world else { op2_bail!(Internal, "op_partition: no communicator") };
+    // PT-Scotch's collectives are not op2's: every process checks in first (`World::status`),
+    // so a process that failed just before (an allocation refused) stops them all here.
+    w.status(None)?;
     let Ok(vtxdist) = offsets.iter().map(|&o| i32::try_from(o)).collect::<std::result::Result<Vec<i32>, _>>() else {
         op2_bail!(BadConfig, "op_partition: more than 2^31-1 vertices for ParMETIS");
     };
@@ -506,20 +536,21 @@ pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> 
         return Ok(owned[..n * eb].to_vec());
     };
     let plan = block_plan(ctx, set, l)?;
-    let send: Vec<Vec<u8>> = plan
+    let send: Result<Vec<Vec<u8>>> = plan
         .send
         .iter()
         .map(|rows| {
-            let mut b = Vec::with_capacity(rows.len() * eb);
+            let mut b = alloc::with_capacity(rows.len() * eb, "declared block: rows sent")?;
             for &i in rows {
                 b.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
             }
-            b
+            Ok(b)
         })
         .collect();
+    let send = ctx.comm.local(send)?;
     let recv = ctx.comm.all_to_all(&send)?;
     drop(send);
-    let mut out = vec![0u8; n * eb];
+    let mut out = ctx.comm.local(alloc::zeroed(n * eb, "declared block"))?;
     for (b, pos) in recv.iter().zip(&plan.recv) {
         if b.len() != pos.len() * eb {
             op2_bail!(Internal, "declared block: {} bytes received for {} rows of {eb}", b.len(), pos.len());

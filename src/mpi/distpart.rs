@@ -21,6 +21,7 @@
 
 use super::layout::SetLayout;
 use super::partition::{next_derivation, row_modes};
+use crate::core::alloc;
 use crate::error::Result;
 use crate::op2_bail;
 use std::collections::{BTreeSet, HashMap};
@@ -62,6 +63,13 @@ pub trait Coll {
         }
         Ok(f)
     }
+    /// A failure of this process between collectives (an allocation refused), made collective:
+    /// it meets the others' next collective, which then fails on every process with this
+    /// error (MPI's `Comm`: `World::status`). Returns the error to pass on. The default (one
+    /// process, or threads that never fail alone) passes it on as it is.
+    fn fail(&self, e: crate::error::Op2Error) -> crate::error::Op2Error {
+        e
+    }
     /// Element-wise sum over the processes.
     fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         let all = self.all_gather(&enc_u64(v))?;
@@ -85,6 +93,12 @@ pub trait Coll {
         }
         Ok(())
     }
+}
+
+/// `r`, or its error made collective (`Coll::fail`): what every fallible step between two
+/// collectives goes through.
+pub fn local<T>(c: &dyn Coll, r: Result<T>) -> Result<T> {
+    r.map_err(|e| c.fail(e))
 }
 
 pub fn enc_u32(v: &[u32]) -> Vec<u8> {
@@ -154,7 +168,7 @@ impl<T> Flat<T> {
 /// `local index << 32 | value`, sorted (so each element's values come in a run, ascending); an
 /// index outside the block is an internal error (`what` names the pair, e.g. "vote for element").
 fn local_pairs(got: &Flat<u32>, first: usize, n: usize, what: &str) -> Result<Vec<u64>> {
-    let mut out: Vec<u64> = Vec::with_capacity(got.total() / 2);
+    let mut out: Vec<u64> = alloc::with_capacity(got.total() / 2, "op_partition: received pairs")?;
     for v in got.iter() {
         for pair in v.chunks_exact(2) {
             let Some(t) = (pair[0] as usize).checked_sub(first).filter(|&t| t < n) else {
@@ -240,45 +254,61 @@ pub fn lookup<'f>(
     }
     let asked = exchange(c, ask.clone())?;
     let first = offsets[c.rank()];
-    let mut reply: Vec<Vec<u32>> = Vec::with_capacity(p);
-    for keys in asked.iter() {
-        let mut r = Vec::with_capacity(keys.len() * 2);
-        for &k in keys {
-            let Some(i) = (k as usize).checked_sub(first).filter(|&i| first + i < offsets[c.rank() + 1]) else {
-                op2_bail!(Internal, "op_partition: element {k} asked of the wrong process");
-            };
-            let a = answer(i);
-            r.push(a.len() as u32);
-            r.extend(a.iter().map(|&x| x as u32));
-        }
-        reply.push(r);
-    }
+    // The answers to every process (local work between two collectives: its failure, an
+    // allocation refused, is made collective by `local`).
+    let reply = local(
+        c,
+        (|| -> Result<Vec<Vec<u32>>> {
+            let mut reply: Vec<Vec<u32>> = Vec::with_capacity(p);
+            for keys in asked.iter() {
+                let mut r = alloc::with_capacity(keys.len() * 2, "op_partition: answers")?;
+                for &k in keys {
+                    let Some(i) = (k as usize).checked_sub(first).filter(|&i| first + i < offsets[c.rank() + 1]) else {
+                        op2_bail!(Internal, "op_partition: element {k} asked of the wrong process");
+                    };
+                    let a = answer(i);
+                    alloc::reserve(&mut r, a.len() + 1, "op_partition: answers")?;
+                    r.push(a.len() as u32);
+                    r.extend(a.iter().map(|&x| x as u32));
+                }
+                reply.push(r);
+            }
+            Ok(reply)
+        })(),
+    )?;
     drop(asked);
     let got = exchange(c, reply)?;
-    let nkeys = ask.iter().map(Vec::len).sum();
-    let mut keys = Vec::with_capacity(nkeys);
-    let mut starts = Vec::with_capacity(nkeys + 1);
-    let mut vals = Vec::with_capacity(got.total().saturating_sub(nkeys));
-    starts.push(0u32);
-    for (ks, r) in ask.into_iter().zip(got.iter()) {
-        let mut pos = 0usize;
-        for _ in &ks {
-            let Some(&n) = r.get(pos) else { op2_bail!(Internal, "op_partition: short answer") };
-            let n = n as usize;
-            let Some(a) = r.get(pos + 1..pos + 1 + n) else { op2_bail!(Internal, "op_partition: short answer") };
-            vals.extend(a.iter().map(|&x| x as i32));
-            starts.push(vals.len() as u32);
-            pos += 1 + n;
-        }
-        keys.extend_from_slice(&ks);
-    }
-    Ok(Answers { keys, starts, vals })
+    local(
+        c,
+        (|| {
+            let nkeys = ask.iter().map(Vec::len).sum();
+            let mut keys = alloc::with_capacity(nkeys, "op_partition: keys asked")?;
+            let mut starts = alloc::with_capacity(nkeys + 1, "op_partition: answers")?;
+            let mut vals = alloc::with_capacity(got.total().saturating_sub(nkeys), "op_partition: answers")?;
+            starts.push(0u32);
+            for (ks, r) in ask.into_iter().zip(got.iter()) {
+                let mut pos = 0usize;
+                for _ in &ks {
+                    let Some(&n) = r.get(pos) else { op2_bail!(Internal, "op_partition: short answer") };
+                    let n = n as usize;
+                    let Some(a) = r.get(pos + 1..pos + 1 + n) else {
+                        op2_bail!(Internal, "op_partition: short answer")
+                    };
+                    vals.extend(a.iter().map(|&x| x as i32));
+                    starts.push(vals.len() as u32);
+                    pos += 1 + n;
+                }
+                keys.extend_from_slice(&ks);
+            }
+            Ok(Answers { keys, starts, vals })
+        })(),
+    )
 }
 
 /// Rows of `eb` bytes for the global indices `wanted` (in that order), from their homes, whose
 /// declared blocks of rows are `block` (this process's). Collective.
 pub fn fetch_rows(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted: &[u32]) -> Result<Vec<u8>> {
-    let mut out = vec![0u8; wanted.len() * eb];
+    let mut out = local(c, alloc::zeroed(wanted.len().saturating_mul(eb), "op_partition: rows fetched"))?;
     fetch_rows_into(c, offsets, block, eb, wanted, &mut out)?;
     Ok(out)
 }
@@ -324,17 +354,23 @@ fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted:
     let asked = exchange(c, ask)?;
     let first = offsets[c.rank()];
     let mine = offsets[c.rank() + 1] - first;
-    let mut send = Vec::with_capacity(p);
-    for keys in asked.iter() {
-        let mut b = Vec::with_capacity(keys.len() * eb);
-        for &g in keys {
-            let Some(i) = (g as usize).checked_sub(first).filter(|&i| i < mine) else {
-                op2_bail!(Internal, "op_partition: row {g} asked of the wrong process");
-            };
-            b.extend_from_slice(&block[i * eb..(i + 1) * eb]);
-        }
-        send.push(b);
-    }
+    let send = local(
+        c,
+        (|| -> Result<Vec<Vec<u8>>> {
+            let mut send = Vec::with_capacity(p);
+            for keys in asked.iter() {
+                let mut b = alloc::with_capacity(keys.len().saturating_mul(eb), "op_partition: rows sent")?;
+                for &g in keys {
+                    let Some(i) = (g as usize).checked_sub(first).filter(|&i| i < mine) else {
+                        op2_bail!(Internal, "op_partition: row {g} asked of the wrong process");
+                    };
+                    b.extend_from_slice(&block[i * eb..(i + 1) * eb]);
+                }
+                send.push(b);
+            }
+            Ok(send)
+        })(),
+    )?;
     drop(asked);
     let got = c.all_to_all_bytes(send)?;
     for (b, pos) in got.iter().zip(&at) {
@@ -375,11 +411,19 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
             let first = offsets[m.to][me];
             let n = offsets[m.to][me + 1] - first;
             // Votes as (element, part), sorted: each element's votes in runs of equal parts.
-            let votes = local_pairs(&got, first, n, "vote for element")?;
+            let (votes, mut p, mut best) = local(
+                c,
+                (|| {
+                    Ok((
+                        local_pairs(&got, first, n, "vote for element")?,
+                        alloc::filled(n, me as i32, "op_partition: parts")?,
+                        alloc::zeroed::<u32>(n, "op_partition: votes")?,
+                    ))
+                })(),
+            )?;
+            drop(got);
             // The most votes, ties to the lowest part (runs come in increasing part order); an
             // element without votes keeps its block (this process).
-            let mut p = vec![me as i32; n];
-            let mut best = vec![0u32; n];
             let mut i = 0;
             while i < votes.len() {
                 let j = i + votes[i..].iter().take_while(|&&x| x == votes[i]).count();
@@ -393,12 +437,18 @@ pub fn derive(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &mut [
             parts[m.to] = Some(p);
         }
     }
-    for (s, p) in parts.iter_mut().enumerate() {
-        if p.is_none() {
-            *p = Some(vec![me as i32; offsets[s][me + 1] - offsets[s][me]]);
-        }
-    }
-    Ok(())
+    // The last step is local: a failure here meets the others' next collective.
+    local(
+        c,
+        (|| {
+            for (s, p) in parts.iter_mut().enumerate() {
+                if p.is_none() {
+                    *p = Some(alloc::filled(offsets[s][me + 1] - offsets[s][me], me as i32, "op_partition: parts")?);
+                }
+            }
+            Ok(())
+        })(),
+    )
 }
 
 /// Lists per element, flat: `get(e)` is element e's list.
@@ -435,11 +485,17 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     let mut tmp: Vec<i32> = Vec::new();
     for s in 0..nsets {
         let n = offsets[s][me + 1] - offsets[s][me];
-        let mut o = Csr { starts: vec![0; n + 1], vals: Vec::new() };
+        let mut o = Csr { starts: local(c, alloc::zeroed(n + 1, "op_partition: halo owners"))?, vals: Vec::new() };
         for m in maps.iter().filter(|m| m.from == s) {
             let tp = &parts[m.to];
             let ans = lookup(c, &offsets[m.to], m.values.iter().map(|&t| t as u32), &|i| &tp[i..i + 1])?;
-            let mut next = Csr { starts: Vec::with_capacity(n + 1), vals: Vec::with_capacity(o.vals.len()) };
+            let room = || -> Result<Csr> {
+                Ok(Csr {
+                    starts: alloc::with_capacity(n + 1, "op_partition: halo owners")?,
+                    vals: alloc::with_capacity(o.vals.len(), "op_partition: halo owners")?,
+                })
+            };
+            let mut next = local(c, room())?;
             next.starts.push(0);
             for (e, &own) in parts[s].iter().enumerate().take(n) {
                 tmp.clear();
@@ -496,9 +552,10 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
             owned_by[q as usize] += 2;
         }
     }
-    for (v, &n) in send.iter_mut().zip(&owned_by) {
-        v.reserve_exact(n);
-    }
+    local(
+        c,
+        send.iter_mut().zip(&owned_by).try_for_each(|(v, &n)| alloc::reserve(v, n, "op_partition: layout records")),
+    )?;
     drop(owned_by);
     for s in 0..nsets {
         let first = offsets[s][me];
@@ -644,27 +701,39 @@ pub fn local_map(
     to: &SetLayout,
     name: &str,
 ) -> Result<Vec<i32>> {
-    let block = enc_i32(m.values);
+    let block = local(
+        c,
+        alloc::with_capacity(m.values.len() * 4, "op_partition: map block").map(|mut b: Vec<u8>| {
+            b.extend(m.values.iter().flat_map(|v| v.to_ne_bytes()));
+            b
+        }),
+    )?;
     let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
     drop(block);
     let local_of = LocalOf::new(&to.gids);
-    let mut out = Vec::with_capacity(rows.len() / 4);
-    for (k, t) in dec_u32(&rows).into_iter().enumerate() {
-        match local_of.get(t) {
-            Some(l) => out.push(l as i32),
-            None => op2_bail!(
-                Internal,
-                "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
-                from.gids[k / m.dim.max(1)]
-            ),
-        }
-    }
-    Ok(out)
+    local(
+        c,
+        (|| {
+            let mut out = alloc::with_capacity(rows.len() / 4, "op_partition: map rows")?;
+            for (k, t) in rows.chunks_exact(4).enumerate() {
+                let t = u32::from_ne_bytes([t[0], t[1], t[2], t[3]]);
+                match local_of.get(t) {
+                    Some(l) => out.push(l as i32),
+                    None => op2_bail!(
+                        Internal,
+                        "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
+                        from.gids[k / m.dim.max(1)]
+                    ),
+                }
+            }
+            Ok(out)
+        })(),
+    )
 }
 
 /// `partition::random_parts` for this process's block `[first, first + n)`: the generator
 /// jumped ahead to the block (x -> a x + c applied `first` times, by squaring).
-pub fn random(first: usize, n: usize, nparts: usize) -> Vec<i32> {
+pub fn random(first: usize, n: usize, nparts: usize) -> Result<Vec<i32>> {
     const A: u64 = 6364136223846793005;
     const C: u64 = 1442695040888963407;
     // (mul, add) of the step applied k times, composed by squaring.
@@ -681,12 +750,12 @@ pub fn random(first: usize, n: usize, nparts: usize) -> Vec<i32> {
         k >>= 1;
     }
     let mut x = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(am).wrapping_add(ac);
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_mul(A).wrapping_add(C);
-            ((x >> 33) % nparts as u64) as i32
-        })
-        .collect()
+    let mut out = alloc::with_capacity(n, "op_partition: parts")?;
+    out.extend((0..n).map(|_| {
+        x = x.wrapping_mul(A).wrapping_add(C);
+        ((x >> 33) % nparts as u64) as i32
+    }));
+    Ok(out)
 }
 
 /// An f64 as an unsigned key in the order of `partial_cmp` (-0.0 equal to 0.0; NaN has no place
@@ -709,7 +778,7 @@ pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize
     let n = coords.len().checked_div(dim).unwrap_or(0);
     // Pieces: (first part, parts); every element's piece.
     let mut pieces: Vec<(usize, usize)> = vec![(0, nparts.max(1))];
-    let mut piece = vec![0u32; n];
+    let mut piece = local(c, alloc::zeroed::<u32>(n, "op_partition RCB: pieces"))?;
     loop {
         let active: Vec<usize> = (0..pieces.len()).filter(|&k| pieces[k].1 > 1).collect();
         if active.is_empty() || dim == 0 {
@@ -748,8 +817,16 @@ pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize
             let (_, np) = pieces[active[i]];
             cut[i] = count[i] * (np / 2) as u64 / np as u64;
         }
-        // Each piece's local keys, sorted.
+        // Each piece's local keys, sorted (room for them all reserved at once).
         let mut keys: Vec<Vec<u128>> = vec![Vec::new(); na];
+        let mut per = vec![0usize; na];
+        for &k in &piece {
+            if let Some(&i) = slot.get(&(k as usize)) {
+                per[i] += 1;
+            }
+        }
+        let room = keys.iter_mut().zip(&per).try_for_each(|(k, &m)| alloc::reserve(k, m, "op_partition RCB: keys"));
+        local(c, room)?;
         for e in 0..n {
             if let Some(&i) = slot.get(&(piece[e] as usize)) {
                 keys[i].push((ordered(coords[e * dim + axis[i]]) as u128) << 32 | (first + e) as u128);
@@ -792,7 +869,13 @@ pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize
             }
         }
     }
-    Ok(piece.iter().map(|&k| pieces[k as usize].0 as i32).collect())
+    local(
+        c,
+        alloc::with_capacity(n, "op_partition RCB: parts").map(|mut out: Vec<i32>| {
+            out.extend(piece.iter().map(|&k| pieces[k as usize].0 as i32));
+            out
+        }),
+    )
 }
 
 /// Values of `per` words per element, held in blocks `from` (this process's block: `vals`),
@@ -800,15 +883,20 @@ pub fn rcb(c: &dyn Coll, coords: &[f64], dim: usize, first: usize, nparts: usize
 pub fn move_values(c: &dyn Coll, from: &[usize], vals: &[i32], per: usize, to: &[usize]) -> Result<Vec<i32>> {
     let me = c.rank();
     let ans = lookup(c, from, (to[me]..to[me + 1]).map(|g| g as u32), &|i| &vals[i * per..(i + 1) * per])?;
-    let mut out = Vec::with_capacity((to[me + 1] - to[me]) * per);
-    for g in to[me]..to[me + 1] {
-        let a = ans.get(g as u32);
-        if a.len() != per {
-            op2_bail!(Internal, "op_partition: element {g} moved with {} values, not {per}", a.len());
-        }
-        out.extend_from_slice(a);
-    }
-    Ok(out)
+    local(
+        c,
+        (|| {
+            let mut out = alloc::with_capacity((to[me + 1] - to[me]) * per, "op_partition: values moved")?;
+            for g in to[me]..to[me + 1] {
+                let a = ans.get(g as u32);
+                if a.len() != per {
+                    op2_bail!(Internal, "op_partition: element {g} moved with {} values, not {per}", a.len());
+                }
+                out.extend_from_slice(a);
+            }
+            Ok(out)
+        })(),
+    )
 }
 
 /// A distributed graph's rows (`xadj` from 0, `adjncy`) held in blocks `from`, moved to blocks
@@ -852,10 +940,17 @@ pub fn graph(c: &dyn Coll, offsets: &[usize], m: &DMap) -> Result<(Vec<i32>, Vec
     let first = offsets[me];
     let n = offsets[me + 1] - first;
     // Edges as (local vertex, neighbour), sorted and deduplicated: the rows in order.
-    let mut edges = local_pairs(&got, first, n, "graph edge of vertex")?;
-    edges.dedup();
-    let mut xadj = Vec::with_capacity(n + 1);
-    let mut adjncy = Vec::with_capacity(edges.len());
+    let (edges, mut xadj, mut adjncy) = local(
+        c,
+        (|| {
+            let mut edges = local_pairs(&got, first, n, "graph edge of vertex")?;
+            edges.dedup();
+            let xadj = alloc::with_capacity(n + 1, "op_partition: graph rows")?;
+            let adjncy = alloc::with_capacity(edges.len(), "op_partition: graph edges")?;
+            Ok((edges, xadj, adjncy))
+        })(),
+    )?;
+    drop(got);
     xadj.push(0i32);
     let mut at = 0;
     for u in 0..n as u64 {

@@ -147,7 +147,7 @@ fn layouts_match_gathered() {
                 let want = gathered(&m, &gparts, p);
                 let got = run(p, |c| {
                     let me = c.rank();
-                    let mine = random(offs[0][me], offs[0][me + 1] - offs[0][me], p);
+                    let mine = random(offs[0][me], offs[0][me + 1] - offs[0][me], p).unwrap();
                     assert_eq!(mine, prime[offs[0][me]..offs[0][me + 1]], "random parts of block {me}");
                     distributed(c, &m, &offs, 0, mine)
                 });

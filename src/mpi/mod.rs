@@ -167,7 +167,18 @@ pub struct Comm {
     /// Per set (by SetId), after op_partition: how owned rows reach the declared blocks
     /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
     pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<BlockPlan>>>>,
+    /// The host message buffers of halo exchanges (send, receive), kept per list of dats
+    /// exchanged together and partition (`partition_epoch`): allocated fallibly at the list's
+    /// first exchange, with the outcome agreed (every process exchanges the same lists in the
+    /// same order, as every loop is collective), so a buffer refused on one process is
+    /// OP2_ERR_OUT_OF_MEMORY on every process instead of the others waiting for its messages.
+    /// An exchange takes its pair out and `halo_exchange_end` puts it back.
+    #[cfg(feature = "mpi")]
+    pub halo_bufs: std::collections::HashMap<HaloKey, (Vec<u8>, Vec<u8>)>,
 }
+
+/// A list of dats exchanged together (their ids) under one partition (`partition_epoch`).
+pub type HaloKey = (u64, Vec<u32>);
 
 /// How the owned rows of a set reach the declared blocks: per process q, which owned rows
 /// (local indices, in order) go to q, and where the rows that q sends land in this process's
@@ -190,6 +201,9 @@ pub struct Exchange {
     recv: Vec<u8>,
     #[cfg(feature = "mpi")]
     send: Vec<u8>,
+    /// Where `send` and `recv` go back when the exchange ends (`Comm::halo_bufs`).
+    #[cfg(feature = "mpi")]
+    key: Option<HaloKey>,
     /// The pieces of the received messages (`HaloPlan::recvs`).
     #[cfg(feature = "mpi")]
     recvs: Vec<Piece>,
@@ -323,6 +337,9 @@ impl distpart::Coll for Comm {
             return Ok(distpart::Flat { data, starts, me: w.rank() as usize, own });
         }
         Ok(one_process_flat(send))
+    }
+    fn fail(&self, e: crate::error::Op2Error) -> crate::error::Op2Error {
+        Comm::fail(self, e)
     }
     fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
         #[cfg(feature = "mpi")]
@@ -508,6 +525,25 @@ impl Comm {
         Ok(send.to_vec())
     }
 
+    /// A failure of this process between two collectives (an allocation refused, a check only
+    /// it can make), made collective: it takes the place of this process's next collective,
+    /// whose first step on the others (`World::status`) then returns it, so every process
+    /// returns the error and none waits for this one. One process: `e` as it is.
+    pub fn fail(&self, e: crate::error::Op2Error) -> crate::error::Op2Error {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            if self.distributed() && transport::is_initialized() {
+                return w.fail(e);
+            }
+        }
+        e
+    }
+
+    /// `r`, or its error made collective (`fail`).
+    pub fn local<T>(&self, r: Result<T>) -> Result<T> {
+        r.map_err(|e| self.fail(e))
+    }
+
     /// Makes a local outcome collective (before a collective that must not start unless every
     /// process is ready, e.g. a parallel HDF5 read, and before a declaration is committed):
     /// when any process failed, every process returns an error, its own or the first failing
@@ -645,6 +681,8 @@ impl Comm {
             #[cfg(feature = "mpi")]
             send: Vec::new(),
             #[cfg(feature = "mpi")]
+            key: None,
+            #[cfg(feature = "mpi")]
             recvs: Vec::new(),
             #[cfg(feature = "mpi")]
             dst: Vec::new(),
@@ -697,7 +735,39 @@ impl Comm {
                     }
                 }
                 None => {
-                    let mut send = Vec::with_capacity(plan.send_bytes);
+                    let key = (self.partition_epoch, list.iter().map(|d| d.0).collect::<Vec<u32>>());
+                    // Whether the list has buffers is the same on every process, so the agreement
+                    // (a collective) happens on all of them or none.
+                    let (mut send, recv) = match self.halo_bufs.remove(&key) {
+                        Some((s, mut r)) => {
+                            r.resize(plan.recv_bytes, 0);
+                            (s, r)
+                        }
+                        None => {
+                            let names =
+                                || list.iter().map(|d| format!("'{}'", dats[d.0 as usize].name)).collect::<Vec<_>>();
+                            let bufs =
+                                crate::core::alloc::with_capacity(plan.send_bytes, "halo exchange: the send buffer")
+                                    .and_then(|s| {
+                                        Ok((
+                                            s,
+                                            crate::core::alloc::zeroed(
+                                                plan.recv_bytes,
+                                                "halo exchange: the receive buffer",
+                                            )?,
+                                        ))
+                                    })
+                                    .map_err(|e| {
+                                        crate::error::Op2Error::new(
+                                            e.code,
+                                            format!("{} of dats {}", e.message, names().join(", ")),
+                                        )
+                                    });
+                            self.agree(bufs)?
+                        }
+                    };
+                    ex.key = Some(key);
+                    send.clear();
                     for p in &plan.sends {
                         let dv = &dats[list[p.dat].0 as usize];
                         let eb = dv.elem_bytes();
@@ -707,7 +777,7 @@ impl Comm {
                         }
                     }
                     ex.send = send;
-                    ex.recv = vec![0u8; plan.recv_bytes];
+                    ex.recv = recv;
                     (ex.send.as_mut_ptr(), ex.recv.as_mut_ptr())
                 }
             };
@@ -787,6 +857,12 @@ impl Comm {
                     }
                 }
             }
+        }
+        #[cfg(feature = "mpi")]
+        if let Some(key) = ex.key.take() {
+            let epoch = self.partition_epoch;
+            self.halo_bufs.retain(|k, _| k.0 == epoch);
+            self.halo_bufs.insert(key, (std::mem::take(&mut ex.send), std::mem::take(&mut ex.recv)));
         }
         let _ = ex.started;
         self.halo_time += t.elapsed();

@@ -3,7 +3,8 @@
 //! buffers live in op2's own structures (an exchange spans the driver's compute of the core
 //! section, so it cannot sit inside one rsmpi request scope).
 
-use crate::error::Result;
+use crate::core::alloc;
+use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_bail;
 use mpi::ffi;
 use std::ffi::c_int;
@@ -17,6 +18,10 @@ pub struct World {
     /// op2 called MPI_Init (so op_exit calls MPI_Finalize).
     owns_init: bool,
 }
+
+/// Receive buffers above this many bytes are allocated fallibly, with the outcome agreed (see
+/// `World::status`); smaller ones are not worth a collective.
+const BIG: usize = 1 << 20;
 
 fn check(rc: c_int, what: &str) -> Result<()> {
     if rc != 0 {
@@ -242,7 +247,78 @@ impl World {
         self.owns_init = false;
     }
 
+    /// The agreement every collective of this communicator starts with (one `MPI_Allreduce` of
+    /// one word): each process says whether it failed (`mine`), and every process learns the
+    /// lowest-ranked process that did, with its error code and message (broadcast from it, only
+    /// when one failed). So a process that fails between two collectives (an allocation refused,
+    /// a count too big for MPI) calls `fail` instead of the next collective, the others meet it
+    /// in theirs, and every process returns that error (its own first; the others' with
+    /// "(on process r)") instead of one returning while the others wait for it.
+    pub fn status(&self, mine: Option<&Op2Error>) -> Result<()> {
+        // Lowest failing rank in the high word, its error code in the low word; no failure is
+        // i64::MAX, which every failure is below.
+        let key: i64 = match mine {
+            Some(e) => (i64::from(self.rank) << 32) | i64::from(e.code.as_i32() as u32),
+            None => i64::MAX,
+        };
+        let mut low = i64::MAX;
+        // SAFETY: one i64 each way.
+        check(
+            unsafe {
+                ffi::MPI_Allreduce(
+                    &key as *const i64 as *const _,
+                    &mut low as *mut i64 as *mut _,
+                    1,
+                    ffi::RSMPI_INT64_T,
+                    ffi::RSMPI_MIN,
+                    self.comm,
+                )
+            },
+            "MPI_Allreduce (agreement)",
+        )?;
+        if low == i64::MAX {
+            return Ok(());
+        }
+        let q = (low >> 32) as c_int;
+        let code = low as u32 as i32;
+        // The failing process's message, from it to every process.
+        let mut text = match mine {
+            Some(e) if q == self.rank => e.message.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        text.truncate(4096);
+        let mut n = text.len() as c_int;
+        // SAFETY: one int from q.
+        check(
+            unsafe { ffi::MPI_Bcast(&mut n as *mut c_int as *mut _, 1, ffi::RSMPI_INT32_T, q, self.comm) },
+            "MPI_Bcast",
+        )?;
+        text.resize(n.max(0) as usize + 1, 0);
+        // SAFETY: text holds n bytes (plus one) on every process.
+        check(
+            unsafe { ffi::MPI_Bcast(text.as_mut_ptr() as *mut _, n, ffi::RSMPI_UINT8_T, q, self.comm) },
+            "MPI_Bcast",
+        )?;
+        text.truncate(n.max(0) as usize);
+        if let Some(e) = mine {
+            return Err(e.clone());
+        }
+        let code = ErrorCode::ALL.iter().copied().find(|c| c.as_i32() == code).unwrap_or(ErrorCode::Internal);
+        Err(Op2Error::new(code, format!("{} (on process {q})", String::from_utf8_lossy(&text))))
+    }
+
+    /// A local failure `e` between collectives, made collective: takes the place of this
+    /// process's next collective (see `status`), so the others return the error from theirs.
+    /// Returns the error to pass on.
+    pub fn fail(&self, e: Op2Error) -> Op2Error {
+        match self.status(Some(&e)) {
+            Err(agreed) => agreed,
+            Ok(()) => e,
+        }
+    }
+
     pub fn barrier(&self) -> Result<()> {
+        self.status(None)?;
         // SAFETY: valid communicator.
         check(unsafe { ffi::MPI_Barrier(self.comm) }, "MPI_Barrier")
     }
@@ -250,9 +326,10 @@ impl World {
     /// Every process's bytes, on every process (rank order).
     pub fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let p = self.size as usize;
-        let Ok(n) = i32::try_from(mine.len()) else {
-            op2_bail!(Mpi, "MPI_Allgatherv: {} bytes exceed MPI's 2^31-1 count limit", mine.len());
-        };
+        let n = i32::try_from(mine.len())
+            .map_err(|_| crate::op2_err!(Mpi, "MPI_Allgatherv: {} bytes exceed MPI's 2^31-1 count limit", mine.len()));
+        self.status(n.as_ref().err())?;
+        let n = n?;
         let mut counts = vec![0i32; p];
         // SAFETY: one int from every process into counts (p ints).
         check(
@@ -274,7 +351,13 @@ impl World {
             // Too big for one call: gather piecewise, one process at a time (broadcast).
             let mut out = Vec::with_capacity(p);
             for (r, &c) in counts.iter().enumerate() {
-                let mut buf = if r == self.rank as usize { mine.to_vec() } else { vec![0u8; c as usize] };
+                let buf = if r == self.rank as usize {
+                    alloc::copy_of(mine, "MPI_Bcast: the receive buffer")
+                } else {
+                    alloc::zeroed(c as usize, "MPI_Bcast: the receive buffer")
+                };
+                self.status(buf.as_ref().err())?;
+                let mut buf = buf?;
                 // SAFETY: buf holds c bytes on every process.
                 check(
                     unsafe { ffi::MPI_Bcast(buf.as_mut_ptr() as *mut _, c, ffi::RSMPI_UINT8_T, r as c_int, self.comm) },
@@ -289,8 +372,16 @@ impl World {
             displs[r] = displs[r - 1] + counts[r - 1];
         }
         // Distinct, non-dangling buffers even when empty (MPI rejects a send buffer equal to the
-        // receive buffer, which two empty Vecs would be).
-        let mut all = vec![0u8; total as usize + 1];
+        // receive buffer, which two empty Vecs would be). Every process knows `total`, so all
+        // agree on whether the buffer is big enough to be refused: then it is allocated
+        // fallibly and the outcome agreed before the bytes move.
+        let mut all = if total as usize > BIG {
+            let all = alloc::zeroed::<u8>(total as usize + 1, "MPI_Allgatherv: the receive buffer");
+            self.status(all.as_ref().err())?;
+            all?
+        } else {
+            vec![0u8; total as usize + 1]
+        };
         let one = [0u8; 1];
         let send = if mine.is_empty() { &one[..] } else { mine };
         // SAFETY: counts/displs describe `all` (one spare byte); send has at least n bytes.
@@ -343,11 +434,10 @@ impl World {
     /// Personalised all-to-all: `send[q]` goes to process q; returns what every process sent
     /// to this one, in rank order (two collectives: the counts, then the bytes).
     pub fn all_to_all(&self, send: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
-        let scounts = self.send_counts(send.iter().map(Vec::len))?;
+        let scounts = self.send_counts(send.iter().map(Vec::len));
         // SAFETY: reading a constant.
         let dt = unsafe { ffi::RSMPI_UINT8_T };
-        let (rbuf, starts) =
-            self.alltoallv(&scounts, dt, |sbuf| send.iter().for_each(|b| sbuf.extend_from_slice(b)))?;
+        let (rbuf, starts) = self.alltoallv(scounts, dt, |sbuf| send.iter().for_each(|b| sbuf.extend_from_slice(b)))?;
         Ok(starts.windows(2).map(|w| rbuf[w[0]..w[1]].to_vec()).collect())
     }
 
@@ -378,8 +468,8 @@ impl World {
             op2_bail!(Internal, "MPI_Alltoallv: {} buffers for {} processes", send.len(), self.size);
         }
         let own = std::mem::take(&mut send[self.rank as usize]);
-        let scounts = self.send_counts(send.iter().map(Vec::len))?;
-        let (rbuf, starts) = self.alltoallv(&scounts, dt, |sbuf| {
+        let scounts = self.send_counts(send.iter().map(Vec::len));
+        let (rbuf, starts) = self.alltoallv(scounts, dt, |sbuf| {
             for b in send {
                 sbuf.extend_from_slice(&b);
             }
@@ -405,10 +495,12 @@ impl World {
     /// buffer with P + 1 starts.
     fn alltoallv<T: Copy + Default>(
         &self,
-        scounts: &[i32],
+        scounts: Result<Vec<i32>>,
         dt: ffi::MPI_Datatype,
         fill: impl FnOnce(&mut Vec<T>),
     ) -> Result<(Vec<T>, Vec<usize>)> {
+        self.status(scounts.as_ref().err())?;
+        let scounts = scounts?;
         let p = self.size as usize;
         let mut rcounts = vec![0i32; p];
         // SAFETY: p ints each way.
@@ -439,15 +531,23 @@ impl World {
             d[p] = at as i32;
             Ok(d)
         };
-        let (sd, rd) = (displs(scounts)?, displs(&rcounts)?);
-        // Distinct, non-empty buffers (as all_gather).
-        let mut sbuf: Vec<T> = Vec::with_capacity(sd[p] as usize + 1);
-        fill(&mut sbuf);
-        if sbuf.len() != sd[p] as usize {
-            op2_bail!(Internal, "MPI_Alltoallv: {} elements to send, counts say {}", sbuf.len(), sd[p]);
-        }
-        sbuf.push(T::default());
-        let mut rbuf = vec![T::default(); rd[p] as usize + 1];
+        // This process's displacements and buffers, agreed before anything moves: a receive
+        // count past MPI's limit or a buffer the allocator refuses on one process is that
+        // error on every process.
+        let ready = (|| -> Result<_> {
+            let (sd, rd) = (displs(&scounts)?, displs(&rcounts)?);
+            // Distinct, non-empty buffers (as all_gather).
+            let mut sbuf: Vec<T> = alloc::with_capacity(sd[p] as usize + 1, "MPI_Alltoallv: the send buffer")?;
+            let rbuf: Vec<T> = alloc::zeroed(rd[p] as usize + 1, "MPI_Alltoallv: the receive buffer")?;
+            fill(&mut sbuf);
+            if sbuf.len() != sd[p] as usize {
+                op2_bail!(Internal, "MPI_Alltoallv: {} elements to send, counts say {}", sbuf.len(), sd[p]);
+            }
+            sbuf.push(T::default());
+            Ok((sd, rd, sbuf, rbuf))
+        })();
+        self.status(ready.as_ref().err())?;
+        let (sd, rd, sbuf, mut rbuf) = ready?;
         // SAFETY: counts and displacements (in elements of dt, which is T) describe sbuf and rbuf.
         check(
             unsafe {
@@ -507,6 +607,7 @@ impl World {
 
     /// Element-wise sum of u64 values over the processes, in place (`MPI_Allreduce`).
     pub fn sum_u64(&self, v: &mut [u64]) -> Result<()> {
+        self.status(None)?;
         let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;
         let mine = v.to_vec();
         // SAFETY: mine and v hold n u64 values each.
@@ -527,6 +628,7 @@ impl World {
 
     /// Element-wise minimum (or maximum) of f64 values over the processes, in place.
     pub fn min_max_f64(&self, v: &mut [f64], max: bool) -> Result<()> {
+        self.status(None)?;
         let n = c_int::try_from(v.len()).map_err(|_| crate::op2_err!(Mpi, "MPI_Allreduce: {} values", v.len()))?;
         let mine = v.to_vec();
         // SAFETY: as sum_u64.
