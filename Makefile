@@ -43,6 +43,7 @@ lint:
 	$(CARGO) clippy --release --all-targets -- -D warnings
 	python3 tools/module_graph.py --max 0
 	python3 tools/gen_fortran_loops.py --check
+	python3 tools/gen_fortran.py --check
 
 # The C suite again with the test programs and the JIT'd loops built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (any finding fails the run), on the host backends under test.
@@ -88,7 +89,7 @@ help:
 	@echo "make test          all test suites (TEST_BACKENDS='$(TEST_BACKENDS)')"
 	@echo "make examples      build examples into $(BIN)"
 	@echo "make install PREFIX=dir"
-	@echo "make lint          rustfmt, clippy, module graph, generated Fortran loops current"
+	@echo "make lint          rustfmt, clippy, module graph, generated Fortran current"
 	@echo "make gpu-kit       build/gpu-kit: the kit that proves cuda on a GPU machine in one run (mk/gpukit.mk)"
 
 # Fixed costs of the JIT and the loop driver (cold compile, disk-cache load, memory hit,

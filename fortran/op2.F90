@@ -5,6 +5,10 @@
 !   * private bind(C) interfaces to the C functions (named c_<C name>), and
 !   * public wrappers with the C names, taking Fortran strings, Fortran arrays and optional
 !     arguments, and deriving type strings from the Fortran type of the data.
+! The specifics of the type-generic wrappers (op_decl_dat, op_arg_gbl, op_fetch_data, ...: one
+! per type of data) and their interface blocks lie between `! BEGIN GENERATED` and
+! `! END GENERATED` lines: tools/gen_fortran.py writes them from one template per call; edit
+! the template there and run `python3 tools/gen_fortran.py`. The rest is written by hand.
 !
 ! Conventions (as in OP2's Fortran API):
 !   * Indices a Fortran program passes are 1-based: map entries (op_decl_map), the map position
@@ -118,16 +122,6 @@ module op2
             op_dump_to_hdf5
   public :: op_checkpointing_init, op_checkpoint_now
   public :: op_flush, op_loop_chain_begin, op_loop_chain_end
-
-  interface op_get_const_hdf5
-    module procedure op_get_const_hdf5_r8, op_get_const_hdf5_r4, op_get_const_hdf5_i4, &
-                     op_get_const_hdf5_i8, op_get_const_hdf5_r8s, op_get_const_hdf5_i4s
-  end interface op_get_const_hdf5
-
-  interface op_write_const_hdf5
-    module procedure op_write_const_hdf5_r8, op_write_const_hdf5_r4, op_write_const_hdf5_i4, &
-                     op_write_const_hdf5_i8, op_write_const_hdf5_r8s, op_write_const_hdf5_i4s
-  end interface op_write_const_hdf5
   public :: op_timing_output, op_diagnostic_output, op_is_root
   ! OP2's profiling regions (op_profile.h)
   public :: op_profile_start, op_profile_enter, op_profile_enter_kernel, op_profile_next, &
@@ -145,10 +139,8 @@ module op2
   public :: op_decl_sparsity, op_decl_sparsity_pairs, op_decl_mat, op_arg_mat, op_mat_zero, &
             op_mat_zero_rows, op_mat_assemble, op_mat_mult, op_mat_nnz, op_fetch_mat_csr, op_solve
 
-  interface op_fetch_mat_csr
-    module procedure op_fetch_mat_csr_r8, op_fetch_mat_csr_r4
-  end interface op_fetch_mat_csr
-
+  ! Generic interfaces: one specific per type of data (TYPES in tools/gen_fortran.py).
+  ! BEGIN GENERATED generics (tools/gen_fortran.py writes it: edit there, then run it)
   interface op_decl_dat
     module procedure op_decl_dat_r8, op_decl_dat_r4, op_decl_dat_i4, op_decl_dat_i8, &
                      op_decl_dat_b, op_decl_dat_zero
@@ -176,6 +168,21 @@ module op2
     module procedure op_fetch_data_idx_r8, op_fetch_data_idx_r4, op_fetch_data_idx_i4, &
                      op_fetch_data_idx_i8, op_fetch_data_idx_b
   end interface op_fetch_data_idx
+
+  interface op_get_const_hdf5
+    module procedure op_get_const_hdf5_r8, op_get_const_hdf5_r4, op_get_const_hdf5_i4, &
+                     op_get_const_hdf5_i8, op_get_const_hdf5_r8s, op_get_const_hdf5_i4s
+  end interface op_get_const_hdf5
+
+  interface op_write_const_hdf5
+    module procedure op_write_const_hdf5_r8, op_write_const_hdf5_r4, op_write_const_hdf5_i4, &
+                     op_write_const_hdf5_i8, op_write_const_hdf5_r8s, op_write_const_hdf5_i4s
+  end interface op_write_const_hdf5
+
+  interface op_fetch_mat_csr
+    module procedure op_fetch_mat_csr_r8, op_fetch_mat_csr_r4
+  end interface op_fetch_mat_csr
+  ! END GENERATED generics
 
   ! ---------------------------------------------------------------------------------------------
   ! The C functions (private; names c_<C name>)
@@ -909,6 +916,7 @@ contains
 
   !> A dat of `dim` values per element of `set`, initialised from `data` (laid out data(dim, n),
   !> any rank, contiguous); the type is that of `data`. libop2 copies the values.
+  ! BEGIN GENERATED op_decl_dat (tools/gen_fortran.py writes it: edit there, then run it)
   function op_decl_dat_r8(set, dim, data, name) result(dat)
     type(op_set), intent(in) :: set
     integer, intent(in) :: dim
@@ -958,6 +966,7 @@ contains
     call check_size('op_decl_dat', name, size(data, kind=c_int64_t), set, dim)
     dat = decl_dat(set, dim, 'bool', data_ptr(c_loc(data), size(data)), name)
   end function op_decl_dat_b
+  ! END GENERATED op_decl_dat
 
   !> A dat of zeros: `type` is a C type string ("double", "int", ...) or a Fortran spelling
   !> ("real(8)", "integer", ...).
@@ -982,6 +991,7 @@ contains
 
   !> A constant visible to every kernel as a global called `name`, of `dim` values of the type
   !> of `data` (a scalar or an array). Declaring the same name again changes the value.
+  ! BEGIN GENERATED op_decl_const (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_decl_const_r8(dim, data, name)
     integer, intent(in) :: dim
     real(c_double), intent(in), target, contiguous :: data(..)
@@ -1021,6 +1031,7 @@ contains
     call check_count('op_decl_const', name, size(data, kind=c_int64_t), dim)
     call c_op_decl_const(int(dim, c_int), cstr('bool'), c_loc(data), cstr(name))
   end subroutine op_decl_const_b
+  ! END GENERATED op_decl_const
 
   !> A kernel: `source` is C99 text defining a function called `name` (see op2.h). Build it with
   !> new_line('a') between lines, or read it from a file.
@@ -1068,6 +1079,7 @@ contains
   !> A global argument of `dim` values of the type of `data`. OP_READ: kernels read it;
   !> OP_INC / OP_MIN / OP_MAX: the combined result is in `data` when op_par_loop returns.
   !> `data` is used by address until then: give a `target` variable (scalar or contiguous array).
+  ! BEGIN GENERATED op_arg_gbl (tools/gen_fortran.py writes it: edit there, then run it)
   function op_arg_gbl_r8(data, dim, acc) result(arg)
     real(c_double), intent(inout), target :: data(..)
     integer, intent(in) :: dim, acc
@@ -1112,11 +1124,13 @@ contains
     arg = c_op_arg_gbl(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('bool'), &
                        int(acc, c_int))
   end function op_arg_gbl_b
+  ! END GENERATED op_arg_gbl
 
   !> A payload that follows the OP_MIN / OP_MAX global at position `ref` (1-based) of the same
   !> op_par_loop argument array: the kernel gets a copy and writes it with the winning value,
   !> and the winner's payload is in `data` when op_par_loop returns. `target` variable, as for
   !> op_arg_gbl.
+  ! BEGIN GENERATED op_arg_info (tools/gen_fortran.py writes it: edit there, then run it)
   function op_arg_info_r8(data, dim, ref) result(arg)
     real(c_double), intent(inout), target :: data(..)
     integer, intent(in) :: dim, ref
@@ -1152,6 +1166,7 @@ contains
     arg = c_op_arg_info(data_ptr(c_loc(data), size(data)), int(dim, c_int), cstr('ll'), &
                        c_ref(ref))
   end function op_arg_info_i8
+  ! END GENERATED op_arg_info
 
   !> The kernel gets an int*: with OP_ID and idx = -1 the element's own index, with a map and
   !> idx = k (1-based) the map's k-th entry for the element. The value is 0-based (C).
@@ -1231,6 +1246,7 @@ contains
 
   !> Copy the dat's values into `data` (laid out data(dim, n), contiguous, of the dat's type and
   !> at least dim * set size values: libop2 cannot check this for Fortran).
+  ! BEGIN GENERATED op_fetch_data (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_fetch_data_r8(dat, data)
     type(op_dat), intent(in) :: dat
     real(c_double), intent(inout), target, contiguous :: data(..)
@@ -1260,8 +1276,10 @@ contains
     logical(c_bool), intent(inout), target, contiguous :: data(..)
     call c_op_fetch_data(dat%handle, data_ptr(c_loc(data), size(data)))
   end subroutine op_fetch_data_b
+  ! END GENERATED op_fetch_data
 
   !> Copy elements low..high (1-based, inclusive) of the dat into `data`.
+  ! BEGIN GENERATED op_fetch_data_idx (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_fetch_data_idx_r8(dat, data, low, high)
     type(op_dat), intent(in) :: dat
     real(c_double), intent(inout), target, contiguous :: data(..)
@@ -1301,6 +1319,7 @@ contains
     call c_op_fetch_data_idx(dat%handle, data_ptr(c_loc(data), size(data)), &
                              int(low - 1, c_int), int(high - 1, c_int))
   end subroutine op_fetch_data_idx_b
+  ! END GENERATED op_fetch_data_idx
 
   !> Bytes copied host to device and device to host for `dat` since its declaration (0 and 0
   !> on host backends; dats stay on the device between loops).
@@ -1383,6 +1402,7 @@ contains
     end if
   end subroutine check_const_type
 
+  ! BEGIN GENERATED op_get_const_hdf5 (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_get_const_hdf5_r8(name, dim, type, data, file)
     character(len=*), intent(in) :: name, type, file
     integer, intent(in) :: dim
@@ -1438,7 +1458,9 @@ contains
     end if
     call c_op_get_const_hdf5(cstr(name), 1_c_int, cstr('int'), c_loc(data), cstr(file))
   end subroutine op_get_const_hdf5_i4s
+  ! END GENERATED op_get_const_hdf5
 
+  ! BEGIN GENERATED op_write_const_hdf5 (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_write_const_hdf5_r8(name, dim, type, data, file)
     character(len=*), intent(in) :: name, type, file
     integer, intent(in) :: dim
@@ -1494,6 +1516,7 @@ contains
     end if
     call c_op_write_const_hdf5(cstr(name), 1_c_int, cstr('int'), c_loc(data), cstr(file))
   end subroutine op_write_const_hdf5_i4s
+  ! END GENERATED op_write_const_hdf5
 
   !> Writes a dat to an HDF5 file (OP2's layout; created if missing).
   subroutine op_fetch_data_hdf5_file(dat, file)
@@ -1994,6 +2017,7 @@ contains
 
   !> The matrix as CSR with 1-based indices (Fortran's convention): rowptr(rows + 1),
   !> colidx(nnz), values(nnz) of the matrix's type.
+  ! BEGIN GENERATED op_fetch_mat_csr (tools/gen_fortran.py writes it: edit there, then run it)
   subroutine op_fetch_mat_csr_r8(mat, rowptr, colidx, values)
     type(op_mat), intent(in) :: mat
     integer(c_int), intent(inout), target, contiguous :: rowptr(:), colidx(:)
@@ -2011,6 +2035,7 @@ contains
     rowptr = rowptr + 1
     colidx = colidx + 1
   end subroutine op_fetch_mat_csr_r4
+  ! END GENERATED op_fetch_mat_csr
 
   !> Solves A x = b; returns the iterations (-1 on error). `options`: PETSc's, as in C
   !> (absent: CG with Jacobi).
