@@ -8,8 +8,9 @@
 //! fails before the end leaves the caller's globals untouched.
 
 use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
+use crate::backend::host::codegen as host;
 use crate::backend::{Backend, IndirectArg, LoopCall, Reduction};
-use crate::codegen::{host, ConstDecl, LoopSignature};
+use crate::codegen::{ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::core::residency;
 use crate::core::{Dat, DatId, KernelId, MapId, SetId};
@@ -131,8 +132,8 @@ pub(crate) fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Resu
         // A loop whose kernel is compiled host code (a Fortran kernel, a function given by
         // address) has no device code: device backends refuse it.
         let k = &ctx.kernels[kernel.0 as usize];
-        let host_only =
-            crate::jit::fortran::is_stand_in(&k.source) || crate::codegen::fptr::is_stand_in(&k.name, &k.source);
+        let host_only = crate::jit::fortran::is_stand_in(&k.source)
+            || crate::backend::host::codegen::fptr::is_stand_in(&k.name, &k.source);
         let targets: Vec<crate::generate::Target> = ctx
             .config
             .generate_targets
@@ -233,7 +234,7 @@ impl ParLoop {
         let descs = &self.shape.args;
         let name = self.name.as_str();
         if target != Target::Host {
-            if let Some(why) = crate::codegen::device::unsupported(descs, target.name()) {
+            if let Some(why) = crate::backend::device::codegen::unsupported(descs, target.name()) {
                 op2_bail!(BackendUnavailable, "op_par_loop '{name}': no {} code: {why}", target.name());
             }
         }

@@ -28,8 +28,8 @@
 
 use crate::arg::RawArg;
 use crate::arg::{Access, BoundArg};
+use crate::backend::host::codegen as host;
 use crate::backend::LoopCall;
-use crate::codegen::host;
 use crate::config::BackendKind;
 use crate::context::Context;
 use crate::core::{KernelId, SetId};

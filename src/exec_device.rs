@@ -60,7 +60,7 @@ fn part_ok(ctx: &Context, l: &ParLoop) -> bool {
     l.compiled.is_some()
         && l.synth.is_empty()
         && l.mat_slots.is_empty()
-        && crate::codegen::device::fusable_part(&l.shape.args)
+        && crate::backend::device::codegen::fusable_part(&l.shape.args)
         && !l.shape.args.iter().zip(&l.bound).any(renumbered)
 }
 

@@ -8,7 +8,7 @@
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
 
-use crate::codegen::host::describe;
+use crate::backend::host::codegen::describe;
 use crate::codegen::{hex, LoopSignature};
 use crate::error::Result;
 use sha2::{Digest, Sha256};
@@ -66,7 +66,7 @@ pub fn write(
     let mut lines = Vec::new();
     for &t in targets {
         // A loop a device backend cannot run (too much to stage per element) has no device code.
-        if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
+        if t != Target::Host && crate::backend::device::codegen::unsupported(sig.args, t.name()).is_some() {
             continue;
         }
         let codes = sources(t, sig, const_values, coloured, cflags, host_source)?;
@@ -148,8 +148,8 @@ pub fn sources(
     let sig = if t == Target::Host {
         sig
     } else {
-        let dirs = crate::codegen::device::include_dirs(cflags);
-        expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+        let dirs = crate::backend::device::codegen::include_dirs(cflags);
+        expanded = crate::backend::device::codegen::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
             .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': {} code: {e}", sig.loop_name, t.name()))?;
         &LoopSignature { kernel_source: &expanded, ..sig.clone() }
     };
@@ -157,19 +157,19 @@ pub fn sources(
         Target::Host => vec![Generated { variant: None, source: host_source.to_string() }],
         Target::OpenCl => vec![Generated {
             variant: None,
-            source: crate::codegen::opencl::generate(
+            source: crate::backend::opencl::codegen::generate(
                 sig,
                 const_values,
                 coloured,
-                crate::codegen::opencl::IncStrategy::Plain,
+                crate::backend::opencl::codegen::IncStrategy::Plain,
                 false,
             ),
         }],
-        Target::Cuda => crate::codegen::cuda::variants(sig.args)
+        Target::Cuda => crate::backend::cuda::codegen::variants(sig.args)
             .into_iter()
             .map(|(v, col, inc, soa)| Generated {
                 variant: Some(v),
-                source: crate::codegen::cuda::generate(sig, const_values, col, inc, soa),
+                source: crate::backend::cuda::codegen::generate(sig, const_values, col, inc, soa),
             })
             .collect(),
     })

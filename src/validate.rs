@@ -248,11 +248,11 @@ pub fn inc_read(src: &str, kernel: &str, args: &[ArgDesc]) -> Option<IncRead> {
     }
     let toks = clex::tokens(src);
     let (name_at, close, open, end) = clex::definition_span(&toks, kernel)?;
-    let groups = crate::codegen::rewrite::split_params(&toks[name_at + 2..close]);
+    let groups = crate::backend::host::codegen::rewrite::split_params(&toks[name_at + 2..close]);
     if groups.len() != args.len() {
         return None;
     }
-    let macros = crate::codegen::rewrite::preprocessor_lines(src);
+    let macros = crate::backend::host::codegen::rewrite::preprocessor_lines(src);
     let adjacent = |a: usize, b: usize| clex::offset(src, &toks[a]) + toks[a].text.len() == clex::offset(src, &toks[b]);
     let text = |k: usize| toks.get(k).map_or("", |t| t.text);
     let mut first: Option<IncRead> = None;

@@ -3,7 +3,7 @@
 //! values; the same loop on the honest backend passes.
 
 use op2::arg::{Access, RawArg};
-use op2::backend::{seq::Seq, Backend, LoopCall};
+use op2::backend::{host::seq::Seq, Backend, LoopCall};
 use op2::config::{BackendKind, Config};
 use op2::context::Context;
 use op2::core::ElemType;

@@ -3,7 +3,7 @@
 use super::handle::{op_kernel, op_set};
 use super::{boundary, c_str};
 use crate::arg::RawArg;
-use crate::codegen::fptr::{self, FptrParam};
+use crate::backend::host::codegen::fptr::{self, FptrParam};
 use crate::core::{ElemType, KernelId, SetId};
 use crate::exec_chain;
 use crate::op2_bail;

@@ -185,7 +185,7 @@ fn called_from_kernel() -> bool {
         return true;
     }
     IN_LOOP.load(Ordering::Acquire)
-        && std::thread::current().name().is_some_and(|n| n.starts_with(crate::backend::threads::WORKER_PREFIX))
+        && std::thread::current().name().is_some_and(|n| n.starts_with(crate::backend::host::threads::WORKER_PREFIX))
 }
 
 /// Runs the body of a C entry point named `call`: catches panics, records the outcome, and on

@@ -1,13 +1,11 @@
 //! Backends behind one trait. A backend runs an already compiled loop over a range of the
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
-pub mod check;
 pub mod cuda;
 pub mod device;
+pub mod host;
 pub mod opencl;
 pub mod reduce;
-pub mod seq;
-pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
 use crate::config::BackendKind;
@@ -358,9 +356,9 @@ pub fn available(kind: BackendKind) -> bool {
 /// Creates the backend selected by the configuration.
 pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
     match config.backend {
-        BackendKind::Seq => Ok(Box::new(seq::Seq)),
-        BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
-        BackendKind::Check => Ok(Box::new(check::Check)),
+        BackendKind::Seq => Ok(Box::new(host::seq::Seq)),
+        BackendKind::Threads => Ok(Box::new(host::threads::Threads::new(config.num_threads, config.part_size)?)),
+        BackendKind::Check => Ok(Box::new(host::check::Check)),
         BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config)?)),
         BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
     }

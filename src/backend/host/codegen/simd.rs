@@ -17,11 +17,11 @@
 //! - `const char op2_simd_refused[]`: instead of the two above, why the kernel was not
 //!   rewritten (for `op_timing_output` and diagnostics).
 
-use super::host_abi::{gbl_is_local, LOOP_SYMBOL};
-use super::rewrite;
-use super::writer::{comment_text, CodeWriter};
-use super::LoopSignature;
 use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::backend::host::codegen::abi::{gbl_is_local, LOOP_SYMBOL};
+use crate::backend::host::codegen::rewrite;
+use crate::codegen::writer::{comment_text, CodeWriter};
+use crate::codegen::LoopSignature;
 use crate::config::SimdMode;
 
 /// Name of the vectorised range wrapper symbol.
@@ -53,7 +53,7 @@ pub fn c_string(s: &str) -> String {
 
 /// The lane-major copy of the kernel, or why there is none.
 pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<String, String> {
-    if super::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
+    if crate::backend::host::codegen::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
         return Err("the kernel is a compiled function, called once per element".to_string());
     }
     rewrite::rewrite(sig.kernel_source, sig.kernel_name, sig.args, lanes)
@@ -207,7 +207,7 @@ pub fn emit_refused(w: &mut CodeWriter, reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::host;
+    use crate::backend::host::codegen as host;
     use crate::core::ElemType;
 
     #[test]

@@ -18,8 +18,8 @@
 //! Use it to debug a program before running it on `threads` or a GPU; it costs a copy of the
 //! read data per loop.
 
-use super::{Backend, LoopCall};
 use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::backend::{Backend, LoopCall};
 use crate::config::BackendKind;
 use crate::error::Result;
 use crate::op2_bail;

@@ -323,11 +323,11 @@ mod tests {
         dat(dim, acc, DatAccess::Direct)
     }
 
-    const RES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/res_calc.c");
-    const ADT_CALC: &str = include_str!("../../examples-c/airfoil/kernels/adt_calc.c");
-    const SAVE_SOLN: &str = include_str!("../../examples-c/airfoil/kernels/save_soln.c");
-    const BRES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/bres_calc.c");
-    const UPDATE: &str = include_str!("../../examples-c/airfoil/kernels/update.c");
+    const RES_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/res_calc.c");
+    const ADT_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/adt_calc.c");
+    const SAVE_SOLN: &str = include_str!("../../../../examples-c/airfoil/kernels/save_soln.c");
+    const BRES_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/bres_calc.c");
+    const UPDATE: &str = include_str!("../../../../examples-c/airfoil/kernels/update.c");
 
     #[test]
     fn airfoil_kernels() {
