@@ -152,7 +152,7 @@ pub(crate) fn run_queue(ctx: &mut Context, call: &str) -> Result<()> {
         return Ok(());
     }
     IN_LOOP.store(true, Ordering::Release);
-    let r = crate::exec_chain::flush(ctx, call);
+    let r = crate::exec::chain::flush(ctx, call);
     IN_LOOP.store(false, Ordering::Release);
     r
 }

@@ -5,7 +5,7 @@
 use crate::arg::{Access, ArgDesc, BoundArg};
 use crate::core::{DatId, MapId, SetId};
 use crate::error::Result;
-use crate::loop_cache::{CompiledLoop, LoopShape};
+use crate::exec::loop_cache::{CompiledLoop, LoopShape};
 use crate::plan::tiling::{Schedule, Tiling};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -21,7 +21,7 @@ use crate::codegen::{ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::exec;
-use crate::par_loop::{DeviceFused, ParLoop};
+use crate::exec::par_loop::{DeviceFused, ParLoop};
 use crate::plan::tiling::{self, ChainLoop};
 use std::ops::Range;
 use std::sync::Arc;
@@ -152,7 +152,7 @@ pub fn run(
 
 /// The fused unit of `loops` (cached per their shapes; `None` once it did not compile).
 fn unit(ctx: &mut Context, loops: &[ParLoop], chain: &str) -> Option<Arc<DeviceFused>> {
-    let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+    let shapes: Vec<crate::exec::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
     if let Some(u) = ctx.lazy.device_fused.get(&shapes) {
         return u.clone();
     }
@@ -163,7 +163,7 @@ fn unit(ctx: &mut Context, loops: &[ParLoop], chain: &str) -> Option<Arc<DeviceF
     let u = Arc::new(DeviceFused { consts });
     if ctx.config.diags >= 2 {
         let names: Vec<&str> = loops.iter().map(|l| l.name.as_str()).collect();
-        crate::timing::print_after_c_stdio(&format!(
+        crate::context::timing::print_after_c_stdio(&format!(
             "op2: {chain}: on {}, loops '{}' run fused as one launch\n",
             ctx.backend.kind().name(),
             names.join("' + '")
@@ -287,13 +287,13 @@ fn run_fused(
                 dats[d.0 as usize].residency = r;
             }
             if ctx.config.diags >= 2 {
-                crate::timing::print_after_c_stdio(&format!(
+                crate::context::timing::print_after_c_stdio(&format!(
                     "op2: {chain}: fused loops '{}': not fused: {}\n",
                     gname.replace('+', "' + '"),
                     e.message
                 ));
             }
-            let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+            let shapes: Vec<crate::exec::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
             ctx.lazy.device_fused.insert(shapes, None);
             return Ok(None);
         }
