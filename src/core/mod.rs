@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod buffer;
 pub mod clex;
+pub mod file;
 pub mod output;
 pub mod renumber;
 pub mod residency;

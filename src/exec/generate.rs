@@ -185,7 +185,7 @@ fn record(dir: &Path, lines: &[String]) -> std::io::Result<()> {
     }
     let jsonl = dir.join("manifest.jsonl");
     // Read as every input file (without blocking, a regular file only); none yet is empty.
-    let old = match crate::io::read_regular_io(&jsonl) {
+    let old = match crate::core::file::read_regular_io(&jsonl) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
@@ -245,7 +245,7 @@ fn field(line: &str, key: &str) -> Option<String> {
 
 /// The entries of a generated directory's manifest (`manifest.jsonl`), in the order written.
 pub fn read_manifest(dir: &Path) -> std::io::Result<Vec<ManifestEntry>> {
-    let text = String::from_utf8(crate::io::read_regular_io(&dir.join("manifest.jsonl"))?)
+    let text = String::from_utf8(crate::core::file::read_regular_io(&dir.join("manifest.jsonl"))?)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("manifest.jsonl: {e}")))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

@@ -345,7 +345,7 @@ pub fn expand_includes(src: &str, dirs: &[std::path::PathBuf], origin: &str) -> 
                             n + 1
                         ));
                     };
-                    let text = crate::io::read_regular_io(&path)
+                    let text = crate::core::file::read_regular_io(&path)
                         .map_err(|e| format!("{origin}:{}: cannot read {}: {e}", n + 1, path.display()))?;
                     let text = crate::core::clex::source_from_bytes(&text)?;
                     let shown = path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
