@@ -632,7 +632,7 @@ impl ArgLookup for Context {
         (&map.name, map.from, map.to, map.dim)
     }
 
-    fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
+    fn mat_info(&self, m: crate::core::MatId) -> (&str, usize, usize, ElemType, usize) {
         let mat = self.mats.mat(m);
         // Stored values: the pattern's, and under MPI the halo rows' discard values.
         (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.values.bytes().len() / mat.ty.size())
