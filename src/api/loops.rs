@@ -321,7 +321,7 @@ fn say_tier(st: &mut super::ApiState, i: usize, name: &str, lang: &Lang) -> crat
                 Lang::Fortran => "Fortran",
                 Lang::C { .. } => "C",
             };
-            crate::context::timing::print_after_c_stdio(&format!("op2: {lang} kernel '{name}': {which}: {why}\n"));
+            crate::core::output::print_after_c_stdio(&format!("op2: {lang} kernel '{name}': {which}: {why}\n"));
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use std::time::Instant;
 fn said(ctx: &Context, r: std::result::Result<(), String>) {
     if let Err(why) = r {
         if ctx.config.diags >= 1 {
-            crate::context::timing::print_after_c_stdio(&format!("op2: {why}\n"));
+            crate::core::output::print_after_c_stdio(&format!("op2: {why}\n"));
         }
     }
 }
@@ -139,7 +139,7 @@ pub extern "C" fn op_profile_output() {
                 text = crate::context::timing::Profile::table(&rows, ctx.comm.size());
             }
             text.push_str(&loops.unwrap_or_default());
-            crate::context::timing::print_after_c_stdio(&text);
+            crate::core::output::print_after_c_stdio(&text);
         }
         Ok(())
     })

@@ -417,14 +417,14 @@ fn fused_lib(ctx: &mut Context, loops: &[ParLoop]) -> Option<Arc<Fused>> {
                 if let Err(e) =
                     crate::exec::generate::write_fused(dir, &names.join("+"), &kernels.join("+"), &args, &source)
                 {
-                    crate::context::timing::print_after_c_stdio(&format!("op2: {what}: {}\n", e.message));
+                    crate::core::output::print_after_c_stdio(&format!("op2: {what}: {}\n", e.message));
                 }
             }
             Some(Arc::new(Fused { lib, consts: union }))
         }
         Err(e) => {
             if ctx.config.diags >= 2 {
-                crate::context::timing::print_after_c_stdio(&format!("op2: {what}: not fused: {}\n", e.message));
+                crate::core::output::print_after_c_stdio(&format!("op2: {what}: not fused: {}\n", e.message));
             }
             None
         }
@@ -507,7 +507,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             ctx.diags_chain(&name, group_names.iter().map(String::as_str), &t);
             if distributed && ctx.config.diags >= 2 {
                 let deferred: usize = (0..queue.len()).map(|l| t.deferred_len(l)).sum();
-                crate::context::timing::print_after_c_stdio(&format!(
+                crate::core::output::print_after_c_stdio(&format!(
                     "op2: {name}: MPI rank {}: {} elements tiled, {deferred} deferred (after the tiles, loop by loop with the halo exchanges)\n",
                     ctx.comm.rank(),
                     total - deferred

@@ -163,7 +163,7 @@ fn unit(ctx: &mut Context, loops: &[ParLoop], chain: &str) -> Option<Arc<DeviceF
     let u = Arc::new(DeviceFused { consts });
     if ctx.config.diags >= 2 {
         let names: Vec<&str> = loops.iter().map(|l| l.name.as_str()).collect();
-        crate::context::timing::print_after_c_stdio(&format!(
+        crate::core::output::print_after_c_stdio(&format!(
             "op2: {chain}: on {}, loops '{}' run fused as one launch\n",
             ctx.backend.kind().name(),
             names.join("' + '")
@@ -287,7 +287,7 @@ fn run_fused(
                 dats[d.0 as usize].residency = r;
             }
             if ctx.config.diags >= 2 {
-                crate::context::timing::print_after_c_stdio(&format!(
+                crate::core::output::print_after_c_stdio(&format!(
                     "op2: {chain}: fused loops '{}': not fused: {}\n",
                     gname.replace('+', "' + '"),
                     e.message

@@ -390,7 +390,7 @@ impl OpenCl {
                     }
                 ),
             };
-            crate::context::timing::print_after_c_stdio(&format!(
+            crate::core::output::print_after_c_stdio(&format!(
                 "op2: opencl program for loop '{loop_name}' (kernel '{kernel}'): {how}, {:.3} ms\n",
                 t.elapsed().as_secs_f64() * 1e3
             ));
