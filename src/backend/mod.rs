@@ -58,7 +58,7 @@ pub struct LoopCall<'a> {
     /// The loop's signature (device backends generate their own code from it). For a fused
     /// unit: its name, every part's arguments in order and the parts' constants.
     pub sig: Option<crate::codegen::LoopSignature<'a>>,
-    /// A fused device unit (`exec_chain`): each loop's own signature, in order (its arguments
+    /// A fused device unit (`exec::chain`): each loop's own signature, in order (its arguments
     /// are `descs`, `bound` and `slots`, part after part); empty for one loop.
     pub parts: Vec<crate::codegen::LoopSignature<'a>>,
     /// Each used constant's value, in the order of `sig.consts`.
@@ -79,9 +79,9 @@ pub struct LoopCall<'a> {
     pub set_size: usize,
     pub lib: &'a HostLibrary,
     pub descs: &'a [ArgDesc],
-    /// Two per argument: data, map; then one for the scratch array (see `codegen::host`).
+    /// Two per argument: data, map; then one for the scratch array (see `backend::host::codegen`).
     pub slots: Vec<*mut c_void>,
-    /// Pointer entries of scratch each range needs (`codegen::host::scratch_entries`).
+    /// Pointer entries of scratch each range needs (`backend::host::codegen::scratch_entries`).
     pub scratch_entries: usize,
     pub reductions: Vec<Reduction>,
     pub indirect: Vec<IndirectArg<'a>>,
@@ -262,7 +262,7 @@ pub trait Backend: Send {
         0
     }
 
-    /// Runs a sparse-tiled chain (`exec_chain`, host backends): for each tile in index order
+    /// Runs a sparse-tiled chain (`exec::chain`, host backends): for each tile in index order
     /// (a valid order for every schedule), each loop's runs in that tile, in chain order, with
     /// reductions accumulated into each call's scratch. Backends that can run the tiles of a
     /// level at once override it.

@@ -98,7 +98,7 @@ pub struct Context {
     /// Which dat `op_fetch_data_hdf5_file` wrote into which (file, dataset) this session: a
     /// second dat of the same name into the same file is a name collision.
     pub hdf5_fetched: HashMap<(std::path::PathBuf, String), DatId>,
-    /// Loops queued by lazy evaluation or an open loop chain (`exec_chain::flush` runs them).
+    /// Loops queued by lazy evaluation or an open loop chain (`exec::chain::flush` runs them).
     pub lazy: crate::exec::par_loop::Lazy,
 }
 

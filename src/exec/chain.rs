@@ -17,7 +17,7 @@
 //! reduction partials, exec halo, reductions across processes, hand-back. The result is eager's
 //! at every process count (within rounding: iterations of one loop may change order, as on
 //! `threads`; the schedule is `Parallel` on `seq` too). Device backends are not tiled: they run
-//! direct loops fused into fewer launches (`exec_device`). Everywhere else (`OP2_VALIDATE=1`,
+//! direct loops fused into fewer launches (`exec::device`). Everywhere else (`OP2_VALIDATE=1`,
 //! the check backend, matrices), loops run one after another with the driver's phases (`exec`).
 //!
 //! Reductions in a queue hand their results over as eagerly, in loop order: a queued loop's
@@ -211,7 +211,7 @@ fn settle(pending: &[Pending], stored: &[Vec<u8>], failed: bool) {
     }
 }
 
-/// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
+/// Runs every queued loop, in order (as one chain: `exec::chain`), before `call` goes on. A loop
 /// that fails is this call's error, naming the loop; the loops before it have run, the loops
 /// after it are dropped (the message counts them), and the failed loop leaves what an eager
 /// failure of it leaves.

@@ -1,9 +1,9 @@
 //! Runs a queue of loops (lazy evaluation, a loop chain) on a device backend (`opencl`, `cuda`)
 //! with fewer launches: consecutive loops over one set whose dependencies are all direct
 //! (`plan::tiling::fusable`) and that have nothing to colour, reduce or assemble
-//! (`codegen::device::fusable_part`: no write through a map, no global reduction, no matrix) run
+//! (`backend::device::codegen::fusable_part`: no write through a map, no global reduction, no matrix) run
 //! as one generated kernel launch, each element running every loop's kernel in turn
-//! (`codegen::device::generate_fused`). A loop with a global reduction is never fused (its
+//! (`backend::device::codegen::generate_fused`). A loop with a global reduction is never fused (its
 //! partials belong to its own launch): it ends a group and runs alone. Sparse tiling stays on the
 //! host backends: a device runs each group, or loop, over the whole set.
 //!
@@ -66,7 +66,7 @@ fn part_ok(ctx: &Context, l: &ParLoop) -> bool {
 
 /// The queue's groups, in order: maximal runs of consecutive loops over one set, each `part_ok`,
 /// each `fusable` with every earlier member (two or more loops: one launch), and single loops.
-/// `loops` describes the queue's loops (`exec_chain`'s chain description).
+/// `loops` describes the queue's loops (`exec::chain`'s chain description).
 pub fn groups(ctx: &Context, queue: &[ParLoop], loops: &[ChainLoop]) -> Vec<Range<usize>> {
     let ok: Vec<bool> = queue.iter().map(|l| part_ok(ctx, l)).collect();
     let mut out = Vec::new();

@@ -97,7 +97,7 @@ pub fn write(
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
 }
 
-/// Writes a fused unit's host code (`codegen::host::generate_fused`, host target only) and
+/// Writes a fused unit's host code (`backend::host::codegen::generate_fused`, host target only) and
 /// records it in the manifest like a loop named `name` (its loops' names joined by `+`), with
 /// kernel `kernels` (theirs, joined by `+`) and the loops' argument descriptors back to back, so
 /// `op2-pack` packs it and a run with `OP2_LOOP_PACK` loads it by that name.

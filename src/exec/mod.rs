@@ -536,7 +536,7 @@ fn exchange(
     Ok((halo_reads, refreshed, false))
 }
 
-/// The pointers a loop call runs with (`codegen::host`'s ABI): two slots per argument, then the
+/// The pointers a loop call runs with (`backend::host::codegen`'s ABI): two slots per argument, then the
 /// scratch slot the backend fills; the reductions' scratch buffers; the indirect arguments as
 /// plans see them.
 pub(crate) struct Pointers<'d> {

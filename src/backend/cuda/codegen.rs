@@ -1,5 +1,5 @@
 //! The CUDA C++ emitter (target `cuda`, compiled by NVRTC): one source per loop shape and
-//! increment strategy. The staging wrapper is the one OpenCL uses (`codegen::device`, whose ABI
+//! increment strategy. The staging wrapper is the one OpenCL uses (`backend::device::codegen`, whose ABI
 //! note describes the generated `extern "C" __global__ void op2_kernel(...)`); only the dialect
 //! and the prelude differ.
 //!
@@ -85,7 +85,7 @@ struct op2_any {
 };
 ";
 
-/// Generates the CUDA source for one loop (see `codegen::device::generate`).
+/// Generates the CUDA source for one loop (see `backend::device::codegen::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
     crate::backend::device::codegen::generate(&DIALECT, sig, values, coloured, inc, soa)
 }

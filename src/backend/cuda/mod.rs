@@ -1,7 +1,7 @@
 //! The `cuda` backend (cudarc's driver API and NVRTC, both loaded at run time): dats live in
 //! device memory between loops, moved by the driver's residency rule through
 //! `upload`/`download`; maps are uploaded once, element colourings once per range. Each loop
-//! shape's CUDA C++ (`codegen::cuda`) is compiled by NVRTC for the device's exact architecture
+//! shape's CUDA C++ (`backend::cuda::codegen`) is compiled by NVRTC for the device's exact architecture
 //! (`sm_XY`) into a CUBIN, kept in op2's disk cache keyed by source, NVRTC version and
 //! architecture, and loaded as a module.
 //!
@@ -845,7 +845,7 @@ impl Backend for Cuda {
                     Val::Int(i) => i as *mut c_int as *mut c_void,
                 })
                 .collect();
-            // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
+            // SAFETY: the parameters match the generated kernel's (backend::device::codegen's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
             unsafe {
                 cu::launch_kernel(func, (grid, 1, 1), (block as u32, 1, 1), shared, std::ptr::null_mut(), &mut params)

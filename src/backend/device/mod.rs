@@ -1,6 +1,6 @@
 //! What the device backends (opencl, cuda) share around a launch: the checks a loop must pass,
 //! the element colouring of a range as element lists, and the list of kernel arguments the
-//! generated code takes (`codegen::device`'s ABI), which each backend maps to its buffers.
+//! generated code takes (`backend::device::codegen`'s ABI), which each backend maps to its buffers.
 
 pub mod codegen;
 
@@ -19,7 +19,7 @@ pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c L
 
 /// `check_loop`, for a backend that takes `op_arg_idx` on a set reordered by `op_renumber`
 /// (`idx_tables`: it translates indices through `idx_table`) or not, and stages large
-/// arguments in global memory (`scratch`: `codegen::device::in_scratch`) or not.
+/// arguments in global memory (`scratch`: `backend::device::codegen::in_scratch`) or not.
 pub fn check_loop_with<'c, 'a>(
     call: &'c LoopCall<'a>,
     backend: &str,
@@ -45,7 +45,7 @@ pub fn check_loop_with<'c, 'a>(
 }
 
 /// The kernel sources of a fused unit's parts with their quoted includes expanded
-/// (`codegen::device::expand_includes`), in order.
+/// (`backend::device::codegen::expand_includes`), in order.
 pub fn expand_parts(call: &LoopCall, dirs: &[std::path::PathBuf]) -> Result<Vec<String>> {
     call.parts
         .iter()
@@ -107,7 +107,7 @@ fn plan_of(
 pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
 
 /// The plan of `[start, end)` in blocks of `part_size`, packed as a two-level colouring kernel
-/// takes it (`codegen::device`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
+/// takes it (`backend::device::codegen`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
 /// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour. Its key is
 /// `colouring_key` with the same `part_size`.
 pub fn packed_plan(

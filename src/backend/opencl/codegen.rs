@@ -3,7 +3,7 @@
 //!
 //! OpenCL 1.2 devices (PoCL on CPUs among them) have no generic address space: a user kernel's
 //! unqualified pointer parameters point to `__private` memory, so every argument is staged in
-//! private memory by the shared wrapper of `codegen::device` (its ABI note describes the
+//! private memory by the shared wrapper of `backend::device::codegen` (its ABI note describes the
 //! generated `__kernel void op2_kernel(...)`). User kernels stay plain C.
 
 use crate::backend::device::codegen::{drop_std_includes, Dialect, Options};
@@ -137,7 +137,7 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 }
 ";
 
-/// Generates the OpenCL program for one loop (see `codegen::device::generate`).
+/// Generates the OpenCL program for one loop (see `backend::device::codegen::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
     generate_scratch(sig, values, coloured, inc, soa, false).unwrap_or_else(|_| {
         crate::backend::device::codegen::generate_with(&DIALECT, sig, values, coloured, inc, soa, Default::default())

@@ -1,7 +1,7 @@
 //! The `opencl` backend (opencl3, the OpenCL ICD loaded at run time): dats live in device
 //! buffers between loops, moved by the driver's residency rule through `upload`/`download`;
 //! maps are uploaded once; each loop shape is built once per device into a program from
-//! `codegen::opencl` and cached by source text (PoCL keeps its own binary cache too).
+//! `backend::opencl::codegen` and cached by source text (PoCL keeps its own binary cache too).
 //!
 //! Execution: every section runs as one launch of a grid-stride kernel over
 //! `work_items(n)` work-items, or, for loops with indirect increments and `OP2_INC=colour`
@@ -829,7 +829,7 @@ impl Backend for OpenCl {
         // Fixed arguments: elems and part; per-argument buffers.
         let mut idx = 2u32;
         // SAFETY (every argument set): the argument order and types are those of the generated
-        // kernel's parameter list (codegen::opencl's ABI).
+        // kernel's parameter list (backend::opencl::codegen's ABI).
         macro_rules! arg {
             ($v:expr) => {{
                 unsafe { k.set_arg(idx, $v) }.map_err(|e| cl_err(&format!("clSetKernelArg {idx}"), e))?;

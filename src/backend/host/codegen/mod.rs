@@ -4,7 +4,7 @@
 //! backend" of PyOP2's backend notes).
 //!
 //! ABI of the generated library (its symbol names and the rule of which globals are copied into
-//! wrapper locals are in `codegen::host_abi`, shared with the vectorised wrapper of `codegen::simd`):
+//! wrapper locals are in `backend::host::codegen::abi`, shared with the vectorised wrapper of `backend::host::codegen::simd`):
 //! - `void op2_loop(int op2_start, int op2_end, void *const *op2_slots)`: `op2_slots[2*i]` is
 //!   argument `i`'s data (dat base, global or info buffer; NULL for a disabled optional dat) and
 //!   `op2_slots[2*i+1]` its map (`const int *`, row-major) or NULL; `op2_slots[2*nargs]` is a
@@ -97,7 +97,7 @@ pub fn generate(sig: &LoopSignature) -> String {
     generate_with(sig, None)
 }
 
-/// Generates the translation unit for one loop, with the vectorised wrapper of `codegen::simd`
+/// Generates the translation unit for one loop, with the vectorised wrapper of `backend::host::codegen::simd`
 /// when `simd` gives its mode and lanes and the kernel rewriter accepts the kernel (else the
 /// unit says why not).
 pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode, usize)>) -> String {

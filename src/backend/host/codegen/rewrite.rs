@@ -1,4 +1,4 @@
-//! The kernel rewriter behind the vectorised wrapper (`codegen::simd`): a lane-major copy of
+//! The kernel rewriter behind the vectorised wrapper (`backend::host::codegen::simd`): a lane-major copy of
 //! the user's kernel, as OP2's v1 vectorising translator makes (`p[k]` becomes
 //! `p[k][op2_lane]`), so that GCC can vectorise a loop over the lanes of a block.
 //!

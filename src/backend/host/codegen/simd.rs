@@ -1,5 +1,5 @@
 //! The vectorised host wrapper (`OP2_SIMD`), emitted beside the scalar one when the kernel
-//! rewriter (`codegen::rewrite`) accepts the kernel. As in OP2's v1 vectorising translator:
+//! rewriter (`backend::host::codegen::rewrite`) accepts the kernel. As in OP2's v1 vectorising translator:
 //!
 //! - per block of `lanes` elements, an index-form gather (`op2_l0[k][j] = a0[m0[n*2+1]*2+k]`, the
 //!   form GCC 12 vectorises; pointer forms are not) into lane-major arrays `T op2_lI[dim][lanes]`:
@@ -11,7 +11,7 @@
 //!   target add in element order, as `seq` does, so no colouring is needed inside a block);
 //! - the scalar `op2_loop` for the elements after the last whole block.
 //!
-//! ABI additions to `codegen::host`'s:
+//! ABI additions to `backend::host::codegen`'s:
 //! - `void op2_loop_simd(int start, int end, void *const *slots)`: same slots as `op2_loop`;
 //! - `const int op2_simd_mode`: 1 when `OP2_SIMD=on` forces it, 2 for `auto` (time both);
 //! - `const char op2_simd_refused[]`: instead of the two above, why the kernel was not
@@ -83,7 +83,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
                 }
             }
             ArgDesc::Idx { map_dim, .. } => {
-                // Declared numbering after op_renumber (see codegen::host).
+                // Declared numbering after op_renumber (see backend::host::codegen).
                 w.line(format!("const int *op2_o{i} = (const int *)op2_slots[{}];", 2 * i));
                 if map_dim.is_some() {
                     w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
