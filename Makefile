@@ -42,6 +42,7 @@ lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 	python3 tools/module_graph.py --max 0
+	python3 tools/module_graph.py --max-up 0
 	python3 tools/gen_fortran_loops.py --check
 	python3 tools/gen_fortran.py --check
 

@@ -46,4 +46,4 @@ test-cuda-nvrtc: lib $(NVRTC_VENV)/.installed $(BIN)/airfoil $(BIN)/poisson $(BU
 	LD_LIBRARY_PATH='$(NVRTC_LIBDIR)' OP2_NVRTC_DIR=$(abspath $(CUDA_GEN)) OP2_NVRTC_MIN=200 \
 	  OP2_NVRTC_EXPECT_FAIL='calls_op2 calls_op2_abort' \
 	  $(CARGO) test --release --test cuda_nvrtc -- --nocapture
-	LD_LIBRARY_PATH='$(NVRTC_LIBDIR)' $(CARGO) test --release --lib -- nvrtc codegen::cuda
+	LD_LIBRARY_PATH='$(NVRTC_LIBDIR)' $(CARGO) test --release --lib -- nvrtc backend::cuda::codegen

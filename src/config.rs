@@ -143,7 +143,7 @@ pub fn parse_targets(s: &str) -> Result<Vec<Target>> {
 }
 
 /// `OP2_SIMD`: whether loops whose kernel the rewriter accepts run through the vectorised
-/// wrapper (`codegen::simd`).
+/// wrapper (`backend::host::codegen::simd`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimdMode {
     /// Time both wrappers on the first calls of each loop and keep the faster.
@@ -212,7 +212,7 @@ pub struct Config {
     /// `OP2_LAZY=1`: `op_par_loop` queues loops; the queue runs at the next flush point.
     pub lazy: bool,
     /// `OP2_TILE_SIZE`: elements of a chain's seed loop per sparse tile (0: chains run loop
-    /// after loop, untiled; default `exec_chain::DEFAULT_TILE_SIZE`).
+    /// after loop, untiled; default `exec::chain::DEFAULT_TILE_SIZE`).
     pub tile_size: Option<usize>,
     /// `OP2_TILE_VERIFY=1`: every new tiling is checked by simulation before it runs (slow; a
     /// wrong tiling is OP2_ERR_INTERNAL).
@@ -222,7 +222,7 @@ pub struct Config {
     pub fuse: bool,
     /// Device backends (`opencl`, `cuda`): a chain's consecutive loops over one set with only
     /// direct dependencies and nothing to colour or reduce run as one kernel launch
-    /// (`exec_device`). `OP2_FUSE=0`/`1` sets it; unset, `DEVICE_FUSE_DEFAULT`.
+    /// (`exec::device`). `OP2_FUSE=0`/`1` sets it; unset, `DEVICE_FUSE_DEFAULT`.
     pub fuse_device: bool,
     /// `OP2_GENERATE`: directory to write each new loop shape's code to (static generation).
     pub generate_dir: Option<PathBuf>,

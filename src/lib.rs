@@ -1,9 +1,12 @@
 //! op2: the OP2 active library for unstructured-mesh computations, in Rust, behind a C ABI.
 //!
-//! Layers (nothing depends on `api`): `core` (sets, maps, dats, constants, kernels), `arg`
-//! (descriptors and bindings), `plan` (mini-partitions and colouring), `codegen` (source text),
-//! `jit` (compilers and caches), `backend` (one trait, one module per backend), `exec` (the loop
-//! driver), `mpi` (the distributed hooks the driver calls), and `api` (the C boundary).
+//! Layers, top down (arrows point down or sideways only; `doc/internals.md` has the map and
+//! `tools/module_graph.py --layers` the check): `api` (the C boundary); the driver: `exec`
+//! (running loops and chains), `context` (the one `Context`), `checkpoint`, `mpi`, `mat`, `io`;
+//! `backend` (one trait, one folder per backend with its code generation); `jit` (compilers and
+//! caches); `codegen` (what every target's code generation shares) and `plan` (mini-partitions
+//! and colouring); `core` (sets, maps, dats, constants, kernels), `arg` (descriptors and
+//! bindings) and `config`; `error`.
 
 pub mod api;
 pub mod arg;
@@ -12,23 +15,14 @@ pub mod checkpoint;
 pub mod codegen;
 pub mod config;
 pub mod context;
-mod context_extra;
 pub mod core;
-mod diags;
 pub mod error;
 pub mod exec;
-pub mod exec_chain;
-pub mod exec_device;
-pub mod generate;
 pub mod io;
 pub mod jit;
-pub mod loop_cache;
 pub mod mat;
 pub mod mpi;
-pub mod par_loop;
 pub mod plan;
-pub mod timing;
-pub mod validate;
 
 pub use context::Context;
 pub use error::{ErrorCode, Op2Error, Result};

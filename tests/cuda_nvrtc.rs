@@ -147,7 +147,7 @@ fn fused_units_compile_with_nvrtc() {
     for soa in [false, true] {
         sources.push((
             format!("save_soln+adt_calc soa={soa}"),
-            op2::codegen::cuda::generate_fused(&parts, &consts, &values, soa),
+            op2::backend::cuda::codegen::generate_fused(&parts, &consts, &values, soa),
         ));
     }
     let opt_args = [
@@ -175,7 +175,7 @@ fn fused_units_compile_with_nvrtc() {
             consts: &[],
         },
     ];
-    sources.push(("scale+bump".to_string(), op2::codegen::cuda::generate_fused(&small, &[], &[], false)));
+    sources.push(("scale+bump".to_string(), op2::backend::cuda::codegen::generate_fused(&small, &[], &[], false)));
     let mut failures = Vec::new();
     for (name, src) in &sources {
         assert!(src.contains("/* loop '"), "{name}: {src}");

@@ -6,7 +6,7 @@ use op2::arg::{Access, RawArg};
 use op2::config::Config;
 use op2::context::Context;
 use op2::core::ElemType;
-use op2::exec_chain::par_loop;
+use op2::exec::chain::par_loop;
 use std::path::PathBuf;
 
 fn cache_dir(tag: &str) -> PathBuf {

@@ -99,7 +99,7 @@ fn dat(d: DatId, map: Option<MapId>, idx: i32, acc: Access) -> RawArg {
 
 /// One iteration: save, then twice (flux, bflux, update with a global sum). Returns the sums.
 fn iteration(ctx: &mut Context, m: &Mesh, sums: &mut [f64; 2]) {
-    use op2::exec_chain::par_loop;
+    use op2::exec::chain::par_loop;
     par_loop(ctx, m.k[0], "save", m.cells, &[dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)])
         .unwrap();
     for s in sums.iter_mut() {
@@ -144,7 +144,7 @@ fn run(backend: &str, extra: &[&str], ncells: usize, seed: u64, iters: usize, ch
             assert_eq!(ctx.lazy.queue.len(), 7);
             ctx.lazy.chain = None;
         }
-        op2::exec_chain::flush(&mut ctx, "test").unwrap();
+        op2::exec::chain::flush(&mut ctx, "test").unwrap();
         assert!(ctx.lazy.queue.is_empty());
         all_sums.extend(sums);
     }
@@ -185,7 +185,7 @@ fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
     let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
     let m = mesh(&mut ctx, 50, 3);
     let mut sums = [0.0f64; 2];
-    op2::exec_chain::par_loop(
+    op2::exec::chain::par_loop(
         &mut ctx,
         m.k[0],
         "save",
@@ -201,7 +201,7 @@ fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
         dat(m.res, None, -1, Access::Rw),
         RawArg::Gbl { ptr: &mut sums[0] as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc },
     ];
-    op2::exec_chain::par_loop(&mut ctx, m.k[3], "upd", m.cells, &a).unwrap();
+    op2::exec::chain::par_loop(&mut ctx, m.k[3], "upd", m.cells, &a).unwrap();
     // A loop with one runs, with everything before it.
     assert!(ctx.lazy.queue.is_empty());
     let _ = std::fs::remove_dir_all(&cache);
@@ -214,13 +214,13 @@ fn a_queue_holds_at_most_max_queue_loops() {
     let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
     let m = mesh(&mut ctx, 40, 5);
     let mut longest = 0;
-    for _ in 0..(2 * op2::exec_chain::MAX_QUEUE + 5) {
+    for _ in 0..(2 * op2::exec::chain::MAX_QUEUE + 5) {
         let a = [dat(m.q, None, -1, Access::Read), dat(m.qold, None, -1, Access::Write)];
-        op2::exec_chain::par_loop(&mut ctx, m.k[0], "save", m.cells, &a).unwrap();
+        op2::exec::chain::par_loop(&mut ctx, m.k[0], "save", m.cells, &a).unwrap();
         longest = longest.max(ctx.lazy.queue.len());
     }
-    assert_eq!(longest, op2::exec_chain::MAX_QUEUE - 1);
-    op2::exec_chain::flush(&mut ctx, "test").unwrap();
+    assert_eq!(longest, op2::exec::chain::MAX_QUEUE - 1);
+    op2::exec::chain::flush(&mut ctx, "test").unwrap();
     let mut q = vec![0u8; 8 * 40];
     let mut qold = vec![0u8; 8 * 40];
     ctx.fetch(m.q, 0, 39, &mut q).unwrap();
@@ -273,7 +273,7 @@ fn fused_loops_equal_eager() {
                 dat(b, None, -1, Access::Write),
                 RawArg::Gbl { ptr: wp as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Read },
             ];
-            op2::exec_chain::par_loop(&mut ctx, k1, "first", cells, &a1).unwrap();
+            op2::exec::chain::par_loop(&mut ctx, k1, "first", cells, &a1).unwrap();
             // READ globals are taken at the call: the queued loop still reads 3.
             unsafe { *wp = 100.0 };
             let a2 = [
@@ -282,13 +282,13 @@ fn fused_loops_equal_eager() {
                 RawArg::Gbl { ptr: sum as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Inc },
                 RawArg::Idx { map: None, idx: -1 },
             ];
-            op2::exec_chain::par_loop(&mut ctx, k2, "second", cells, &a2).unwrap();
+            op2::exec::chain::par_loop(&mut ctx, k2, "second", cells, &a2).unwrap();
             let a3 = [dat(a, None, -1, Access::Rw), dat(c, None, -1, Access::Read)];
-            op2::exec_chain::par_loop(&mut ctx, k3, "third", cells, &a3).unwrap();
+            op2::exec::chain::par_loop(&mut ctx, k3, "third", cells, &a3).unwrap();
             unsafe { *wp = 3.0 };
             if lazy {
                 ctx.lazy.chain = None;
-                op2::exec_chain::flush(&mut ctx, "test").unwrap();
+                op2::exec::chain::flush(&mut ctx, "test").unwrap();
             }
         }
         let mut out = vec![0u8; 8 * n];
@@ -406,7 +406,7 @@ fn device_fusion_runs_direct_loops_as_one_launch() {
             if chain {
                 ctx.lazy.chain = Some("devfuse".into());
             }
-            use op2::exec_chain::par_loop;
+            use op2::exec::chain::par_loop;
             let gw =
                 RawArg::Gbl { ptr: &mut w as *mut f64 as *mut u8, dim: 1, ty: ElemType::Double, acc: Access::Read };
             par_loop(
@@ -461,7 +461,7 @@ fn device_fusion_runs_direct_loops_as_one_launch() {
             par_loop(&mut ctx, k8, "total", cells, &[dat(da, None, -1, Access::Read), gs]).unwrap();
             if chain {
                 ctx.lazy.chain = None;
-                op2::exec_chain::flush(&mut ctx, "test").unwrap();
+                op2::exec::chain::flush(&mut ctx, "test").unwrap();
             }
             // The first iteration runs each loop at its call (a device compiles a shape's code then).
             if it == iters - 1 {
@@ -550,7 +550,7 @@ fn a_device_unit_that_does_not_compile_runs_unfused() {
             if chain {
                 ctx.lazy.chain = Some("clash".into());
             }
-            op2::exec_chain::par_loop(
+            op2::exec::chain::par_loop(
                 &mut ctx,
                 k1,
                 "one",
@@ -558,7 +558,7 @@ fn a_device_unit_that_does_not_compile_runs_unfused() {
                 &[dat(a, None, -1, Access::Read), dat(b, None, -1, Access::Write)],
             )
             .unwrap();
-            op2::exec_chain::par_loop(
+            op2::exec::chain::par_loop(
                 &mut ctx,
                 k2,
                 "two",
@@ -568,7 +568,7 @@ fn a_device_unit_that_does_not_compile_runs_unfused() {
             .unwrap();
             if chain {
                 ctx.lazy.chain = None;
-                op2::exec_chain::flush(&mut ctx, "test").unwrap();
+                op2::exec::chain::flush(&mut ctx, "test").unwrap();
             }
             launches = ctx.backend.launches() - before;
         }

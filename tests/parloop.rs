@@ -107,7 +107,7 @@ fn new_generate_compute() {
 
     // A second loop of the same shape finds its code: no new compile.
     let a = args(&m, &mut sum);
-    op2::exec_chain::par_loop(&mut m.ctx, k, "flux", edges, &a).unwrap();
+    op2::exec::chain::par_loop(&mut m.ctx, k, "flux", edges, &a).unwrap();
     assert_eq!(m.ctx.jit.stats.compiles + m.ctx.jit.stats.disk_hits, 1);
     assert_eq!(m.ctx.loops.len(), 1);
     assert_eq!(sum, 4.0);

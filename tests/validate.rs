@@ -3,12 +3,12 @@
 //! values; the same loop on the honest backend passes.
 
 use op2::arg::{Access, RawArg};
-use op2::backend::{seq::Seq, Backend, LoopCall};
+use op2::backend::{host::seq::Seq, Backend, LoopCall};
 use op2::config::{BackendKind, Config};
 use op2::context::Context;
 use op2::core::ElemType;
 use op2::error::{ErrorCode, Result};
-use op2::exec_chain::par_loop;
+use op2::exec::chain::par_loop;
 
 /// `seq`, plus one wrong value: element 3 of the first argument's dat, when it is written.
 struct Buggy(Seq);

@@ -7,12 +7,19 @@ Each file under src/ (bin/ excluded) is a node named by its path without `.rs` o
 resolves to B (the longest prefix of the path that names a file). Prints every strongly connected
 component of more than one node (an import circle), with each two-way pair in it.
 
-Usage: python3 tools/module_graph.py [SRC_DIR] [--top] [--edges] [--max N]
+Layers (`--layers`): every node belongs to one layer of LAYERS (the longest prefix there that
+names it or a folder above it); an edge from a lower layer to a higher one points UP and is
+listed. doc/internals.md ("Map of the code") says what each layer is.
+
+Usage: python3 tools/module_graph.py [SRC_DIR] [--top] [--edges] [--max N] [--layers] [--max-up N]
   --top    one node per top-level module (`plan/desc` counts as `plan`): finds circles that go
            through a module's children, e.g. arg -> plan (mod.rs) and plan/desc -> arg
   --edges  print every edge too
   --max N  exit 1 if there are more than N circles' worth of nodes (the number of nodes in
            components of size > 1); for a check that circles do not come back
+  --layers print every edge pointing up a layer, and their count
+  --max-up N  exit 1 if more than N edges point up a layer, or a node has no layer (implies
+           --layers); for a check that no new upward arrow comes in
 """
 import os
 import re
@@ -34,6 +41,44 @@ def strip(text):
     if m:
         text = text[: m.start()]
     return text
+
+
+# Layers, top (highest number) down. A node's layer is that of the longest prefix naming it or
+# a folder above it (`backend/cuda/codegen` -> `backend`).
+LAYERS = [
+    # The C boundary: the only `extern "C"` functions op2 exports.
+    ("api", 7),
+    # The driver: running loops and chains, the one Context and what hangs off it, and what the
+    # driver owns beside them (checkpointing, MPI, matrices, mesh and output files).
+    ("exec", 6),
+    ("context", 6),
+    ("checkpoint", 6),
+    ("mpi", 6),
+    ("mat", 6),
+    ("io", 6),
+    # Backends: one folder each, runtime and code generation.
+    ("backend", 5),
+    # Compilers, loaded libraries and the caches of compiled code.
+    ("jit", 4),
+    # What every target's code generation shares, and plans (blocks, colours, tiles).
+    ("codegen", 3),
+    ("plan", 3),
+    # The data model: sets, maps, dats, kernels (core), argument descriptors (arg), settings.
+    ("core", 2),
+    ("arg", 2),
+    ("config", 2),
+    # Errors, at the bottom.
+    ("error", 1),
+]
+
+
+def layer_of(node):
+    best = None
+    for prefix, layer in LAYERS:
+        if node == prefix or node.startswith(prefix + "/"):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, layer)
+    return best[1] if best else None
 
 
 PATH = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
@@ -131,6 +176,8 @@ def main(argv):
     show_edges = False
     top = False
     limit = None
+    layers = False
+    max_up = None
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -141,6 +188,12 @@ def main(argv):
         elif a == "--max":
             i += 1
             limit = int(argv[i])
+        elif a == "--layers":
+            layers = True
+        elif a == "--max-up":
+            i += 1
+            max_up = int(argv[i])
+            layers = True
         else:
             src = a
         i += 1
@@ -164,9 +217,25 @@ def main(argv):
         for a, b in pairs:
             print(f"  {a} <-> {b}")
     print(f"{len(circles)} circles, {total} modules in them")
+    status = 0
     if limit is not None and total > limit:
-        return 1
-    return 0
+        status = 1
+    if layers:
+        unlayered = sorted(n for n in edges if layer_of(n) is None)
+        for n in unlayered:
+            print(f"no layer: {n} (add it to LAYERS in tools/module_graph.py)")
+        up = [
+            (n, t)
+            for n in sorted(edges)
+            for t in sorted(edges[n])
+            if layer_of(n) is not None and layer_of(t) is not None and layer_of(t) > layer_of(n)
+        ]
+        for n, t in up:
+            print(f"up: {n} ({layer_of(n)}) -> {t} ({layer_of(t)})")
+        print(f"{len(up)} edges point up a layer")
+        if max_up is not None and (len(up) > max_up or unlayered):
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ pub extern "C" fn op_decl_const_addr(dim: c_int, r#type: *const c_char, size: c_
             Err(why) => {
                 let ctx = st.ctx_lazy(CALL)?;
                 if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-                    crate::timing::print_after_c_stdio(&format!(
+                    crate::core::output::print_after_c_stdio(&format!(
                         "op2: op_decl_const({dim}, \"{}\", {addr:#x}): not declared: {why}; loops compiled by op2 cannot name it (kernels using it take the call-per-element tier)\n",
                         ty.api_name()
                     ));

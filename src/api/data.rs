@@ -128,7 +128,7 @@ pub extern "C" fn op_print_dat_to_txtfile(dat: op_dat, file: *const c_char) {
             ctx.sync_to_host(d)?;
             ctx.dat_text(d)?
         };
-        let r = crate::io::write_whole(file, text.as_ref())
+        let r = crate::core::file::write_whole(file, text.as_ref())
             .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));
         ctx.comm.agree(r)
     })

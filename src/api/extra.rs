@@ -105,7 +105,7 @@ pub extern "C" fn op_print_dat_to_binfile(dat: op_dat, file: *const c_char) {
             ctx.sync_to_host(d)?;
             ctx.dat_binary(d)?
         };
-        let r = crate::io::write_whole(file, bytes.as_ref())
+        let r = crate::core::file::write_whole(file, bytes.as_ref())
             .map_err(|e| crate::op2_err!(Io, "{CALL} '{}': cannot write '{file}': {e}", ctx.dats[d.0 as usize].name));
         ctx.comm.agree(r)
     })

@@ -106,7 +106,7 @@ pub extern "C" fn op_decl_set_hdf5(file: *const c_char, name: *const c_char) -> 
 fn say_absent<T>(ctx: &crate::context::Context, r: crate::error::Result<T>) -> crate::error::Result<T> {
     if let Err(e) = &r {
         if e.code == crate::error::ErrorCode::NoDataset && ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-            crate::timing::print_after_c_stdio(&format!("op2: {}: returned NULL\n", e.message));
+            crate::core::output::print_after_c_stdio(&format!("op2: {}: returned NULL\n", e.message));
         }
     }
     r

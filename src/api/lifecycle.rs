@@ -168,7 +168,7 @@ pub(crate) fn init(
     };
     if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
         let line = format!("{}, {}\n", ctx.diags_init_line().trim_end(), ctx.comm.describe());
-        crate::timing::print_after_c_stdio(&line);
+        crate::core::output::print_after_c_stdio(&line);
     }
     st.serial = st.serial.wrapping_add(1);
     st.records.end_session();

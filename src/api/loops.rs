@@ -3,9 +3,9 @@
 use super::handle::{op_kernel, op_set};
 use super::{boundary, c_str};
 use crate::arg::RawArg;
-use crate::codegen::fptr::{self, FptrParam};
+use crate::backend::host::codegen::fptr::{self, FptrParam};
 use crate::core::{ElemType, KernelId, SetId};
-use crate::exec_chain;
+use crate::exec::chain;
 use crate::op2_bail;
 use std::ffi::{c_char, c_int};
 
@@ -321,7 +321,7 @@ fn say_tier(st: &mut super::ApiState, i: usize, name: &str, lang: &Lang) -> crat
                 Lang::Fortran => "Fortran",
                 Lang::C { .. } => "C",
             };
-            crate::timing::print_after_c_stdio(&format!("op2: {lang} kernel '{name}': {which}: {why}\n"));
+            crate::core::output::print_after_c_stdio(&format!("op2: {lang} kernel '{name}': {which}: {why}\n"));
         }
     }
     Ok(())
@@ -521,7 +521,7 @@ fn run(
     raw: &[RawArg],
 ) -> crate::error::Result<()> {
     super::IN_LOOP.store(true, std::sync::atomic::Ordering::Release);
-    let r = exec_chain::par_loop(ctx, k, name, s, raw);
+    let r = chain::par_loop(ctx, k, name, s, raw);
     super::IN_LOOP.store(false, std::sync::atomic::Ordering::Release);
     r
 }

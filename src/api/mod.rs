@@ -152,7 +152,7 @@ pub(crate) fn run_queue(ctx: &mut Context, call: &str) -> Result<()> {
         return Ok(());
     }
     IN_LOOP.store(true, Ordering::Release);
-    let r = crate::exec_chain::flush(ctx, call);
+    let r = crate::exec::chain::flush(ctx, call);
     IN_LOOP.store(false, Ordering::Release);
     r
 }
@@ -185,7 +185,7 @@ fn called_from_kernel() -> bool {
         return true;
     }
     IN_LOOP.load(Ordering::Acquire)
-        && std::thread::current().name().is_some_and(|n| n.starts_with(crate::backend::threads::WORKER_PREFIX))
+        && std::thread::current().name().is_some_and(|n| n.starts_with(crate::backend::host::threads::WORKER_PREFIX))
 }
 
 /// Runs the body of a C entry point named `call`: catches panics, records the outcome, and on

@@ -12,7 +12,7 @@ use std::time::Instant;
 fn said(ctx: &Context, r: std::result::Result<(), String>) {
     if let Err(why) = r {
         if ctx.config.diags >= 1 {
-            crate::timing::print_after_c_stdio(&format!("op2: {why}\n"));
+            crate::core::output::print_after_c_stdio(&format!("op2: {why}\n"));
         }
     }
 }
@@ -126,9 +126,9 @@ pub extern "C" fn op_profile_output() {
         ctx.comm.enter(CALL, Ok(()))?;
         let mine = ctx.profile.rows(Instant::now());
         let rows = if ctx.comm.distributed() {
-            let all = ctx.comm.all_gather(&crate::timing::Profile::encode(&mine))?;
-            let all: Vec<_> = all.iter().map(|b| crate::timing::Profile::decode(b)).collect();
-            crate::timing::Profile::merge(&all)
+            let all = ctx.comm.all_gather(&crate::context::timing::Profile::encode(&mine))?;
+            let all: Vec<_> = all.iter().map(|b| crate::context::timing::Profile::decode(b)).collect();
+            crate::context::timing::Profile::merge(&all)
         } else {
             mine
         };
@@ -136,10 +136,10 @@ pub extern "C" fn op_profile_output() {
         if ctx.comm.rank() == 0 {
             let mut text = String::new();
             if !rows.is_empty() {
-                text = crate::timing::Profile::table(&rows, ctx.comm.size());
+                text = crate::context::timing::Profile::table(&rows, ctx.comm.size());
             }
             text.push_str(&loops.unwrap_or_default());
-            crate::timing::print_after_c_stdio(&text);
+            crate::core::output::print_after_c_stdio(&text);
         }
         Ok(())
     })

@@ -4,9 +4,8 @@
 
 pub mod rules;
 
-use crate::core::{DatId, ElemType, MapId, SetId};
+use crate::core::{DatId, ElemType, MapId, MatId, SetId};
 use crate::error::Result;
-use crate::mat::MatId;
 use crate::op2_bail;
 
 /// Access descriptor of a loop argument (`OP_READ` ... `OP_MAX`).

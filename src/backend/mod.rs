@@ -1,13 +1,11 @@
 //! Backends behind one trait. A backend runs an already compiled loop over a range of the
 //! iteration set; the driver (`exec`) owns the order of phases, halos and reductions.
 
-pub mod check;
 pub mod cuda;
 pub mod device;
+pub mod host;
 pub mod opencl;
 pub mod reduce;
-pub mod seq;
-pub mod threads;
 
 use crate::arg::{Access, ArgDesc};
 use crate::config::BackendKind;
@@ -60,7 +58,7 @@ pub struct LoopCall<'a> {
     /// The loop's signature (device backends generate their own code from it). For a fused
     /// unit: its name, every part's arguments in order and the parts' constants.
     pub sig: Option<crate::codegen::LoopSignature<'a>>,
-    /// A fused device unit (`exec_chain`): each loop's own signature, in order (its arguments
+    /// A fused device unit (`exec::chain`): each loop's own signature, in order (its arguments
     /// are `descs`, `bound` and `slots`, part after part); empty for one loop.
     pub parts: Vec<crate::codegen::LoopSignature<'a>>,
     /// Each used constant's value, in the order of `sig.consts`.
@@ -81,9 +79,9 @@ pub struct LoopCall<'a> {
     pub set_size: usize,
     pub lib: &'a HostLibrary,
     pub descs: &'a [ArgDesc],
-    /// Two per argument: data, map; then one for the scratch array (see `codegen::host`).
+    /// Two per argument: data, map; then one for the scratch array (see `backend::host::codegen`).
     pub slots: Vec<*mut c_void>,
-    /// Pointer entries of scratch each range needs (`codegen::host::scratch_entries`).
+    /// Pointer entries of scratch each range needs (`backend::host::codegen::scratch_entries`).
     pub scratch_entries: usize,
     pub reductions: Vec<Reduction>,
     pub indirect: Vec<IndirectArg<'a>>,
@@ -264,7 +262,7 @@ pub trait Backend: Send {
         0
     }
 
-    /// Runs a sparse-tiled chain (`exec_chain`, host backends): for each tile in index order
+    /// Runs a sparse-tiled chain (`exec::chain`, host backends): for each tile in index order
     /// (a valid order for every schedule), each loop's runs in that tile, in chain order, with
     /// reductions accumulated into each call's scratch. Backends that can run the tiles of a
     /// level at once override it.
@@ -358,9 +356,9 @@ pub fn available(kind: BackendKind) -> bool {
 /// Creates the backend selected by the configuration.
 pub fn create(config: &crate::config::Config) -> Result<Box<dyn Backend>> {
     match config.backend {
-        BackendKind::Seq => Ok(Box::new(seq::Seq)),
-        BackendKind::Threads => Ok(Box::new(threads::Threads::new(config.num_threads, config.part_size)?)),
-        BackendKind::Check => Ok(Box::new(check::Check)),
+        BackendKind::Seq => Ok(Box::new(host::seq::Seq)),
+        BackendKind::Threads => Ok(Box::new(host::threads::Threads::new(config.num_threads, config.part_size)?)),
+        BackendKind::Check => Ok(Box::new(host::check::Check)),
         BackendKind::OpenCl => Ok(Box::new(opencl::OpenCl::new(config)?)),
         BackendKind::Cuda => Ok(Box::new(cuda::Cuda::new(config)?)),
     }

@@ -9,7 +9,7 @@
 //! `sm_80,sm_90`). Kernel errors surface here, with the loop's name, before any job runs.
 //! Loops are compiled in parallel (`--jobs N`, default: the CPUs).
 
-use op2::generate::{read_manifest, ManifestEntry};
+use op2::exec::generate::{read_manifest, ManifestEntry};
 use op2::jit::pack::{self, NewEntry, Pack, PackMeta};
 use op2::jit::Compiler;
 use rayon::prelude::*;

@@ -159,7 +159,7 @@ fn verify_here(path: &str) -> Result<bool> {
     }
     // As every input file: opened without blocking, a regular file only (a FIFO, a device or
     // a directory is OP2_ERR_IO at once, never a hang).
-    let (mut f, _) = crate::io::open_regular(path, "op_checkpointing_init")?;
+    let (mut f, _) = crate::core::file::open_regular(path, "op_checkpointing_init")?;
     let io = |e: std::io::Error| op2_err!(Io, "op_checkpointing_init: cannot read checkpoint '{path}': {e}");
     let len = f.metadata().map_err(io)?.len();
     if len < USERBLOCK {

@@ -254,7 +254,7 @@ fn parse_meta(b: &[u8]) -> Option<Saved> {
 
 fn diag(ctx: &Context, line: &str) {
     if ctx.config.diags >= 1 && ctx.comm.rank() == 0 {
-        crate::timing::print_after_c_stdio(&format!("op2: checkpoint: {line}\n"));
+        crate::core::output::print_after_c_stdio(&format!("op2: checkpoint: {line}\n"));
     }
 }
 

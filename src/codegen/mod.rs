@@ -1,14 +1,9 @@
 //! Code generation: loop signature in, source text out. Pure: no compilers, no data, no
-//! backends. One emitter per target.
+//! backends. What every target's emitter shares is here (the loop signature, constants, the
+//! writer); each emitter lives with its backend: `backend::host::codegen` (C for `seq`,
+//! `threads`, `check`), `backend::device::codegen` (what OpenCL C and CUDA C++ share),
+//! `backend::opencl::codegen`, `backend::cuda::codegen`.
 
-pub mod cuda;
-pub mod device;
-pub mod fptr;
-pub mod host;
-pub mod host_abi;
-pub mod opencl;
-pub mod rewrite;
-pub mod simd;
 pub mod writer;
 
 use crate::arg::ArgDesc;

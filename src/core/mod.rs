@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod buffer;
 pub mod clex;
+pub mod file;
 pub mod output;
 pub mod renumber;
 pub mod residency;
@@ -26,6 +27,9 @@ pub struct DatId(pub u32);
 /// Index of a kernel in its `Context`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KernelId(pub u32);
+/// Index of a matrix in `Mats` (`mat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatId(pub u32);
 
 /// An iteration set. Local elements are numbered core, owned, exec halo, non-exec halo (the
 /// MPI model of `mpi-halos.txt`); on one process everything is core.

@@ -1,4 +1,5 @@
-//! OP2's file formats for dats: `op_print_dat_to_txtfile` and `op_print_dat_to_binfile`.
+//! OP2's file formats for dats: `op_print_dat_to_txtfile` and `op_print_dat_to_binfile`; and
+//! `print_after_c_stdio`, how op2 prints to stdout after what the C program printed.
 //!
 //! The text format is OP2's own, byte for byte, so files written by op2 diff cleanly against
 //! files written by OP2: a header line `"<size> <dim>"`, then one line per element in which
@@ -76,6 +77,17 @@ pub fn bin(size: usize, dim: usize, rows: &[u8]) -> Vec<u8> {
     v.extend_from_slice(&(dim as i32).to_ne_bytes());
     v.extend_from_slice(rows);
     v
+}
+
+/// Prints `text` to stdout after flushing C's stdio buffers, so it lands after what the C
+/// program printed before (diagnostics interleave with the program's own output as it expects).
+pub fn print_after_c_stdio(text: &str) {
+    use std::io::Write;
+    // SAFETY: fflush(NULL) flushes all C output streams; no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 #[cfg(test)]

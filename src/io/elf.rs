@@ -35,7 +35,7 @@ enum Kind {
 fn symbol_at(path: &str, rel: u64, abs: u64, kind: Kind) -> Option<(String, u64)> {
     // A loaded object or /proc/self/exe; opened as every input file (without blocking, a
     // regular file only) in case the name now holds something else.
-    let (mut f, _) = super::open_regular(path, "op2: reading symbols").ok()?;
+    let (mut f, _) = crate::core::file::open_regular(path, "op2: reading symbols").ok()?;
     let mut eh = [0u8; 64];
     f.read_exact(&mut eh).ok()?;
     // 64-bit (class 2), little-endian (data 1)

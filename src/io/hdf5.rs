@@ -171,7 +171,7 @@ pub(crate) mod imp {
     /// driver) and all agree first that every process can, so a file missing on one process is
     /// the same named error everywhere, never a hang.
     fn open_read(path: &str, call: &str, comm: &Comm) -> Result<(File, u64)> {
-        let len = comm.agree(super::super::regular_file_len(path, call))?;
+        let len = comm.agree(crate::core::file::regular_file_len(path, call))?;
         let f = open_mode(path, Mode::Read, comm)
             .map_err(|e| op2_err!(FileFormat, "{call}: '{path}' is not a readable HDF5 file: {e}"));
         Ok((comm.agree(f)?, len))
@@ -1358,7 +1358,7 @@ pub(crate) mod imp {
         comm.agree(r).map_err(|mut e| {
             // The file was truncated and is incomplete: it goes, so no half-dump is taken for
             // a whole one.
-            use crate::io::{discard_written, Discarded};
+            use crate::core::file::{discard_written, Discarded};
             let gone = comm.rank() != 0
                 || matches!(discard_written(path, None), Ok(Discarded::Removed | Discarded::RemovedTarget(_)));
             if gone {

@@ -168,7 +168,9 @@ pub fn write_vtk(
     drop(out);
     // Nothing half-written stays behind under the name asked for (a symlink there is kept:
     // the file it leads to goes).
-    written.map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}{}", super::discard_note(path, Some(&file))))
+    written.map_err(|e| {
+        op2_err!(Io, "{call}: cannot write '{path}': {e}{}", crate::core::file::discard_note(path, Some(&file)))
+    })
 }
 
 /// Checks the arguments of `op_write_vtk` (sets, dims, types) and returns the VTK cell type.
@@ -408,7 +410,7 @@ fn write_pvtu(ctx: &Context, stem: &str, cells: MapId, coords: DatId, dats: &[Da
     }
     h.push_str("  </PUnstructuredGrid>\n</VTKFile>\n");
     let path = format!("{stem}.pvtu");
-    super::write_whole(&path, h.as_bytes()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
+    crate::core::file::write_whole(&path, h.as_bytes()).map_err(|e| op2_err!(Io, "{call}: cannot write '{path}': {e}"))
 }
 
 /// Coordinates of `dim` (2 or 3) components padded to 3, in the same element type.

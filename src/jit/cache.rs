@@ -51,7 +51,7 @@ impl Dep {
     /// Hashes the file at `path` now (read as op2 reads every input file: without blocking, a
     /// regular file only, so a header replaced by a FIFO is an error, never a hang).
     pub fn of(path: &Path) -> std::io::Result<Dep> {
-        let bytes = crate::io::read_regular_io(path)?;
+        let bytes = crate::core::file::read_regular_io(path)?;
         Ok(Dep { path: path.to_path_buf(), sha: Sha256::digest(&bytes).into() })
     }
 
@@ -68,7 +68,7 @@ impl Dep {
 
     /// Whether the file still has the contents it had when the entry was compiled.
     pub fn is_current(&self) -> bool {
-        crate::io::read_regular_io(&self.path).is_ok_and(|b| Sha256::digest(&b).as_slice() == self.sha)
+        crate::core::file::read_regular_io(&self.path).is_ok_and(|b| Sha256::digest(&b).as_slice() == self.sha)
     }
 }
 

@@ -702,7 +702,7 @@ pub struct Settings<'a> {
 
 fn read_text(path: &Path, what: &str) -> Result<String> {
     let shown = path.display().to_string();
-    let bytes = crate::io::read_regular(&shown, what)?;
+    let bytes = crate::core::file::read_regular(&shown, what)?;
     match String::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(_) => op2_bail!(BadKernel, "{what}: Fortran file '{shown}' is not valid UTF-8 text"),
@@ -727,7 +727,7 @@ pub fn find_module(m: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
             return Some(p.clone());
         }
         for p in &files {
-            let bytes = crate::io::read_regular(&p.display().to_string(), "op2: looking for Fortran modules");
+            let bytes = crate::core::file::read_regular(&p.display().to_string(), "op2: looking for Fortran modules");
             if let Some(t) = bytes.ok().and_then(|b| String::from_utf8(b).ok()) {
                 if scan(&t, is_fixed(p)).modules.iter().any(|x| x == m) {
                     return Some(p.clone());

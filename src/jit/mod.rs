@@ -269,7 +269,7 @@ fn fresh_name(fd: i32, all: &[LoadedRecord]) -> String {
 pub struct HostLibrary {
     pub loop_fn: LoopFn,
     pub consts_fn: Option<ConstsFn>,
-    /// `op2_loop_simd`, the vectorised wrapper (`codegen::simd`), when the library has one.
+    /// `op2_loop_simd`, the vectorised wrapper (`backend::host::codegen::simd`), when the library has one.
     pub simd_fn: Option<LoopFn>,
     /// Which wrapper runs (`OP2_SIMD`), shared by every call of this library.
     pub simd: Arc<simd_choice::SimdChooser>,
@@ -316,7 +316,7 @@ impl HostLibrary {
         let loop_fn = *loop_fn;
         let consts_fn = unsafe { loaded.lib.get::<ConstsFn>(b"op2_set_constants\0") }.ok().map(|s| *s);
         // SAFETY: as above; op2_simd_mode is a `const int` and op2_simd_refused a
-        // NUL-terminated `const char[]` wherever they exist (codegen::simd).
+        // NUL-terminated `const char[]` wherever they exist (backend::host::codegen::simd).
         let simd_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop_simd\0") }.ok().map(|s| *s);
         let forced =
             unsafe { loaded.lib.get::<*const i32>(b"op2_simd_mode\0") }.ok().is_some_and(|p| unsafe { **p } == 1);

@@ -50,8 +50,10 @@ pub fn slot_tables(
 #[cfg(test)]
 mod tests {
     use crate::arg::{Access, ArgDesc, DatAccess};
-    use crate::codegen::device::{unsupported, IncStrategy};
-    use crate::codegen::{host, opencl, LoopSignature};
+    use crate::backend::device::codegen::{unsupported, IncStrategy};
+    use crate::backend::host::codegen as host;
+    use crate::backend::opencl::codegen as opencl;
+    use crate::codegen::LoopSignature;
     use crate::core::ElemType;
 
     fn args(acc: Access) -> Vec<ArgDesc> {

@@ -15,7 +15,7 @@ pub mod petsc;
 pub mod solve;
 pub mod sparsity;
 
-use crate::core::{ElemType, MapId, SetId};
+use crate::core::{ElemType, MapId, MatId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
 use rayon::prelude::*;
@@ -25,9 +25,6 @@ use std::sync::Arc;
 /// Index of a sparsity in `Mats`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SparsityId(pub u32);
-/// Index of a matrix in `Mats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MatId(pub u32);
 
 pub struct Sparsity {
     pub name: String,

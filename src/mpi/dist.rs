@@ -159,7 +159,7 @@ pub fn partition(
     let checked = check_partition(ctx, lib, routine, prime_map, coords);
     let (method, blocks_for) = ctx.comm.agree(checked)?;
     if let Some(what) = blocks_for.filter(|_| ctx.config.diags >= 1 && ctx.comm.rank() == 0) {
-        crate::timing::print_after_c_stdio(&format!(
+        crate::core::output::print_after_c_stdio(&format!(
             "op2: {CALL} {what} without a map: partitioned by blocks (the declared blocks are kept)\n"
         ));
     }
@@ -352,7 +352,7 @@ pub fn partition(
             }
         }
         line.push('\n');
-        crate::timing::print_after_c_stdio(&line);
+        crate::core::output::print_after_c_stdio(&line);
     }
     Ok(())
 }

@@ -74,7 +74,7 @@ impl Out {
     /// A failed write: the file is closed and removed; the error says whether that worked.
     fn fail(&mut self, e: String) {
         let written = self.file.take().map(|w| w.into_parts().0);
-        self.err = Some(format!("{e}{}", crate::io::discard_note(&self.path, written.as_ref())));
+        self.err = Some(format!("{e}{}", crate::core::file::discard_note(&self.path, written.as_ref())));
     }
 
     /// Rows of the dat (whole rows, original order), in the file's format.

@@ -461,7 +461,7 @@ fn pinned(lp: &ChainLoop, slots: &[usize], rows: &[Option<&[u8]>], flags: &[bool
 /// iterations are in no tile: they run after every tile, loop by loop in chain order
 /// ([`Tiling::deferred`]), and nothing in a tile depends on them. (Under MPI: the iterations
 /// that touch halo rows, or modify rows that a neighbour imports, with everything that depends
-/// on them, run after the tiles with the loops' halo exchanges; see `exec_chain`.)
+/// on them, run after the tiles with the loops' halo exchanges; see `exec::chain`.)
 pub fn inspect_pinned(loops: &[ChainLoop], tile_size: usize, schedule: Schedule, pins: &Pins) -> Result<Tiling> {
     if tile_size == 0 {
         return Err(bad(ErrorCode::BadSize, "tile size is 0".into()));

@@ -1,11 +1,11 @@
 //! A parallel loop as a value: bound to its data, owning everything it needs to run later
 //! (`ParLoop`), and the session's queue of such loops (`Lazy`, held by `Context`). `exec` binds,
-//! compiles and runs them; `exec_chain` runs a queue as one chain.
+//! compiles and runs them; `exec::chain` runs a queue as one chain.
 
 use crate::arg::{Access, ArgDesc, BoundArg};
 use crate::core::{DatId, MapId, SetId};
 use crate::error::Result;
-use crate::loop_cache::{CompiledLoop, LoopShape};
+use crate::exec::loop_cache::{CompiledLoop, LoopShape};
 use crate::plan::tiling::{Schedule, Tiling};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -159,8 +159,8 @@ pub struct ChainKey {
     pub layout: u64,
 }
 
-/// A reduction target of a queued loop (`exec_chain`): from the loop's call until the queue
-/// runs, the caller's variable holds op2's placeholder (`exec_chain::placeholder`), so that a
+/// A reduction target of a queued loop (`exec::chain`): from the loop's call until the queue
+/// runs, the caller's variable holds op2's placeholder (`exec::chain::placeholder`), so that a
 /// value the program stores there in between is seen (and kept, as eagerly), and a later loop
 /// that reduces into it or reads it can tell whether it must follow the queued loop's result.
 pub struct Pending {
@@ -183,7 +183,7 @@ unsafe impl Send for Pending {}
 #[derive(Default)]
 pub struct Lazy {
     pub queue: Vec<ParLoop>,
-    /// The queued loops' reduction targets, each once (`exec_chain`).
+    /// The queued loops' reduction targets, each once (`exec::chain`).
     pub pending: Vec<Pending>,
     /// The name of the chain `op_loop_chain_begin` opened, until `op_loop_chain_end`.
     pub chain: Option<String>,
@@ -191,18 +191,18 @@ pub struct Lazy {
     /// Fused loops by their shapes: the library and the constants it loads (`None`: the
     /// loops do not compile as one unit and run unfused).
     pub fused: HashMap<Vec<LoopShape>, Option<Arc<Fused>>>,
-    /// Device backends: fused units by their loops' shapes (`exec_device`; `None`: the unit
+    /// Device backends: fused units by their loops' shapes (`exec::device`; `None`: the unit
     /// did not compile and its loops run unfused).
     pub device_fused: HashMap<Vec<LoopShape>, Option<Arc<DeviceFused>>>,
 }
 
-/// A fused loop's library and the constants it loads, in order (`codegen::host::generate_fused`).
+/// A fused loop's library and the constants it loads, in order (`backend::host::codegen::generate_fused`).
 pub struct Fused {
     pub lib: Arc<crate::jit::HostLibrary>,
     pub consts: Vec<crate::codegen::ConstDecl>,
 }
 
-/// A fused device unit (`exec_device`): the constants of all its loops, sorted by name (compiled
+/// A fused device unit (`exec::device`): the constants of all its loops, sorted by name (compiled
 /// into its code). Its address identifies the unit's shape to the backend (`LoopCall::shape_key`).
 pub struct DeviceFused {
     pub consts: Vec<crate::codegen::ConstDecl>,

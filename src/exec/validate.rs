@@ -248,11 +248,11 @@ pub fn inc_read(src: &str, kernel: &str, args: &[ArgDesc]) -> Option<IncRead> {
     }
     let toks = clex::tokens(src);
     let (name_at, close, open, end) = clex::definition_span(&toks, kernel)?;
-    let groups = crate::codegen::rewrite::split_params(&toks[name_at + 2..close]);
+    let groups = crate::backend::host::codegen::rewrite::split_params(&toks[name_at + 2..close]);
     if groups.len() != args.len() {
         return None;
     }
-    let macros = crate::codegen::rewrite::preprocessor_lines(src);
+    let macros = crate::backend::host::codegen::rewrite::preprocessor_lines(src);
     let adjacent = |a: usize, b: usize| clex::offset(src, &toks[a]) + toks[a].text.len() == clex::offset(src, &toks[b]);
     let text = |k: usize| toks.get(k).map_or("", |t| t.text);
     let mut first: Option<IncRead> = None;
@@ -506,13 +506,13 @@ mod tests {
             d(4, inc, i(0)),
             d(4, inc, i(1)),
         ];
-        assert_eq!(inc_read(include_str!("../examples-c/airfoil/kernels/res_calc.c"), "res_calc", &res), None);
+        assert_eq!(inc_read(include_str!("../../examples-c/airfoil/kernels/res_calc.c"), "res_calc", &res), None);
         let bres =
             [d(2, r, i(0)), d(2, r, i(1)), d(4, r, i(0)), d(1, r, i(0)), d(4, inc, i(0)), d(1, r, DatAccess::Direct)];
-        assert_eq!(inc_read(include_str!("../examples-c/airfoil/kernels/bres_calc.c"), "bres_calc", &bres), None);
+        assert_eq!(inc_read(include_str!("../../examples-c/airfoil/kernels/bres_calc.c"), "bres_calc", &bres), None);
         let jres =
             [d(1, r, DatAccess::Direct), d(1, r, i(1)), d(1, inc, i(0)), ArgDesc::Gbl { ty: Double, dim: 1, acc: r }];
-        assert_eq!(inc_read(include_str!("../examples-c/jacobi/res.h"), "res", &jres), None);
+        assert_eq!(inc_read(include_str!("../../examples-c/jacobi/res.h"), "res", &jres), None);
         // Declared again in the body, or named by a macro: not examined.
         assert_eq!(read("void k(const double *a, double *b) { { double b = 1; a = &b; } }"), None);
         assert_eq!(read("#define B b[0]\nvoid k(const double *a, double *b) { b[1] += b[0]; }"), None);

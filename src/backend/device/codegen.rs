@@ -28,9 +28,9 @@
 //! Constants are compiled in as constant-memory values (17 significant digits for double, 9
 //! for float: exact), so a new value means a new program (cached by content).
 
-use super::writer::CodeWriter;
-use super::{ConstDecl, LoopSignature};
 use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::codegen::writer::CodeWriter;
+use crate::codegen::{ConstDecl, LoopSignature};
 use crate::core::ElemType;
 
 /// How indirect increments avoid races.
@@ -202,7 +202,8 @@ pub fn generate_fused(
     soa: bool,
 ) -> String {
     let mut w = CodeWriter::new();
-    let names: Vec<String> = parts.iter().map(|p| format!("'{}'", super::writer::comment_text(p.loop_name))).collect();
+    let names: Vec<String> =
+        parts.iter().map(|p| format!("'{}'", crate::codegen::writer::comment_text(p.loop_name))).collect();
     let kernels: Vec<String> = parts.iter().map(|p| format!("'{}'", p.kernel_name)).collect();
     let hashes: Vec<String> = parts.iter().map(|p| p.hash()).collect();
     w.line(format!(
@@ -219,8 +220,8 @@ pub fn generate_fused(
             w.line(format!(
                 "/*   arg {}: loop '{}' arg {j}: {} */",
                 base + j,
-                super::writer::comment_text(p.loop_name),
-                super::host::describe(a)
+                crate::codegen::writer::comment_text(p.loop_name),
+                crate::backend::host::codegen::describe(a)
             ));
         }
         base += p.args.len();
@@ -268,7 +269,11 @@ pub fn generate_fused(
     let staging = Staging { scratch: None, inc: IncStrategy::Plain, soa };
     let mut base = 0;
     for p in parts {
-        w.line(format!("/* loop '{}' (kernel '{}') */", super::writer::comment_text(p.loop_name), p.kernel_name));
+        w.line(format!(
+            "/* loop '{}' (kernel '{}') */",
+            crate::codegen::writer::comment_text(p.loop_name),
+            p.kernel_name
+        ));
         w.open("");
         let (call, scatter) = stage_args(d, &mut w, p.args, base, &staging);
         w.call(p.kernel_name, &call);
@@ -340,7 +345,7 @@ pub fn expand_includes(src: &str, dirs: &[std::path::PathBuf], origin: &str) -> 
                             n + 1
                         ));
                     };
-                    let text = crate::io::read_regular_io(&path)
+                    let text = crate::core::file::read_regular_io(&path)
                         .map_err(|e| format!("{origin}:{}: cannot read {}: {e}", n + 1, path.display()))?;
                     let text = crate::core::clex::source_from_bytes(&text)?;
                     let shown = path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
@@ -443,7 +448,7 @@ pub fn generate_with(
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target {}, signature {}, {}{}{} */",
-        super::writer::comment_text(sig.loop_name),
+        crate::codegen::writer::comment_text(sig.loop_name),
         sig.kernel_name,
         d.title,
         sig.hash(),
@@ -462,7 +467,7 @@ pub fn generate_with(
         if soa { ", structure-of-arrays dats" } else { "" }
     ));
     for (i, a) in sig.args.iter().enumerate() {
-        w.line(format!("/*   arg {i}: {} */", super::host::describe(a)));
+        w.line(format!("/*   arg {i}: {} */", crate::backend::host::codegen::describe(a)));
     }
     for p in d.prelude {
         w.raw(p);

@@ -1,6 +1,8 @@
 //! What the device backends (opencl, cuda) share around a launch: the checks a loop must pass,
 //! the element colouring of a range as element lists, and the list of kernel arguments the
-//! generated code takes (`codegen::device`'s ABI), which each backend maps to its buffers.
+//! generated code takes (`backend::device::codegen`'s ABI), which each backend maps to its buffers.
+
+pub mod codegen;
 
 use super::LoopCall;
 use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
@@ -17,7 +19,7 @@ pub fn check_loop<'c, 'a>(call: &'c LoopCall<'a>, backend: &str) -> Result<&'c L
 
 /// `check_loop`, for a backend that takes `op_arg_idx` on a set reordered by `op_renumber`
 /// (`idx_tables`: it translates indices through `idx_table`) or not, and stages large
-/// arguments in global memory (`scratch`: `codegen::device::in_scratch`) or not.
+/// arguments in global memory (`scratch`: `backend::device::codegen::in_scratch`) or not.
 pub fn check_loop_with<'c, 'a>(
     call: &'c LoopCall<'a>,
     backend: &str,
@@ -36,19 +38,19 @@ pub fn check_loop_with<'c, 'a>(
             );
         }
     }
-    if let Some(why) = crate::codegen::device::unsupported_with(call.descs, backend, scratch) {
+    if let Some(why) = crate::backend::device::codegen::unsupported_with(call.descs, backend, scratch) {
         op2_bail!(BadLoop, "op_par_loop '{}': {why}", call.name);
     }
     Ok(sig)
 }
 
 /// The kernel sources of a fused unit's parts with their quoted includes expanded
-/// (`codegen::device::expand_includes`), in order.
+/// (`backend::device::codegen::expand_includes`), in order.
 pub fn expand_parts(call: &LoopCall, dirs: &[std::path::PathBuf]) -> Result<Vec<String>> {
     call.parts
         .iter()
         .map(|p| {
-            crate::codegen::device::expand_includes(p.kernel_source, dirs, p.kernel_origin)
+            crate::backend::device::codegen::expand_includes(p.kernel_source, dirs, p.kernel_origin)
                 .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{}': {e}", p.loop_name)))
         })
         .collect()
@@ -56,7 +58,7 @@ pub fn expand_parts(call: &LoopCall, dirs: &[std::path::PathBuf]) -> Result<Vec<
 
 /// After fork() the child has no runtime threads of the device's driver: any call could hang.
 pub fn check_process(generation: u64, call: &str, backend: &str) -> Result<()> {
-    if super::threads::fork_generation() != generation {
+    if super::host::threads::fork_generation() != generation {
         op2_bail!(
             Device,
             "{call}: {backend}: this process was forked after op_init, and the device runtime does not survive fork(); call op_exit() and op_init() in the child, or fork before op_init"
@@ -105,7 +107,7 @@ fn plan_of(
 pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
 
 /// The plan of `[start, end)` in blocks of `part_size`, packed as a two-level colouring kernel
-/// takes it (`codegen::device`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
+/// takes it (`backend::device::codegen`'s ABI: `nb`, `start`, `blkmap`, `offset`, `nelems`, `nthrcol`,
 /// `thrcol`), with (first entry of `blkmap`, number of blocks) per block colour. Its key is
 /// `colouring_key` with the same `part_size`.
 pub fn packed_plan(
@@ -192,7 +194,7 @@ pub fn kernel_arg_owners(call: &LoopCall, soa: bool) -> Result<Vec<(usize, Kerne
                 };
                 let dat = enabled.then_some(dat);
                 out.push((i, KernelArg::Dat(dat)));
-                if crate::codegen::device::soa_arg(d, soa) {
+                if crate::backend::device::codegen::soa_arg(d, soa) {
                     out.push((i, KernelArg::Rows(dat)));
                 }
                 if how != DatAccess::Direct {

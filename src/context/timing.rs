@@ -395,17 +395,6 @@ impl Profile {
     }
 }
 
-/// Prints `text` to stdout after flushing C's stdio buffers, so it lands after what the C
-/// program printed before (diagnostics interleave with the program's own output as it expects).
-pub fn print_after_c_stdio(text: &str) {
-    use std::io::Write;
-    // SAFETY: fflush(NULL) flushes all C output streams; no preconditions.
-    unsafe { libc::fflush(std::ptr::null_mut()) };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

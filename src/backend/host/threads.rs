@@ -7,8 +7,8 @@
 //! order, and increments to a target happen colour by colour in a fixed order, so results do
 //! not depend on the number of threads.
 
-use super::reduce::Partials;
-use super::{Backend, LoopCall};
+use crate::backend::reduce::Partials;
+use crate::backend::{Backend, LoopCall};
 use crate::config::BackendKind;
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::op2_err;

@@ -1,7 +1,7 @@
 //! The `opencl` backend (opencl3, the OpenCL ICD loaded at run time): dats live in device
 //! buffers between loops, moved by the driver's residency rule through `upload`/`download`;
 //! maps are uploaded once; each loop shape is built once per device into a program from
-//! `codegen::opencl` and cached by source text (PoCL keeps its own binary cache too).
+//! `backend::opencl::codegen` and cached by source text (PoCL keeps its own binary cache too).
 //!
 //! Execution: every section runs as one launch of a grid-stride kernel over
 //! `work_items(n)` work-items, or, for loops with indirect increments and `OP2_INC=colour`
@@ -11,11 +11,13 @@
 //! one partials row per work-item (seeded and combined on the host in work-item order, by the
 //! same code as the threads backend's blocks): deterministic for a given device and set size.
 
+pub mod codegen;
+
 use super::device::KernelArg;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
 use crate::arg::ArgDesc;
-use crate::codegen::opencl::{self as emit, IncStrategy};
+use crate::backend::opencl::codegen::{self as emit, IncStrategy};
 use crate::config::BackendKind;
 pub use crate::config::IncChoice;
 use crate::core::{DatId, MapId};
@@ -237,7 +239,7 @@ impl OpenCl {
             dump_dir: config.dump_source.clone(),
             context: std::mem::ManuallyDrop::new(context),
             queue: std::mem::ManuallyDrop::new(queue),
-            generation: super::threads::fork_generation(),
+            generation: super::host::threads::fork_generation(),
             description,
             inc,
             programs: Vec::new(),
@@ -388,7 +390,7 @@ impl OpenCl {
                     }
                 ),
             };
-            crate::timing::print_after_c_stdio(&format!(
+            crate::core::output::print_after_c_stdio(&format!(
                 "op2: opencl program for loop '{loop_name}' (kernel '{kernel}'): {how}, {:.3} ms\n",
                 t.elapsed().as_secs_f64() * 1e3
             ));
@@ -679,7 +681,7 @@ impl Backend for OpenCl {
         let sig = super::device::check_loop_with(call, "opencl", true, true)?;
         // Arguments too large for private memory are staged in a global scratch buffer, a part
         // per work-item, which bounds the work-items of a launch.
-        let (scr_bytes, _) = crate::codegen::device::scratch_layout(call.descs);
+        let (scr_bytes, _) = crate::backend::device::codegen::scratch_layout(call.descs);
         let scr_items = SCRATCH_BUDGET.checked_div(scr_bytes).map_or(usize::MAX, |n| n.clamp(1, self.max_work_items));
         // op_arg_idx after op_renumber: the kernel gets declared indices through a map of them
         // (the element's own, or map[e][k] translated), built and uploaded once per argument
@@ -759,7 +761,9 @@ impl Backend for OpenCl {
         let launches: Vec<(usize, usize)>;
         let colour_key = if coloured {
             let part_size = match form {
-                Form::Blocks => self.part_size.unwrap_or_else(|| super::threads::default_part_size(call.set_size)),
+                Form::Blocks => {
+                    self.part_size.unwrap_or_else(|| super::host::threads::default_part_size(call.set_size))
+                }
                 _ => 1,
             };
             let key = self.colouring(call, start, end, part_size)?;
@@ -825,7 +829,7 @@ impl Backend for OpenCl {
         // Fixed arguments: elems and part; per-argument buffers.
         let mut idx = 2u32;
         // SAFETY (every argument set): the argument order and types are those of the generated
-        // kernel's parameter list (codegen::opencl's ABI).
+        // kernel's parameter list (backend::opencl::codegen's ABI).
         macro_rules! arg {
             ($v:expr) => {{
                 unsafe { k.set_arg(idx, $v) }.map_err(|e| cl_err(&format!("clSetKernelArg {idx}"), e))?;
@@ -985,7 +989,7 @@ impl OpenCl {
 
 impl Drop for OpenCl {
     fn drop(&mut self) {
-        if super::threads::fork_generation() != self.generation {
+        if super::host::threads::fork_generation() != self.generation {
             // A forked child: releasing would talk to runtime threads that are not here.
             for p in self.programs.drain(..) {
                 std::mem::forget(p);

@@ -8,18 +8,18 @@
 //! - an OP_READ dat must not be modified by the kernel. (OP_READ globals reach kernels as
 //!   private copies in generated code, so the caller's value cannot change.)
 //! - an indirect OP_INC argument must not be read (its value is undefined in OP2's model):
-//!   the driver refuses a kernel whose source reads one (`crate::validate::inc_read`).
+//!   the driver refuses a kernel whose source reads one (`crate::exec::validate::inc_read`).
 //!
 //! Every check works from one run and copies of the data (before/after snapshots), so the
 //! kernel runs once per element, as on every backend, and its side effects (`printf`) happen
 //! once. A kernel that reads an OP_WRITE-only argument needs a second run to be seen (from
-//! poisoned inputs): `OP2_VALIDATE=1` adds it, on `check` as anywhere (`crate::validate`).
+//! poisoned inputs): `OP2_VALIDATE=1` adds it, on `check` as anywhere (`crate::exec::validate`).
 //!
 //! Use it to debug a program before running it on `threads` or a GPU; it costs a copy of the
 //! read data per loop.
 
-use super::{Backend, LoopCall};
 use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::backend::{Backend, LoopCall};
 use crate::config::BackendKind;
 use crate::error::Result;
 use crate::op2_bail;

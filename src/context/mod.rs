@@ -2,20 +2,24 @@
 //! backend, the JIT and the statistics. Created by `op_init`, dropped by `op_exit`. Rust tests
 //! build one directly.
 
+mod diags;
+mod extra;
+pub mod timing;
+
 use crate::arg::ArgLookup;
 use crate::backend::{self, Backend};
 use crate::codegen::ConstDecl;
 use crate::config::Config;
+use crate::context::timing::Timings;
 use crate::core::buffer::AlignedBuf;
 use crate::core::residency::{self, Residency};
 use crate::core::{Const, Dat, DatId, ElemType, Kernel, KernelId, Map, MapId, Set, SetId};
 use crate::error::Result;
+use crate::exec::loop_cache::LoopCache;
 use crate::jit::cache::DiskCache;
 use crate::jit::{Compiler, Jit};
-use crate::loop_cache::LoopCache;
 use crate::mpi::Comm;
 use crate::op2_bail;
-use crate::timing::Timings;
 use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -82,7 +86,7 @@ pub struct Context {
     pub loops: LoopCache,
     pub timings: Timings,
     /// OP2's profiling regions (`op_profile_*`).
-    pub profile: crate::timing::Profile,
+    pub profile: crate::context::timing::Profile,
     pub comm: Comm,
     /// The index base of the calling language, for messages: 0 (C) or 1 (Fortran, set by
     /// the Fortran module's op_init through `op_set_index_base`).
@@ -94,8 +98,8 @@ pub struct Context {
     /// Which dat `op_fetch_data_hdf5_file` wrote into which (file, dataset) this session: a
     /// second dat of the same name into the same file is a name collision.
     pub hdf5_fetched: HashMap<(std::path::PathBuf, String), DatId>,
-    /// Loops queued by lazy evaluation or an open loop chain (`exec_chain::flush` runs them).
-    pub lazy: crate::par_loop::Lazy,
+    /// Loops queued by lazy evaluation or an open loop chain (`exec::chain::flush` runs them).
+    pub lazy: crate::exec::par_loop::Lazy,
 }
 
 impl Context {
@@ -628,7 +632,7 @@ impl ArgLookup for Context {
         (&map.name, map.from, map.to, map.dim)
     }
 
-    fn mat_info(&self, m: crate::mat::MatId) -> (&str, usize, usize, ElemType, usize) {
+    fn mat_info(&self, m: crate::core::MatId) -> (&str, usize, usize, ElemType, usize) {
         let mat = self.mats.mat(m);
         // Stored values: the pattern's, and under MPI the halo rows' discard values.
         (&mat.name, mat.rdim, mat.cdim, mat.ty, mat.values.bytes().len() / mat.ty.size())

@@ -38,7 +38,7 @@ pub fn is_stand_in(name: &str, source: &str) -> bool {
 pub fn kernel(params: &[FptrParam], index_base: i32) -> (String, String) {
     use sha2::{Digest, Sha256};
     let shape = format!("{params:?} {index_base}");
-    let name = format!("{FPTR_PREFIX}{}", super::hex(&Sha256::digest(shape.as_bytes())[..6]));
+    let name = format!("{FPTR_PREFIX}{}", crate::codegen::hex(&Sha256::digest(shape.as_bytes())[..6]));
     let source = kernel_source(&name, params, index_base);
     (name, source)
 }
@@ -123,7 +123,7 @@ mod tests {
             consts: &[],
         };
         assert_eq!(
-            crate::codegen::simd::rewritten_kernel(&sig, 4),
+            crate::backend::host::codegen::simd::rewritten_kernel(&sig, 4),
             Err("the kernel is a compiled function, called once per element".to_string())
         );
     }

@@ -36,7 +36,7 @@ pub struct CompiledLoop {
     pub needs_exec_halo: bool,
     /// A read of an indirect OP_INC parameter in the kernel's source, found once per shape
     /// (refused under `OP2_VALIDATE=1` and on the check backend).
-    pub inc_read: Option<crate::validate::IncRead>,
+    pub inc_read: Option<crate::exec::validate::IncRead>,
     /// Whether a loop of this shape has run to the end in this session (on a device, the
     /// first run compiles the device code: lazy evaluation runs it at its call).
     pub ran: std::sync::atomic::AtomicBool,

@@ -17,7 +17,7 @@
 //! reduction partials, exec halo, reductions across processes, hand-back. The result is eager's
 //! at every process count (within rounding: iterations of one loop may change order, as on
 //! `threads`; the schedule is `Parallel` on `seq` too). Device backends are not tiled: they run
-//! direct loops fused into fewer launches (`exec_device`). Everywhere else (`OP2_VALIDATE=1`,
+//! direct loops fused into fewer launches (`exec::device`). Everywhere else (`OP2_VALIDATE=1`,
 //! the check backend, matrices), loops run one after another with the driver's phases (`exec`).
 //!
 //! Reductions in a queue hand their results over as eagerly, in loop order: a queued loop's
@@ -28,14 +28,14 @@
 
 use crate::arg::RawArg;
 use crate::arg::{Access, BoundArg};
+use crate::backend::host::codegen as host;
 use crate::backend::LoopCall;
-use crate::codegen::host;
 use crate::config::BackendKind;
 use crate::context::Context;
 use crate::core::{KernelId, SetId};
 use crate::error::{Op2Error, Result};
 use crate::exec;
-use crate::par_loop::{ChainKey, Fused, ParLoop, Pending};
+use crate::exec::par_loop::{ChainKey, Fused, ParLoop, Pending};
 use crate::plan::tiling::{self, ChainArg, ChainLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -211,7 +211,7 @@ fn settle(pending: &[Pending], stored: &[Vec<u8>], failed: bool) {
     }
 }
 
-/// Runs every queued loop, in order (as one chain: `exec_chain`), before `call` goes on. A loop
+/// Runs every queued loop, in order (as one chain: `exec::chain`), before `call` goes on. A loop
 /// that fails is this call's error, naming the loop; the loops before it have run, the loops
 /// after it are dropped (the message counts them), and the failed loop leaves what an eager
 /// failure of it leaves.
@@ -238,10 +238,10 @@ fn run_queue(ctx: &mut Context, queue: Vec<ParLoop>, call: &str) -> Result<()> {
     if let Some(schedule) = tiles(ctx, &queue) {
         return run_tiled(ctx, &queue, schedule, call);
     }
-    if crate::exec_device::fuses(ctx, &queue) {
-        let groups = crate::exec_device::groups(ctx, &queue, &chain_loops(ctx, &queue));
+    if crate::exec::device::fuses(ctx, &queue) {
+        let groups = crate::exec::device::groups(ctx, &queue, &chain_loops(ctx, &queue));
         let name = chain_name(ctx, &queue);
-        return crate::exec_device::run(ctx, queue, groups, &name, call)
+        return crate::exec::device::run(ctx, queue, groups, &name, call)
             .map_err(|f| queued_failure(f.error, &f.name, call, f.dropped));
     }
     let total = queue.len();
@@ -376,7 +376,7 @@ fn groups(ctx: &mut Context, queue: &[ParLoop]) -> Vec<Group> {
 
 /// The fused library of `loops` (cached per shapes; `None` when the unit does not compile).
 fn fused_lib(ctx: &mut Context, loops: &[ParLoop]) -> Option<Arc<Fused>> {
-    let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+    let shapes: Vec<crate::exec::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
     if let Some(f) = ctx.lazy.fused.get(&shapes) {
         return f.clone();
     }
@@ -414,16 +414,17 @@ fn fused_lib(ctx: &mut Context, loops: &[ParLoop]) -> Option<Arc<Fused>> {
                 let kernels: Vec<&str> =
                     loops.iter().map(|l| ctx.kernels[l.shape.kernel.0 as usize].name.as_str()).collect();
                 let args: Vec<String> = loops.iter().flat_map(|l| l.shape.args.iter().map(host::describe)).collect();
-                if let Err(e) = crate::generate::write_fused(dir, &names.join("+"), &kernels.join("+"), &args, &source)
+                if let Err(e) =
+                    crate::exec::generate::write_fused(dir, &names.join("+"), &kernels.join("+"), &args, &source)
                 {
-                    crate::timing::print_after_c_stdio(&format!("op2: {what}: {}\n", e.message));
+                    crate::core::output::print_after_c_stdio(&format!("op2: {what}: {}\n", e.message));
                 }
             }
             Some(Arc::new(Fused { lib, consts: union }))
         }
         Err(e) => {
             if ctx.config.diags >= 2 {
-                crate::timing::print_after_c_stdio(&format!("op2: {what}: not fused: {}\n", e.message));
+                crate::core::output::print_after_c_stdio(&format!("op2: {what}: not fused: {}\n", e.message));
             }
             None
         }
@@ -506,7 +507,7 @@ fn run_tiled(ctx: &mut Context, queue: &[ParLoop], schedule: Schedule, call: &st
             ctx.diags_chain(&name, group_names.iter().map(String::as_str), &t);
             if distributed && ctx.config.diags >= 2 {
                 let deferred: usize = (0..queue.len()).map(|l| t.deferred_len(l)).sum();
-                crate::timing::print_after_c_stdio(&format!(
+                crate::core::output::print_after_c_stdio(&format!(
                     "op2: {name}: MPI rank {}: {} elements tiled, {deferred} deferred (after the tiles, loop by loop with the halo exchanges)\n",
                     ctx.comm.rank(),
                     total - deferred
@@ -768,7 +769,7 @@ fn mpi_pins(ctx: &Context, queue: &[ParLoop], loops: &[ChainLoop]) -> Result<til
 struct Deferred<'q> {
     queue: &'q [ParLoop],
     tiling: &'q tiling::Tiling,
-    checked: &'q [Arc<crate::loop_cache::CompiledLoop>],
+    checked: &'q [Arc<crate::exec::loop_cache::CompiledLoop>],
     bytes: &'q [u64],
     call: &'q str,
 }
@@ -786,7 +787,7 @@ fn run_deferred(
     sets: &[crate::core::Set],
     dats: &mut [crate::core::Dat],
     comm: &mut crate::mpi::Comm,
-    timings: &mut crate::timing::Timings,
+    timings: &mut crate::context::timing::Timings,
 ) -> Result<Duration> {
     let mut elapsed = Duration::ZERO;
     let n = d.queue.len();
@@ -836,7 +837,7 @@ fn run_deferred(
 /// A tiled chain's row in the timing table: one more run, its time and bytes, and (the first
 /// time) its description, `detail` followed by `)`.
 fn chain_row(
-    timings: &mut crate::timing::Timings,
+    timings: &mut crate::context::timing::Timings,
     name: &str,
     time: Duration,
     bytes: &[u64],

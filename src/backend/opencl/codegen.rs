@@ -3,12 +3,12 @@
 //!
 //! OpenCL 1.2 devices (PoCL on CPUs among them) have no generic address space: a user kernel's
 //! unqualified pointer parameters point to `__private` memory, so every argument is staged in
-//! private memory by the shared wrapper of `codegen::device` (its ABI note describes the
+//! private memory by the shared wrapper of `backend::device::codegen` (its ABI note describes the
 //! generated `__kernel void op2_kernel(...)`). User kernels stay plain C.
 
-use super::device::{drop_std_includes, Dialect, Options};
-pub use super::device::{expand_includes, include_dirs, partial_words, soa_arg, IncStrategy};
-use super::LoopSignature;
+use crate::backend::device::codegen::{drop_std_includes, Dialect, Options};
+pub use crate::backend::device::codegen::{expand_includes, include_dirs, partial_words, soa_arg, IncStrategy};
+use crate::codegen::LoopSignature;
 use crate::core::ElemType;
 
 /// OpenCL C as the shared wrapper writes it.
@@ -27,7 +27,7 @@ pub const DIALECT: Dialect = Dialect {
     title: "OpenCL C",
     // The pragmas first; then MIN/MAX/OP2_STRIDE as every target has them (OpenCL C defines
     // the M_* constants itself, so the guarded copies there are skipped).
-    prelude: &[PRELUDE, super::host::KERNEL_MACROS, PRELUDE_TYPES],
+    prelude: &[PRELUDE, crate::backend::host::codegen::KERNEL_MACROS, PRELUDE_TYPES],
     kernel_source: opencl_source,
     after_kernel: "#undef inline\n\n",
     nan: "NAN",
@@ -137,10 +137,11 @@ static void op2_atomic_add_float(volatile __global float *op2_p, float op2_v)
 }
 ";
 
-/// Generates the OpenCL program for one loop (see `codegen::device::generate`).
+/// Generates the OpenCL program for one loop (see `backend::device::codegen::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    generate_scratch(sig, values, coloured, inc, soa, false)
-        .unwrap_or_else(|_| super::device::generate_with(&DIALECT, sig, values, coloured, inc, soa, Default::default()))
+    generate_scratch(sig, values, coloured, inc, soa, false).unwrap_or_else(|_| {
+        crate::backend::device::codegen::generate_with(&DIALECT, sig, values, coloured, inc, soa, Default::default())
+    })
 }
 
 /// `generate`, with the arguments that stage more than `MAX_PRIVATE_VALUES` values per element
@@ -158,9 +159,10 @@ pub fn generate_scratch(
     soa: bool,
     contiguous: bool,
 ) -> Result<String, String> {
-    let big: Vec<usize> = (0..sig.args.len()).filter(|&i| super::device::in_scratch(&sig.args[i])).collect();
+    let big: Vec<usize> =
+        (0..sig.args.len()).filter(|&i| crate::backend::device::codegen::in_scratch(&sig.args[i])).collect();
     if big.is_empty() {
-        return Ok(super::device::generate_with(
+        return Ok(crate::backend::device::codegen::generate_with(
             &DIALECT,
             sig,
             values,
@@ -170,28 +172,43 @@ pub fn generate_scratch(
             Options { scratch: false, contiguous },
         ));
     }
-    let Some(src) = super::device::global_params(sig.kernel_source, sig.kernel_name, &big, "__global") else {
+    let Some(src) =
+        crate::backend::device::codegen::global_params(sig.kernel_source, sig.kernel_name, &big, "__global")
+    else {
         return Err(format!(
             "arg {} stages more than {} values per element, which the opencl backend keeps in global memory, but the definition of kernel '{}' and its parameters were not found to declare them __global",
             big[0],
-            super::device::MAX_PRIVATE_VALUES,
+            crate::backend::device::codegen::MAX_PRIVATE_VALUES,
             sig.kernel_name
         ));
     };
     let sig = LoopSignature { kernel_source: &src, ..sig.clone() };
-    Ok(super::device::generate_with(&DIALECT, &sig, values, coloured, inc, soa, Options { scratch: true, contiguous }))
+    Ok(crate::backend::device::codegen::generate_with(
+        &DIALECT,
+        &sig,
+        values,
+        coloured,
+        inc,
+        soa,
+        Options { scratch: true, contiguous },
+    ))
 }
 
 /// The OpenCL program of a fused unit: `parts` run as one launch (`device::generate_fused`).
-pub fn generate_fused(parts: &[LoopSignature], consts: &[super::ConstDecl], values: &[&[u8]], soa: bool) -> String {
-    super::device::generate_fused(&DIALECT, parts, consts, values, soa)
+pub fn generate_fused(
+    parts: &[LoopSignature],
+    consts: &[crate::codegen::ConstDecl],
+    values: &[&[u8]],
+    soa: bool,
+) -> String {
+    crate::backend::device::codegen::generate_fused(&DIALECT, parts, consts, values, soa)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arg::{Access, ArgDesc, DatAccess};
-    use crate::codegen::device::{literal, unsupported};
+    use crate::backend::device::codegen::{literal, unsupported};
     use crate::codegen::ConstDecl;
 
     fn literal_of(ty: ElemType, b: &[u8]) -> String {
@@ -212,7 +229,7 @@ mod tests {
 
     #[test]
     fn large_arguments_get_global_parameters() {
-        use crate::codegen::device::global_params;
+        use crate::backend::device::codegen::global_params;
         let src =
             "static int h(int (*f)(int, int)) { return 0; }\nvoid k(const double *a,\n  double **b, int c[3]) { }";
         assert_eq!(
@@ -330,7 +347,7 @@ mod tests {
     /// loops may be parts.
     #[test]
     fn fused_unit_runs_each_loop_in_turn() {
-        use crate::codegen::device::fusable_part;
+        use crate::backend::device::codegen::fusable_part;
         let d = |dim, acc, how| ArgDesc::Dat { ty: ElemType::Double, dim, acc, how, optional: false };
         let a1 = [d(2, Access::Read, DatAccess::Direct), d(1, Access::Write, DatAccess::Direct)];
         let a2 = [

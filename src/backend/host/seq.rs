@@ -2,7 +2,7 @@
 //! accumulate straight into the scratch buffers (initialised from the caller's values), so the
 //! result is exactly what a plain C loop over the elements in order would compute.
 
-use super::{Backend, LoopCall};
+use crate::backend::{Backend, LoopCall};
 use crate::config::BackendKind;
 use crate::error::Result;
 

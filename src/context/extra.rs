@@ -68,7 +68,7 @@ impl Context {
                 k.fortran_vars = vars;
                 return Ok(k);
             }
-            let source = crate::io::read_regular(path, &format!("{call} '{name}': kernel file"))?;
+            let source = crate::core::file::read_regular(path, &format!("{call} '{name}': kernel file"))?;
             let Ok(source) = String::from_utf8(source) else {
                 op2_bail!(BadKernel, "{call} '{name}': kernel file '{path}' is not valid UTF-8 text");
             };

@@ -54,7 +54,7 @@ impl Context {
             "memory cache hit"
         };
         let simd = simd_refused.map(|r| format!("; not vectorised (OP2_SIMD): {r}")).unwrap_or_default();
-        crate::timing::print_after_c_stdio(&format!(
+        crate::core::output::print_after_c_stdio(&format!(
             "op2: loop '{name}' (kernel '{}'): new loop shape ({} in this session), {how}, {:.3} ms{simd}\n",
             self.kernels[kernel.0 as usize].name,
             self.loops.len(),
@@ -85,7 +85,7 @@ impl Context {
                 if lo == usize::MAX { 0 } else { lo }
             ));
         }
-        crate::timing::print_after_c_stdio(&text);
+        crate::core::output::print_after_c_stdio(&text);
     }
 
     /// `diags >= 3`: checks run on every call, on every backend, beyond those every loop gets:

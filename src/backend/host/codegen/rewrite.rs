@@ -1,4 +1,4 @@
-//! The kernel rewriter behind the vectorised wrapper (`codegen::simd`): a lane-major copy of
+//! The kernel rewriter behind the vectorised wrapper (`backend::host::codegen::simd`): a lane-major copy of
 //! the user's kernel, as OP2's v1 vectorising translator makes (`p[k]` becomes
 //! `p[k][op2_lane]`), so that GCC can vectorise a loop over the lanes of a block.
 //!
@@ -323,11 +323,11 @@ mod tests {
         dat(dim, acc, DatAccess::Direct)
     }
 
-    const RES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/res_calc.c");
-    const ADT_CALC: &str = include_str!("../../examples-c/airfoil/kernels/adt_calc.c");
-    const SAVE_SOLN: &str = include_str!("../../examples-c/airfoil/kernels/save_soln.c");
-    const BRES_CALC: &str = include_str!("../../examples-c/airfoil/kernels/bres_calc.c");
-    const UPDATE: &str = include_str!("../../examples-c/airfoil/kernels/update.c");
+    const RES_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/res_calc.c");
+    const ADT_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/adt_calc.c");
+    const SAVE_SOLN: &str = include_str!("../../../../examples-c/airfoil/kernels/save_soln.c");
+    const BRES_CALC: &str = include_str!("../../../../examples-c/airfoil/kernels/bres_calc.c");
+    const UPDATE: &str = include_str!("../../../../examples-c/airfoil/kernels/update.c");
 
     #[test]
     fn airfoil_kernels() {

@@ -1,9 +1,9 @@
 //! Runs a queue of loops (lazy evaluation, a loop chain) on a device backend (`opencl`, `cuda`)
 //! with fewer launches: consecutive loops over one set whose dependencies are all direct
 //! (`plan::tiling::fusable`) and that have nothing to colour, reduce or assemble
-//! (`codegen::device::fusable_part`: no write through a map, no global reduction, no matrix) run
+//! (`backend::device::codegen::fusable_part`: no write through a map, no global reduction, no matrix) run
 //! as one generated kernel launch, each element running every loop's kernel in turn
-//! (`codegen::device::generate_fused`). A loop with a global reduction is never fused (its
+//! (`backend::device::codegen::generate_fused`). A loop with a global reduction is never fused (its
 //! partials belong to its own launch): it ends a group and runs alone. Sparse tiling stays on the
 //! host backends: a device runs each group, or loop, over the whole set.
 //!
@@ -21,7 +21,7 @@ use crate::codegen::{ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::exec;
-use crate::par_loop::{DeviceFused, ParLoop};
+use crate::exec::par_loop::{DeviceFused, ParLoop};
 use crate::plan::tiling::{self, ChainLoop};
 use std::ops::Range;
 use std::sync::Arc;
@@ -60,13 +60,13 @@ fn part_ok(ctx: &Context, l: &ParLoop) -> bool {
     l.compiled.is_some()
         && l.synth.is_empty()
         && l.mat_slots.is_empty()
-        && crate::codegen::device::fusable_part(&l.shape.args)
+        && crate::backend::device::codegen::fusable_part(&l.shape.args)
         && !l.shape.args.iter().zip(&l.bound).any(renumbered)
 }
 
 /// The queue's groups, in order: maximal runs of consecutive loops over one set, each `part_ok`,
 /// each `fusable` with every earlier member (two or more loops: one launch), and single loops.
-/// `loops` describes the queue's loops (`exec_chain`'s chain description).
+/// `loops` describes the queue's loops (`exec::chain`'s chain description).
 pub fn groups(ctx: &Context, queue: &[ParLoop], loops: &[ChainLoop]) -> Vec<Range<usize>> {
     let ok: Vec<bool> = queue.iter().map(|l| part_ok(ctx, l)).collect();
     let mut out = Vec::new();
@@ -152,7 +152,7 @@ pub fn run(
 
 /// The fused unit of `loops` (cached per their shapes; `None` once it did not compile).
 fn unit(ctx: &mut Context, loops: &[ParLoop], chain: &str) -> Option<Arc<DeviceFused>> {
-    let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+    let shapes: Vec<crate::exec::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
     if let Some(u) = ctx.lazy.device_fused.get(&shapes) {
         return u.clone();
     }
@@ -163,7 +163,7 @@ fn unit(ctx: &mut Context, loops: &[ParLoop], chain: &str) -> Option<Arc<DeviceF
     let u = Arc::new(DeviceFused { consts });
     if ctx.config.diags >= 2 {
         let names: Vec<&str> = loops.iter().map(|l| l.name.as_str()).collect();
-        crate::timing::print_after_c_stdio(&format!(
+        crate::core::output::print_after_c_stdio(&format!(
             "op2: {chain}: on {}, loops '{}' run fused as one launch\n",
             ctx.backend.kind().name(),
             names.join("' + '")
@@ -287,13 +287,13 @@ fn run_fused(
                 dats[d.0 as usize].residency = r;
             }
             if ctx.config.diags >= 2 {
-                crate::timing::print_after_c_stdio(&format!(
+                crate::core::output::print_after_c_stdio(&format!(
                     "op2: {chain}: fused loops '{}': not fused: {}\n",
                     gname.replace('+', "' + '"),
                     e.message
                 ));
             }
-            let shapes: Vec<crate::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
+            let shapes: Vec<crate::exec::loop_cache::LoopShape> = loops.iter().map(|l| l.shape.clone()).collect();
             ctx.lazy.device_fused.insert(shapes, None);
             return Ok(None);
         }

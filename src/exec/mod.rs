@@ -7,21 +7,29 @@
 //! (matrix arguments are assembled element by element, in the loop), and finally hand global results to the caller. A loop that
 //! fails before the end leaves the caller's globals untouched.
 
+pub mod chain;
+pub mod device;
+pub mod generate;
+pub mod loop_cache;
+pub mod par_loop;
+pub mod validate;
+
 use crate::arg::{self, Access, ArgDesc, BoundArg, DatAccess, RawArg};
+use crate::backend::host::codegen as host;
 use crate::backend::{Backend, IndirectArg, LoopCall, Reduction};
-use crate::codegen::{host, ConstDecl, LoopSignature};
+use crate::codegen::{ConstDecl, LoopSignature};
 use crate::context::Context;
 use crate::core::residency;
 use crate::core::{Dat, DatId, KernelId, MapId, SetId};
 use crate::error::{ErrorCode, Op2Error, Result};
+use crate::exec::validate::IncRead;
 use crate::jit::HostLibrary;
 use crate::op2_bail;
-use crate::validate::IncRead;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use crate::loop_cache::{CompiledLoop, LoopCache, LoopShape};
+pub use crate::exec::loop_cache::{CompiledLoop, LoopCache, LoopShape};
 
 /// A shape's signature as code generation takes it, with each used constant's current value
 /// (device code compiles them in) and whether the loop is coloured.
@@ -131,16 +139,16 @@ pub(crate) fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Resu
         // A loop whose kernel is compiled host code (a Fortran kernel, a function given by
         // address) has no device code: device backends refuse it.
         let k = &ctx.kernels[kernel.0 as usize];
-        let host_only =
-            crate::jit::fortran::is_stand_in(&k.source) || crate::codegen::fptr::is_stand_in(&k.name, &k.source);
-        let targets: Vec<crate::generate::Target> = ctx
+        let host_only = crate::jit::fortran::is_stand_in(&k.source)
+            || crate::backend::host::codegen::fptr::is_stand_in(&k.name, &k.source);
+        let targets: Vec<crate::exec::generate::Target> = ctx
             .config
             .generate_targets
             .iter()
             .copied()
-            .filter(|t| !host_only || *t == crate::generate::Target::Host)
+            .filter(|t| !host_only || *t == crate::exec::generate::Target::Host)
             .collect();
-        crate::generate::write(dir, &targets, &sig, &values, coloured, &ctx.config.cflags, &source)?;
+        crate::exec::generate::write(dir, &targets, &sig, &values, coloured, &ctx.config.cflags, &source)?;
     }
     // Matrix arguments too: under MPI a process assembles its owned rows from its owned and
     // exec-halo elements (redundantly, with no communication at assembly).
@@ -148,7 +156,7 @@ pub(crate) fn compiled(ctx: &mut Context, shape: &LoopShape, name: &str) -> Resu
         (d.is_indirect() && matches!(d, ArgDesc::Dat { acc, .. } if acc.writes())) || matches!(d, ArgDesc::Mat { .. })
     });
     let k = &ctx.kernels[kernel.0 as usize];
-    let inc_read = crate::validate::inc_read(&k.source, &k.name, descs);
+    let inc_read = crate::exec::validate::inc_read(&k.source, &k.name, descs);
     let c = Arc::new(CompiledLoop { lib, consts, origin, needs_exec_halo, inc_read, ran: Default::default() });
     ctx.loops.insert(shape.clone(), c.clone());
     ctx.diags_loop_shape(name, kernel, jit_before, t.elapsed(), c.lib.simd.refused.as_deref());
@@ -162,9 +170,9 @@ pub fn run_loop(ctx: &mut Context, kernel: KernelId, name: &str, set: SetId, raw
 
 /// One generated source of a loop for a target: the variant (cuda's `colour`, `blocks`,
 /// `atomics`, each maybe `-soa`; `None` for a target with one form) and its text.
-pub use crate::generate::Generated;
-pub use crate::generate::Target;
-pub use crate::par_loop::{IdxMap, ParLoop};
+pub use crate::exec::generate::Generated;
+pub use crate::exec::generate::Target;
+pub use crate::exec::par_loop::{IdxMap, ParLoop};
 
 impl ParLoop {
     /// Binds a loop: checks every argument against the loop and each other (`arg::bind`), the
@@ -233,7 +241,7 @@ impl ParLoop {
         let descs = &self.shape.args;
         let name = self.name.as_str();
         if target != Target::Host {
-            if let Some(why) = crate::codegen::device::unsupported(descs, target.name()) {
+            if let Some(why) = crate::backend::device::codegen::unsupported(descs, target.name()) {
                 op2_bail!(BackendUnavailable, "op_par_loop '{name}': no {} code: {why}", target.name());
             }
         }
@@ -241,7 +249,7 @@ impl ParLoop {
         let consts = ctx.consts_used_by(kernel);
         let host_source = generate(ctx, kernel, name, descs, &origin, &consts);
         let (sig, values, coloured) = signature(ctx, kernel, name, descs, &origin, &consts);
-        crate::generate::sources(target, &sig, &values, coloured, &ctx.config.cflags, &host_source)
+        crate::exec::generate::sources(target, &sig, &values, coloured, &ctx.config.cflags, &host_source)
     }
 
     /// Runs the loop now on the session's backend, in the driver's phase order (see the
@@ -528,7 +536,7 @@ fn exchange(
     Ok((halo_reads, refreshed, false))
 }
 
-/// The pointers a loop call runs with (`codegen::host`'s ABI): two slots per argument, then the
+/// The pointers a loop call runs with (`backend::host::codegen`'s ABI): two slots per argument, then the
 /// scratch slot the backend fills; the reductions' scratch buffers; the indirect arguments as
 /// plans see them.
 pub(crate) struct Pointers<'d> {
@@ -695,7 +703,7 @@ fn compute_sections(
     let Sections { core_end, owned_end, exec_end } = sections;
     // The reference runs the sections the loop runs (the exec halo only when it is needed).
     let run_end = if exec_halo { exec_end } else { owned_end };
-    let reference = if validate { Some(crate::validate::reference(call, dats, run_end)?) } else { None };
+    let reference = if validate { Some(crate::exec::validate::reference(call, dats, run_end)?) } else { None };
     let started = Instant::now();
     backend.compute(call, 0, core_end)?;
     let direct = overlapped.is_direct();
@@ -735,7 +743,7 @@ fn compute_sections(
                     None => usize::MAX,
                 }
             };
-            crate::validate::compare(r, call, backend, dats, rtol, &rows)?
+            crate::exec::validate::compare(r, call, backend, dats, rtol, &rows)?
         }
         None => Vec::new(),
     };
@@ -809,7 +817,7 @@ pub(crate) fn hand_back(
 /// and the halo time, bytes and messages since the loop began).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn record(
-    timings: &mut crate::timing::Timings,
+    timings: &mut crate::context::timing::Timings,
     comm: &crate::mpi::Comm,
     name: &str,
     lib: &HostLibrary,

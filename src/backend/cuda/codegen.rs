@@ -1,5 +1,5 @@
 //! The CUDA C++ emitter (target `cuda`, compiled by NVRTC): one source per loop shape and
-//! increment strategy. The staging wrapper is the one OpenCL uses (`codegen::device`, whose ABI
+//! increment strategy. The staging wrapper is the one OpenCL uses (`backend::device::codegen`, whose ABI
 //! note describes the generated `extern "C" __global__ void op2_kernel(...)`); only the dialect
 //! and the prelude differ.
 //!
@@ -14,10 +14,10 @@
 //! colour as thread blocks, applying increments one thread colour at a time; `Plain` is for
 //! loops without indirect increments or launched colour by colour.
 
-pub use super::device::IncStrategy;
-use super::device::{drop_std_includes, Dialect};
-use super::LoopSignature;
 use crate::arg::{Access, ArgDesc};
+pub use crate::backend::device::codegen::IncStrategy;
+use crate::backend::device::codegen::{drop_std_includes, Dialect};
+use crate::codegen::LoopSignature;
 use crate::core::ElemType;
 
 /// CUDA C++ as the shared wrapper writes it.
@@ -34,7 +34,7 @@ pub const DIALECT: Dialect = Dialect {
     ids: "const int op2_w = (int)(blockIdx.x * blockDim.x + threadIdx.x), op2_nw = (int)(gridDim.x * blockDim.x);",
     block_reduce: true,
     title: "CUDA C++ (NVRTC, -default-device)",
-    prelude: &[super::host::KERNEL_MACROS, PRELUDE],
+    prelude: &[crate::backend::host::codegen::KERNEL_MACROS, PRELUDE],
     kernel_source: drop_std_includes,
     after_kernel: "\n",
     nan: "__builtin_nan(\"\")",
@@ -85,14 +85,19 @@ struct op2_any {
 };
 ";
 
-/// Generates the CUDA source for one loop (see `codegen::device::generate`).
+/// Generates the CUDA source for one loop (see `backend::device::codegen::generate`).
 pub fn generate(sig: &LoopSignature, values: &[&[u8]], coloured: bool, inc: IncStrategy, soa: bool) -> String {
-    super::device::generate(&DIALECT, sig, values, coloured, inc, soa)
+    crate::backend::device::codegen::generate(&DIALECT, sig, values, coloured, inc, soa)
 }
 
 /// The CUDA source of a fused unit: `parts` run as one launch (`device::generate_fused`).
-pub fn generate_fused(parts: &[LoopSignature], consts: &[super::ConstDecl], values: &[&[u8]], soa: bool) -> String {
-    super::device::generate_fused(&DIALECT, parts, consts, values, soa)
+pub fn generate_fused(
+    parts: &[LoopSignature],
+    consts: &[crate::codegen::ConstDecl],
+    values: &[&[u8]],
+    soa: bool,
+) -> String {
+    crate::backend::device::codegen::generate_fused(&DIALECT, parts, consts, values, soa)
 }
 
 /// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
@@ -107,7 +112,7 @@ pub fn variants(args: &[ArgDesc]) -> Vec<(String, bool, IncStrategy, bool)> {
             strategies.push(("atomics", false, IncStrategy::Atomics));
         }
     }
-    let soa = args.iter().any(|a| super::device::soa_arg(a, true));
+    let soa = args.iter().any(|a| crate::backend::device::codegen::soa_arg(a, true));
     let mut out = Vec::new();
     for (name, coloured, s) in strategies {
         out.push((name.to_string(), coloured, s, false));

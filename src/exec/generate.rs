@@ -8,7 +8,7 @@
 //! `manifest.json` is rewritten from it (temporary file + rename) under the same lock, so it is
 //! always complete JSON and lists each (target, hash) once.
 
-use crate::codegen::host::describe;
+use crate::backend::host::codegen::describe;
 use crate::codegen::{hex, LoopSignature};
 use crate::error::Result;
 use sha2::{Digest, Sha256};
@@ -66,7 +66,7 @@ pub fn write(
     let mut lines = Vec::new();
     for &t in targets {
         // A loop a device backend cannot run (too much to stage per element) has no device code.
-        if t != Target::Host && crate::codegen::device::unsupported(sig.args, t.name()).is_some() {
+        if t != Target::Host && crate::backend::device::codegen::unsupported(sig.args, t.name()).is_some() {
             continue;
         }
         let codes = sources(t, sig, const_values, coloured, cflags, host_source)?;
@@ -97,7 +97,7 @@ pub fn write(
     record(dir, &lines).map_err(|e| fail("cannot update the manifest", e))
 }
 
-/// Writes a fused unit's host code (`codegen::host::generate_fused`, host target only) and
+/// Writes a fused unit's host code (`backend::host::codegen::generate_fused`, host target only) and
 /// records it in the manifest like a loop named `name` (its loops' names joined by `+`), with
 /// kernel `kernels` (theirs, joined by `+`) and the loops' argument descriptors back to back, so
 /// `op2-pack` packs it and a run with `OP2_LOOP_PACK` loads it by that name.
@@ -148,8 +148,8 @@ pub fn sources(
     let sig = if t == Target::Host {
         sig
     } else {
-        let dirs = crate::codegen::device::include_dirs(cflags);
-        expanded = crate::codegen::device::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
+        let dirs = crate::backend::device::codegen::include_dirs(cflags);
+        expanded = crate::backend::device::codegen::expand_includes(sig.kernel_source, &dirs, sig.kernel_origin)
             .map_err(|e| crate::op2_err!(Compile, "op_par_loop '{}': {} code: {e}", sig.loop_name, t.name()))?;
         &LoopSignature { kernel_source: &expanded, ..sig.clone() }
     };
@@ -157,19 +157,19 @@ pub fn sources(
         Target::Host => vec![Generated { variant: None, source: host_source.to_string() }],
         Target::OpenCl => vec![Generated {
             variant: None,
-            source: crate::codegen::opencl::generate(
+            source: crate::backend::opencl::codegen::generate(
                 sig,
                 const_values,
                 coloured,
-                crate::codegen::opencl::IncStrategy::Plain,
+                crate::backend::opencl::codegen::IncStrategy::Plain,
                 false,
             ),
         }],
-        Target::Cuda => crate::codegen::cuda::variants(sig.args)
+        Target::Cuda => crate::backend::cuda::codegen::variants(sig.args)
             .into_iter()
             .map(|(v, col, inc, soa)| Generated {
                 variant: Some(v),
-                source: crate::codegen::cuda::generate(sig, const_values, col, inc, soa),
+                source: crate::backend::cuda::codegen::generate(sig, const_values, col, inc, soa),
             })
             .collect(),
     })
@@ -185,7 +185,7 @@ fn record(dir: &Path, lines: &[String]) -> std::io::Result<()> {
     }
     let jsonl = dir.join("manifest.jsonl");
     // Read as every input file (without blocking, a regular file only); none yet is empty.
-    let old = match crate::io::read_regular_io(&jsonl) {
+    let old = match crate::core::file::read_regular_io(&jsonl) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
@@ -245,7 +245,7 @@ fn field(line: &str, key: &str) -> Option<String> {
 
 /// The entries of a generated directory's manifest (`manifest.jsonl`), in the order written.
 pub fn read_manifest(dir: &Path) -> std::io::Result<Vec<ManifestEntry>> {
-    let text = String::from_utf8(crate::io::read_regular_io(&dir.join("manifest.jsonl"))?)
+    let text = String::from_utf8(crate::core::file::read_regular_io(&dir.join("manifest.jsonl"))?)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("manifest.jsonl: {e}")))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

@@ -1,6 +1,6 @@
 //! The names and the one layout rule of the generated host library (`seq`, `threads`) that both
-//! of its wrappers follow: the scalar range wrapper (`codegen::host`, whose module note describes
-//! the ABI) and the vectorised one (`codegen::simd`, which runs the elements after its last whole
+//! of its wrappers follow: the scalar range wrapper (`backend::host::codegen`, whose module note describes
+//! the ABI) and the vectorised one (`backend::host::codegen::simd`, which runs the elements after its last whole
 //! block through the scalar wrapper and keeps small globals local exactly as it does). Both
 //! emitters import this; neither imports the other's internals the other way round.
 

@@ -4,7 +4,7 @@
 //! backend" of PyOP2's backend notes).
 //!
 //! ABI of the generated library (its symbol names and the rule of which globals are copied into
-//! wrapper locals are in `codegen::host_abi`, shared with the vectorised wrapper of `codegen::simd`):
+//! wrapper locals are in `backend::host::codegen::abi`, shared with the vectorised wrapper of `backend::host::codegen::simd`):
 //! - `void op2_loop(int op2_start, int op2_end, void *const *op2_slots)`: `op2_slots[2*i]` is
 //!   argument `i`'s data (dat base, global or info buffer; NULL for a disabled optional dat) and
 //!   `op2_slots[2*i+1]` its map (`const int *`, row-major) or NULL; `op2_slots[2*nargs]` is a
@@ -16,10 +16,15 @@
 //! it), so any other name (`n`, `src`, `gamma`, `index`, ...) is free for the user's constants,
 //! kernels and helpers; the code is ISO C (compiled with `-std=c11`).
 
-use super::host_abi::{gbl_is_local, CONSTS_SYMBOL, LOOP_SYMBOL};
-use super::writer::{comment_text, CodeWriter};
-use super::LoopSignature;
+pub mod abi;
+pub mod fptr;
+pub mod rewrite;
+pub mod simd;
+
 use crate::arg::{ArgDesc, DatAccess};
+use crate::backend::host::codegen::abi::{gbl_is_local, CONSTS_SYMBOL, LOOP_SYMBOL};
+use crate::codegen::writer::{comment_text, CodeWriter};
+use crate::codegen::LoopSignature;
 
 /// Vector arguments over maps of up to this arity fill their pointer array with one statement
 /// per entry; larger arities use a loop.
@@ -92,11 +97,11 @@ pub fn generate(sig: &LoopSignature) -> String {
     generate_with(sig, None)
 }
 
-/// Generates the translation unit for one loop, with the vectorised wrapper of `codegen::simd`
+/// Generates the translation unit for one loop, with the vectorised wrapper of `backend::host::codegen::simd`
 /// when `simd` gives its mode and lanes and the kernel rewriter accepts the kernel (else the
 /// unit says why not).
 pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode, usize)>) -> String {
-    let simd_kernel = simd.map(|(_, lanes)| super::simd::rewritten_kernel(sig, lanes));
+    let simd_kernel = simd.map(|(_, lanes)| crate::backend::host::codegen::simd::rewritten_kernel(sig, lanes));
     let mut w = CodeWriter::new();
     w.line(format!(
         "/* op2 loop '{}' (kernel '{}'), target host C (seq, threads), signature {} */",
@@ -124,11 +129,11 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     match (simd, &simd_kernel) {
         (Some((mode, lanes)), Some(Ok(_))) => {
             w.line("");
-            super::simd::emit_wrapper(&mut w, sig, mode, lanes);
+            crate::backend::host::codegen::simd::emit_wrapper(&mut w, sig, mode, lanes);
         }
         (_, Some(Err(reason))) => {
             w.line("");
-            super::simd::emit_refused(&mut w, reason);
+            crate::backend::host::codegen::simd::emit_refused(&mut w, reason);
         }
         _ => {}
     }
@@ -149,7 +154,7 @@ pub const FUSED_BLOCK: usize = 128;
 /// by name, in the order `op2_set_constants` loads them. A kernel (name and source) used by two
 /// of the loops appears once; two different kernels or helpers of the same name do not compile,
 /// and the caller runs the loops unfused.
-pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> String {
+pub fn generate_fused(sigs: &[LoopSignature], consts: &[crate::codegen::ConstDecl]) -> String {
     let mut w = CodeWriter::new();
     let names: Vec<String> = sigs.iter().map(|s| comment_text(s.loop_name)).collect();
     w.line(format!("/* op2 fused loops '{}', target host C (seq, threads) */", names.join("' + '")));
@@ -194,7 +199,7 @@ pub fn generate_fused(sigs: &[LoopSignature], consts: &[super::ConstDecl]) -> St
 }
 
 /// The file-scope copies of `consts` (none: nothing), under a comment saying whose they are.
-fn emit_const_decls(w: &mut CodeWriter, consts: &[super::ConstDecl], whose: &str) {
+fn emit_const_decls(w: &mut CodeWriter, consts: &[crate::codegen::ConstDecl], whose: &str) {
     if consts.is_empty() {
         return;
     }
@@ -214,7 +219,7 @@ fn emit_const_decls(w: &mut CodeWriter, consts: &[super::ConstDecl], whose: &str
 }
 
 /// `op2_set_constants`, copying each of `consts` in order from `op2_src[k]` (none: nothing).
-fn emit_consts_loader(w: &mut CodeWriter, consts: &[super::ConstDecl]) {
+fn emit_consts_loader(w: &mut CodeWriter, consts: &[crate::codegen::ConstDecl]) {
     if consts.is_empty() {
         return;
     }
@@ -278,7 +283,7 @@ fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
     // loop is `flatten`ed; where elements are independent the loop is also `omp simd`, which
     // GCC then vectorises with the subroutine inlined (the same arithmetic per lane: no fused
     // multiply-adds, no reassociation).
-    let fortran = super::is_fortran_stand_in(sig.kernel_source);
+    let fortran = crate::codegen::is_fortran_stand_in(sig.kernel_source);
     let head = if fortran { head.replacen("void ", "__attribute__((flatten)) void ", 1) } else { head.to_string() };
     w.open(format!("{head}(int op2_start, int op2_end, void *const *op2_slots)"));
     let mut scratch_at = 0usize;
@@ -560,7 +565,7 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
         let (args, consts) = sample();
         let src = format!(
             "{}k' of 'k.f90' (Fortran files 0) */\nvoid k(double *a) {{}}\n",
-            super::super::FORTRAN_STAND_IN_MARK
+            crate::codegen::FORTRAN_STAND_IN_MARK
         );
         let direct = [ArgDesc::Dat {
             ty: ElemType::Double,

@@ -1,5 +1,5 @@
 //! The vectorised host wrapper (`OP2_SIMD`), emitted beside the scalar one when the kernel
-//! rewriter (`codegen::rewrite`) accepts the kernel. As in OP2's v1 vectorising translator:
+//! rewriter (`backend::host::codegen::rewrite`) accepts the kernel. As in OP2's v1 vectorising translator:
 //!
 //! - per block of `lanes` elements, an index-form gather (`op2_l0[k][j] = a0[m0[n*2+1]*2+k]`, the
 //!   form GCC 12 vectorises; pointer forms are not) into lane-major arrays `T op2_lI[dim][lanes]`:
@@ -11,17 +11,17 @@
 //!   target add in element order, as `seq` does, so no colouring is needed inside a block);
 //! - the scalar `op2_loop` for the elements after the last whole block.
 //!
-//! ABI additions to `codegen::host`'s:
+//! ABI additions to `backend::host::codegen`'s:
 //! - `void op2_loop_simd(int start, int end, void *const *slots)`: same slots as `op2_loop`;
 //! - `const int op2_simd_mode`: 1 when `OP2_SIMD=on` forces it, 2 for `auto` (time both);
 //! - `const char op2_simd_refused[]`: instead of the two above, why the kernel was not
 //!   rewritten (for `op_timing_output` and diagnostics).
 
-use super::host_abi::{gbl_is_local, LOOP_SYMBOL};
-use super::rewrite;
-use super::writer::{comment_text, CodeWriter};
-use super::LoopSignature;
 use crate::arg::{Access, ArgDesc, DatAccess};
+use crate::backend::host::codegen::abi::{gbl_is_local, LOOP_SYMBOL};
+use crate::backend::host::codegen::rewrite;
+use crate::codegen::writer::{comment_text, CodeWriter};
+use crate::codegen::LoopSignature;
 use crate::config::SimdMode;
 
 /// Name of the vectorised range wrapper symbol.
@@ -53,7 +53,7 @@ pub fn c_string(s: &str) -> String {
 
 /// The lane-major copy of the kernel, or why there is none.
 pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<String, String> {
-    if super::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
+    if crate::backend::host::codegen::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
         return Err("the kernel is a compiled function, called once per element".to_string());
     }
     rewrite::rewrite(sig.kernel_source, sig.kernel_name, sig.args, lanes)
@@ -83,7 +83,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
                 }
             }
             ArgDesc::Idx { map_dim, .. } => {
-                // Declared numbering after op_renumber (see codegen::host).
+                // Declared numbering after op_renumber (see backend::host::codegen).
                 w.line(format!("const int *op2_o{i} = (const int *)op2_slots[{}];", 2 * i));
                 if map_dim.is_some() {
                     w.line(format!("const int *op2_m{i} = (const int *)op2_slots[{}];", 2 * i + 1));
@@ -207,7 +207,7 @@ pub fn emit_refused(w: &mut CodeWriter, reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::host;
+    use crate::backend::host::codegen as host;
     use crate::core::ElemType;
 
     #[test]

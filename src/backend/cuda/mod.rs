@@ -1,7 +1,7 @@
 //! The `cuda` backend (cudarc's driver API and NVRTC, both loaded at run time): dats live in
 //! device memory between loops, moved by the driver's residency rule through
 //! `upload`/`download`; maps are uploaded once, element colourings once per range. Each loop
-//! shape's CUDA C++ (`codegen::cuda`) is compiled by NVRTC for the device's exact architecture
+//! shape's CUDA C++ (`backend::cuda::codegen`) is compiled by NVRTC for the device's exact architecture
 //! (`sm_XY`) into a CUBIN, kept in op2's disk cache keyed by source, NVRTC version and
 //! architecture, and loaded as a module.
 //!
@@ -18,14 +18,16 @@
 //! Nothing here has run on a GPU yet: without a driver the backend is unavailable, and the
 //! generated code is proven by compiling it with NVRTC (`make test-cuda-nvrtc`).
 
+pub mod codegen;
+
 use super::device::{
     check_loop, check_process, colouring_key, element_lists, kernel_args, packed_plan, read_globals, KernelArg,
 };
-use super::opencl::IncChoice;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
-use crate::codegen::cuda::{self as emit, IncStrategy};
+use crate::backend::cuda::codegen::{self as emit, IncStrategy};
 use crate::config::BackendKind;
+use crate::config::IncChoice;
 use crate::core::{DatId, MapId};
 use crate::error::{ErrorCode, Op2Error, Result};
 use crate::jit::cache::DiskCache;
@@ -264,10 +266,10 @@ impl Cuda {
             arch: format!("sm_{}{}", device.cc.0, device.cc.1),
             device,
             ctx,
-            generation: super::threads::fork_generation(),
+            generation: super::host::threads::fork_generation(),
             inc: config.inc,
             soa: config.auto_soa,
-            include_dirs: crate::codegen::device::include_dirs(&config.cflags),
+            include_dirs: crate::backend::device::codegen::include_dirs(&config.cflags),
             cache,
             modules: Vec::new(),
             by_source: HashMap::new(),
@@ -685,7 +687,7 @@ impl Backend for Cuda {
             Some(&i) => i,
             None => {
                 let src = if call.parts.is_empty() {
-                    let expanded = crate::codegen::device::expand_includes(
+                    let expanded = crate::backend::device::codegen::expand_includes(
                         sig.kernel_source,
                         &self.include_dirs,
                         sig.kernel_origin,
@@ -727,7 +729,7 @@ impl Backend for Cuda {
             self.globals.insert(i, buf);
             written?;
         }
-        let stride = crate::codegen::device::partial_words(call.descs);
+        let stride = crate::backend::device::codegen::partial_words(call.descs);
         // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
         // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
         let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
@@ -843,7 +845,7 @@ impl Backend for Cuda {
                     Val::Int(i) => i as *mut c_int as *mut c_void,
                 })
                 .collect();
-            // SAFETY: the parameters match the generated kernel's (codegen::device's ABI) and
+            // SAFETY: the parameters match the generated kernel's (backend::device::codegen's ABI) and
             // point into `vals`, which outlives the launch; the grid is non-empty.
             unsafe {
                 cu::launch_kernel(func, (grid, 1, 1), (block as u32, 1, 1), shared, std::ptr::null_mut(), &mut params)
