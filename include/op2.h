@@ -767,7 +767,8 @@ void op_par_loop(op_kernel kernel, const char *name, op_set set, int nargs, cons
  * and messages; NULL derives one from the function's symbol, exported or in its file's symbol
  * table (the procedure's own name for gfortran's module and internal procedures), or
  * `fortran_kernel_N` (N counting distinct functions) when it has none. A module procedure
- * whose module's source op2 finds (beside the executable or on `OP2_FORTRAN_PATH`) is compiled
+ * whose module's source op2 finds (beside the executable, on `OP2_FORTRAN_PATH`, or beside a
+ * Fortran source the program's debug information names) is compiled
  * into the loop instead (the JIT tier, as `op_decl_kernel_file` with that file);
  * `OP2_DIAGNOSTICS=1` prints each function's tier and why.
  * Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix

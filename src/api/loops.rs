@@ -55,7 +55,8 @@ pub extern "C" fn op_par_loop(kernel: op_kernel, name: *const c_char, set: op_se
 /// and messages; NULL derives one from the function's symbol, exported or in its file's symbol
 /// table (the procedure's own name for gfortran's module and internal procedures), or
 /// `fortran_kernel_N` (N counting distinct functions) when it has none. A module procedure
-/// whose module's source op2 finds (beside the executable or on `OP2_FORTRAN_PATH`) is compiled
+/// whose module's source op2 finds (beside the executable, on `OP2_FORTRAN_PATH`, or beside a
+/// Fortran source the program's debug information names) is compiled
 /// into the loop instead (the JIT tier, as `op_decl_kernel_file` with that file);
 /// `OP2_DIAGNOSTICS=1` prints each function's tier and why.
 /// Errors: as `op_par_loop`, and OP2_ERR_NULL_ARGUMENT (`fn` NULL), OP2_ERR_BAD_LOOP (a matrix
@@ -168,10 +169,10 @@ fn compiled_fn_loop(
     // The tier: the kernel's source compiled into the loop, where op2 finds it (chosen once
     // per function and op_init; a C kernel's is confirmed by its first loop's compilation).
     if !matches!(&st.fns[i].tier, Some((sr, _)) if *sr == serial) {
-        let symbol = st.fns[i].symbol.clone();
+        let (symbol, addr) = (st.fns[i].symbol.clone(), st.fns[i].addr);
         let ctx = st.ctx_lazy(call)?;
         let t = match &lang {
-            Lang::Fortran => choose_tier(ctx, symbol.as_deref(), &name),
+            Lang::Fortran => choose_tier(ctx, symbol.as_deref(), addr, &name),
             Lang::C { kernel, file } => choose_c_tier(ctx, kernel.as_deref(), symbol.as_deref(), file.as_deref()),
         };
         let confirmed = matches!(lang, Lang::Fortran) || !matches!(t, Tier::Jit(..));
@@ -377,10 +378,13 @@ fn fn_index(st: &mut super::ApiState, addr: u64, lang: &Lang) -> usize {
     st.fns.len() - 1
 }
 
-/// The tier of a kernel whose symbol is `symbol`: the JIT tier when it is a module procedure
-/// (`__<module>_MOD_<name>`) whose module's source is beside the executable or on
-/// `OP2_FORTRAN_PATH` and compiles; the call-per-element tier otherwise, saying why.
-fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, loop_name: &str) -> Tier {
+/// The tier of a kernel whose symbol is `symbol` (at `addr`): the JIT tier when it is a module
+/// procedure (`__<module>_MOD_<name>`) whose module's source is beside the executable, on
+/// `OP2_FORTRAN_PATH`, or where the debug information of the object holding the kernel (else
+/// the executable) says a Fortran unit was compiled from (OP2's builds use `-g`, so this finds
+/// the sources of a program whose executable was moved), and compiles; the call-per-element
+/// tier otherwise, saying why.
+fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, addr: u64, loop_name: &str) -> Tier {
     let Some(sym) = symbol else {
         return Tier::Element("its address has no symbol".to_string());
     };
@@ -392,16 +396,36 @@ fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, loop_nam
         dirs.push(d);
     }
     dirs.extend(ctx.config.fortran_path.iter().cloned());
-    let Some(file) = crate::jit::fortran::find_module(module, &dirs) else {
+    let mut how = "";
+    let found = crate::jit::fortran::find_module(module, &dirs).or_else(|| {
+        // The directories of the Fortran units of the kernel's object, then of the executable.
+        let mut objects: Vec<String> = Vec::new();
+        if let Some((f, _, _)) = crate::io::elf::loaded_object(addr).filter(|o| !o.0.is_empty()) {
+            objects.push(f);
+        }
+        objects.push("/proc/self/exe".to_string());
+        let mut unit_dirs: Vec<std::path::PathBuf> = Vec::new();
+        for o in &objects {
+            for u in crate::io::dwarf::unit_sources(o) {
+                let fortran = crate::jit::fortran::is_fortran_file(&u.to_string_lossy());
+                if let Some(d) = u.parent().filter(|d| fortran && !unit_dirs.iter().any(|x| x == d)) {
+                    unit_dirs.push(d.to_path_buf());
+                }
+            }
+        }
+        how = " (found through the program's debug information)";
+        crate::jit::fortran::find_module(module, &unit_dirs)
+    });
+    let Some(file) = found else {
         let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         return Tier::Element(format!(
-            "no source of module '{module}' beside the executable or on OP2_FORTRAN_PATH (searched {})",
+            "no source of module '{module}' beside the executable, on OP2_FORTRAN_PATH or among the Fortran sources its debug information names (searched {})",
             shown.join(", ")
         ));
     };
     let path = file.display().to_string();
     match ctx.decl_kernel_file(&path, proc, &format!("op_par_loop_fptr '{loop_name}'")) {
-        Ok(k) => Tier::Jit(k, format!("compiled from '{path}'")),
+        Ok(k) => Tier::Jit(k, format!("compiled from '{path}'{how}")),
         Err(e) => Tier::Element(format!("its source '{path}' was found but not taken: {}", e.message)),
     }
 }

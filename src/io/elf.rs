@@ -162,7 +162,49 @@ pub fn c_function_name(symbol: &str) -> Option<String> {
     crate::core::is_c_identifier(name).then(|| name.to_string())
 }
 
-fn read_at(f: &mut std::fs::File, off: u64, len: u64) -> Option<Vec<u8>> {
+/// One section of an ELF file: its name (from the section name table), flags, offset, size.
+pub(crate) struct Section {
+    pub name: String,
+    pub flags: u64,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The sections of the 64-bit little-endian ELF file `f` (read from its start); None for
+/// anything else.
+pub(crate) fn section_headers(f: &mut std::fs::File) -> Option<Vec<Section>> {
+    let eh = read_at(f, 0, 64)?;
+    if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+        return None;
+    }
+    let shoff = u64le(&eh, 40)?;
+    let shentsize = u16le(&eh, 58)? as u64;
+    let shnum = u16le(&eh, 60)? as u64;
+    let shstrndx = u16le(&eh, 62)? as u64;
+    if shentsize < 64 || shnum == 0 || shstrndx >= shnum {
+        return None;
+    }
+    let shdrs = read_at(f, shoff, shentsize.checked_mul(shnum)?)?;
+    let raw = |i: u64| -> Option<(u32, u64, u64, u64)> {
+        let base = usize::try_from(i.checked_mul(shentsize)?).ok()?;
+        let s = shdrs.get(base..base + 64)?;
+        // sh_name, sh_flags, sh_offset, sh_size
+        Some((u32le(s, 0)?, u64le(s, 8)?, u64le(s, 24)?, u64le(s, 32)?))
+    };
+    let (_, _, str_off, str_size) = raw(shstrndx)?;
+    let names = read_at(f, str_off, str_size)?;
+    let mut out = Vec::with_capacity(shnum as usize);
+    for i in 0..shnum {
+        let (n, flags, offset, size) = raw(i)?;
+        let rest = names.get(n as usize..)?;
+        let end = rest.iter().position(|&b| b == 0)?;
+        let name = String::from_utf8_lossy(&rest[..end]).into_owned();
+        out.push(Section { name, flags, offset, size });
+    }
+    Some(out)
+}
+
+pub(crate) fn read_at(f: &mut std::fs::File, off: u64, len: u64) -> Option<Vec<u8>> {
     if len > MAX_TABLE {
         return None;
     }
@@ -173,11 +215,11 @@ fn read_at(f: &mut std::fs::File, off: u64, len: u64) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-fn u16le(b: &[u8], at: usize) -> Option<u16> {
+pub(crate) fn u16le(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
-fn u32le(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32le(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 

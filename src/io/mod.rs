@@ -10,6 +10,7 @@
 //! Names: every object an output file holds has a name of its own in that file; a collision
 //! is `OP2_ERR_FILE_FORMAT` naming both objects, found before anything is written.
 
+pub mod dwarf;
 pub mod elf;
 pub mod hdf5;
 pub mod vtk;

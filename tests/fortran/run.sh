@@ -187,6 +187,21 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
       fail "op2-style airfoil JIT tier $backend: rms differs from the C airfoil on seq" "$log"
     fi
   done
+  # The JIT tier without OP2_FORTRAN_PATH (issue #35 point 3): the executable is built in the
+  # work directory, away from its sources, with -g; op2 finds the kernels' module source through
+  # the program's debug information and says so (OP2_DIAGNOSTICS=1).
+  out=$work/rms_op2style_dwarf.txt
+  if ! (cd "$work" && env -u OP2_FORTRAN_PATH OP2_BACKEND=seq OP2_DIAGNOSTICS=1 timeout "$(budget "$to")" "$style/airfoil" "$iters" "$out") >"$log" 2>&1; then
+    fail "op2-style airfoil, sources from the debug information" "$log"
+  elif [ "$(grep -c "^op2: Fortran kernel '.*': JIT tier: compiled from '$root/tests/fortran/op2-style/.*' (found through the program's debug information)" "$log")" -ne 5 ]; then
+    echo "(expected the 5 kernels on the JIT tier, their module found through the debug information)" >>"$log"
+    fail "op2-style airfoil: every kernel's source found through the debug information" "$log"
+  elif ! cmp -s "$out" "$work/rms_op2style_jit_seq.txt"; then
+    echo "(the rms differs from the run with OP2_FORTRAN_PATH)" >>"$log"
+    fail "op2-style airfoil: sources from the debug information give the OP2_FORTRAN_PATH run's rms" "$log"
+  else
+    pass "op2-style airfoil: the 5 kernels' module found through the debug information (JIT tier, the OP2_FORTRAN_PATH run's rms bit for bit)"
+  fi
   # The mesh from HDF5 (OP2's layout, written by op2-h5convert; op_decl_*_hdf5 of
   # op2_fortran_hdf5_declarations): the same rms as the C Airfoil from the text file.
   if [ -x "$bin/op2-h5convert" ] && timeout "$(budget "$to")" "$bin/op2-h5convert" "$mesh" "$work/airfoil_mesh.h5" >"$log" 2>&1; then
@@ -207,13 +222,21 @@ if make -C "$root/tests/fortran/op2-style" OP2_PREFIX="$prefix" BUILD="$style" >
   fi
   # op_arg_idx on the JIT tier (an adapter adds OP2's Fortran index base): update's errloc,
   # printed at iteration 100, is the call-per-element tier's (1-based, proven by t970).
+  # The call-per-element run uses a copy without debug information in the work directory, so
+  # that op2 finds no source of the kernels' module.
+  objcopy --strip-debug "$style/airfoil" "$work/airfoil-nodebug" 2>"$log" || fail "objcopy --strip-debug" "$log"
   for tier in jit element; do
-    fp=
-    [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style
-    (cd "$work" && OP2_BACKEND=seq OP2_FORTRAN_PATH="$fp" timeout "$(budget "$to")" "$style/airfoil" 100 "$work/rms_idx_$tier.txt") \
+    fp= exe=$work/airfoil-nodebug
+    [ "$tier" = jit ] && fp=$root/tests/fortran/op2-style exe=$style/airfoil
+    (cd "$work" && OP2_BACKEND=seq OP2_DIAGNOSTICS=1 OP2_FORTRAN_PATH="$fp" timeout "$(budget "$to")" "$exe" 100 "$work/rms_idx_$tier.txt") \
       >"$work/idx_$tier.log" 2>&1
     grep "max err" "$work/idx_$tier.log" >"$work/errloc_$tier.txt"
   done
+  if [ "$(grep -c "JIT tier: compiled from" "$work/idx_jit.log")" -ne 5 ] ||
+     [ "$(grep -c "call-per-element tier: no source of module" "$work/idx_element.log")" -ne 5 ]; then
+    cat "$work/idx_jit.log" "$work/idx_element.log" >"$log" 2>/dev/null
+    fail "op2-style airfoil: the op_arg_idx runs take the JIT tier (sources on OP2_FORTRAN_PATH) and the call-per-element tier (no debug information)" "$log"
+  fi
   if [ -s "$work/errloc_jit.txt" ] && cmp -s "$work/errloc_jit.txt" "$work/errloc_element.txt"; then
     pass "op2-style airfoil: op_arg_idx on the JIT tier gives the call-per-element tier's errloc ($(awk '{ print $NF }' "$work/errloc_jit.txt"))"
   else
