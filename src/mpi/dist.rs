@@ -479,9 +479,11 @@ fn part_kway_raw(_: &Context, _: &[usize], _: &[i32], _: &[i32], _: Option<(&[f3
 /// `op_fetch_data` under MPI: this process's declared block, original order (collective).
 pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
     ctx.sync_to_host(d)?;
-    let rows = dat_block(ctx, d)?;
-    out.copy_from_slice(&rows[..out.len()]);
-    Ok(())
+    let dat = &ctx.dats[d.0 as usize];
+    let eb = dat.elem_bytes();
+    let owned = ctx.comm.layout(dat.set).map_or(declared_size(ctx, dat.set), |l| l.owned);
+    // Straight into the caller's array (no block-sized copy of op2's own).
+    to_declared_block_into(ctx, dat.set, eb, &dat.data.as_slice()[..owned * eb], out)
 }
 
 /// The plan of `set`, made at first use: each process sends the original indices of its owned
@@ -527,39 +529,76 @@ fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc
 /// This process's declared block of `set` (rows of `eb` bytes, original order), made from
 /// every process's owned rows `owned` (`eb` bytes each, local order; after `op_partition`,
 /// `layout.gids` names their original indices): each row goes straight to the process whose
-/// declared block holds its original index, in one all-to-all (the plan of which rows go where
-/// is made once per set); no process holds more than its block and its own rows. Before
-/// `op_partition` (or on one process) the owned rows are the declared block. Collective.
+/// declared block holds its original index (the plan of which rows go where is made once per
+/// set). Before `op_partition` (or on one process) the owned rows are the declared block.
+/// Collective.
 pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> Result<Vec<u8>> {
     let n = declared_size(ctx, set);
+    let mut out = ctx.comm.local(alloc::zeroed(n * eb, "declared block"))?;
+    to_declared_block_into(ctx, set, eb, owned, &mut out)?;
+    Ok(out)
+}
+
+/// The most bytes of rows a process sends in one round of `to_declared_block_into`.
+pub const BLOCK_ROUND_BYTES: usize = 1 << 20;
+
+/// `to_declared_block` into `out` (the declared block's `n * eb` bytes, e.g. the caller's
+/// array of `op_fetch_data`): in rounds of at most `BLOCK_ROUND_BYTES` sent by each process
+/// (the number of rounds agreed: the most any process needs), each received row written to its
+/// place in `out` at once, so a fetch allocates one round's messages (at most 1 MiB sent and
+/// P MiB received), whatever the dat's size, instead of copies of the block.
+pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8], out: &mut [u8]) -> Result<()> {
+    let n = declared_size(ctx, set);
+    if out.len() != n * eb {
+        op2_bail!(Internal, "declared block: {} bytes of room for {n} rows of {eb}", out.len());
+    }
     let Some(l) = ctx.comm.layout(set) else {
-        return Ok(owned[..n * eb].to_vec());
+        out.copy_from_slice(&owned[..n * eb]);
+        return Ok(());
     };
     let plan = block_plan(ctx, set, l)?;
-    let send: Result<Vec<Vec<u8>>> = plan
-        .send
-        .iter()
-        .map(|rows| {
-            let mut b = alloc::with_capacity(rows.len() * eb, "declared block: rows sent")?;
-            for &i in rows {
-                b.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
+    let np = plan.send.len();
+    // The rows to send, destination after destination (plan.send[q] in order), cut into
+    // windows of `per` rows: round r sends positions [r * per, (r + 1) * per).
+    let total: usize = plan.send.iter().map(Vec::len).sum();
+    let per = (BLOCK_ROUND_BYTES / eb.max(1)).max(1);
+    let mut rounds = [total.div_ceil(per) as f64];
+    Coll::min_max_f64(&ctx.comm, &mut rounds, true)?;
+    let mut seg = Vec::with_capacity(np + 1);
+    seg.push(0usize);
+    for rows in &plan.send {
+        seg.push(seg[seg.len() - 1] + rows.len());
+    }
+    // Per source process: how many of its rows (plan.recv[q]) have arrived.
+    let mut got = vec![0usize; np];
+    for r in 0..rounds[0] as usize {
+        let (lo, hi) = ((r * per).min(total), ((r + 1) * per).min(total));
+        let part = |q: usize| (seg[q].max(lo), seg[q + 1].min(hi));
+        let counts: Vec<usize> = (0..np).map(|q| part(q).1.saturating_sub(part(q).0) * eb).collect();
+        let (rbuf, starts) = ctx.comm.all_to_all_fill(&counts, |sbuf| {
+            for (q, rows) in plan.send.iter().enumerate() {
+                let (a, b) = part(q);
+                for &i in rows.get(a.saturating_sub(seg[q])..b.saturating_sub(seg[q])).unwrap_or(&[]) {
+                    sbuf.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
+                }
             }
-            Ok(b)
-        })
-        .collect();
-    let send = ctx.comm.local(send)?;
-    let recv = ctx.comm.all_to_all(&send)?;
-    drop(send);
-    let mut out = ctx.comm.local(alloc::zeroed(n * eb, "declared block"))?;
-    for (b, pos) in recv.iter().zip(&plan.recv) {
-        if b.len() != pos.len() * eb {
-            op2_bail!(Internal, "declared block: {} bytes received for {} rows of {eb}", b.len(), pos.len());
-        }
-        for (c, &k) in b.chunks_exact(eb.max(1)).zip(pos) {
-            out[k as usize * eb..(k as usize + 1) * eb].copy_from_slice(c);
+        })?;
+        for (q, pos) in plan.recv.iter().enumerate() {
+            let bytes = &rbuf[starts[q]..starts[q + 1]];
+            let k = bytes.len() / eb.max(1);
+            let Some(at) = pos.get(got[q]..got[q] + k) else {
+                op2_bail!(Internal, "declared block: more rows received from process {q} than it owns of this block");
+            };
+            for (c, &p) in bytes.chunks_exact(eb.max(1)).zip(at) {
+                out[p as usize * eb..(p as usize + 1) * eb].copy_from_slice(c);
+            }
+            got[q] += k;
         }
     }
-    Ok(out)
+    if let Some(q) = (0..np).find(|&q| got[q] != plan.recv[q].len()) {
+        op2_bail!(Internal, "declared block: {} of {} rows received from process {q}", got[q], plan.recv[q].len());
+    }
+    Ok(())
 }
 
 /// A dat's rows of this process's declared block, original order (collective; the caller

@@ -544,6 +544,18 @@ impl Comm {
         r.map_err(|e| self.fail(e))
     }
 
+    /// `World::all_to_all_fill` (one process: what `fill` writes, all of it its own).
+    pub fn all_to_all_fill(&self, counts: &[usize], fill: impl FnOnce(&mut Vec<u8>)) -> Result<(Vec<u8>, Vec<usize>)> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.all_to_all_fill(counts, fill);
+        }
+        let mut b = crate::core::alloc::with_capacity(counts.iter().sum(), "all-to-all: the send buffer")?;
+        fill(&mut b);
+        let n = b.len();
+        Ok((b, vec![0, n]))
+    }
+
     /// Makes a local outcome collective (before a collective that must not start unless every
     /// process is ready, e.g. a parallel HDF5 read, and before a declaration is committed):
     /// when any process failed, every process returns an error, its own or the first failing

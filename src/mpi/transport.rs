@@ -449,6 +449,15 @@ impl World {
         self.all_to_all_flat(send, unsafe { ffi::RSMPI_UINT32_T })
     }
 
+    /// Personalised all-to-all of bytes written straight into the send buffer: `counts[q]`
+    /// bytes go to process q, and `fill` appends them in rank order; returns the bytes received
+    /// in rank order in one buffer, with P + 1 starts. The send buffer is the only copy made.
+    pub fn all_to_all_fill(&self, counts: &[usize], fill: impl FnOnce(&mut Vec<u8>)) -> Result<(Vec<u8>, Vec<usize>)> {
+        let scounts = self.send_counts(counts.iter().copied());
+        // SAFETY: reading a constant.
+        self.alltoallv(scounts, unsafe { ffi::RSMPI_UINT8_T }, fill)
+    }
+
     /// `all_to_all_u32` for bytes.
     pub fn all_to_all_bytes(&self, send: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<usize>, Vec<u8>)> {
         // SAFETY: reading a constant.
