@@ -196,9 +196,12 @@ bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
 # The MPI C tests again with OP2_VALIDATE=1 (each loop also run on seq from the same inputs and
 # compared, owned rows and the rows the loop ran over) on the backends under test other than
 # seq. Left out: t835, whose subject is exact transfer counts (validation downloads what it
-# compares), and t880, whose subject is tiled chains (validation runs every loop at its call).
+# compares), t880, whose subject is tiled chains (validation runs every loop at its call), and
+# t821, whose subject is a halo buffer refused on one process under an address-space limit:
+# validation's own copies of the loop's dats come first and are refused there instead (on that
+# process only: validation's copies are not agreed between processes).
 MPI_VALIDATE_BACKENDS := $(filter threads check opencl,$(TEST_BACKENDS))
-MPI_VALIDATE_SKIP := t835 t880
+MPI_VALIDATE_SKIP := t835 t880 t821
 .PHONY: test-mpi-c-validate
 test-mpi: test-mpi-c-validate
 test-mpi-c-validate: lib
