@@ -51,26 +51,13 @@ static const char *src_asm = "void assemble(double *A) { A[0] = 1.5; A[1] = -1.0
 
 #define NN 40
 
-/* Bytes of address space this process uses now (/proc/self/statm: pages). */
-static unsigned long long vm_bytes(void)
-{
-  unsigned long long pages = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
-  CHECK(f != NULL);
-  CHECK(fscanf(f, "%llu", &pages) == 1);
-  fclose(f);
-  return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
-}
-
 /* Limits this process's address space to what it uses now plus HEADROOM (set again before each
  * step, so that what op_init or earlier steps mapped, thread stacks and malloc arenas included,
  * does not eat into the step's room). */
 static void limit_from_here(void)
 {
-  struct rlimit rl;
-  CHECK(getrlimit(RLIMIT_AS, &rl) == 0);
-  rl.rlim_cur = vm_bytes() + HEADROOM;
-  CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+  CHECK(test_vm_bytes() > 0);
+  CHECK(test_limit_address_space(HEADROOM, NULL) == 0);
 }
 
 /* A small mesh: NN nodes on a line, NN-1 edges; x, a direct and an indirect loop, a matrix. */

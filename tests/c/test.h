@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* ---- failing ---------------------------------------------------------------------------- */
@@ -233,6 +234,32 @@ static inline unsigned test_budget(unsigned seconds)
   if (getenv("OP2_TEST_TIME_SCALE")) scale = atof(getenv("OP2_TEST_TIME_SCALE"));
   if (!(scale > 0.0)) scale = 1.0;
   return (unsigned)(seconds * (1.0 + load / (double)cores) * scale + 0.5);
+}
+
+/* ---- address-space limits ---------------------------------------------------------------- */
+
+/* Bytes of address space this process uses now (/proc/self/statm's first field, in pages). */
+static inline unsigned long long test_vm_bytes(void)
+{
+  unsigned long long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+    fclose(f);
+  }
+  return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* Limits this process's address space (RLIMIT_AS) to what it uses now plus `headroom` bytes, so
+ * that an allocation bigger than the headroom is refused; `old` (when not NULL) receives the
+ * limit before, for setrlimit to restore. Returns 0, or -1 where the limit cannot be set. */
+static inline int test_limit_address_space(unsigned long long headroom, struct rlimit *old)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) != 0) return -1;
+  if (old) *old = rl;
+  rl.rlim_cur = (rlim_t)(test_vm_bytes() + headroom);
+  return setrlimit(RLIMIT_AS, &rl);
 }
 
 #endif /* OP2_TEST_H */

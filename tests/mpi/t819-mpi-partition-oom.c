@@ -9,20 +9,6 @@
 #include "test.h"
 #include "grid.h"
 #include <mpi.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-/* The address space this process uses now, in bytes (/proc/self/statm's first field). */
-static size_t vm_bytes(void)
-{
-  unsigned long pages = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (f) {
-    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-    fclose(f);
-  }
-  return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 int main(int argc, char **argv)
 {
@@ -47,12 +33,7 @@ int main(int argc, char **argv)
   (void)cx;
 
   struct rlimit old;
-  CHECK(getrlimit(RLIMIT_AS, &old) == 0);
-  if (rank == p - 1) {
-    struct rlimit lim = old;
-    lim.rlim_cur = (rlim_t)(vm_bytes() + ((size_t)64 << 20));
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0);
-  }
+  if (rank == p - 1) CHECK(test_limit_address_space((unsigned long long)64 << 20, &old) == 0);
   op_partition("BLOCK", "ANY", cells, OP_ID, NULL);
   if (rank == p - 1) CHECK(setrlimit(RLIMIT_AS, &old) == 0);
   char other[64];

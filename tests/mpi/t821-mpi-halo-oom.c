@@ -13,24 +13,11 @@
 #include "test.h"
 #include "grid.h"
 #include <mpi.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #define D 131072
 
 static const char *k_fill = "void fill(double *a) { for (int i = 0; i < 131072; i++) a[i] = 1.0 + i % 3; }\n";
 static const char *k_take = "void take(const double *a, const double *b, double *e) { e[0] = a[0] + b[131071]; }\n";
-
-static size_t vm_bytes(void)
-{
-  unsigned long pages = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (f) {
-    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-    fclose(f);
-  }
-  return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static void check_e(op_dat e, int ne)
 {
@@ -79,12 +66,7 @@ int main(int argc, char **argv)
   check_e(e, ne);
 
   struct rlimit old;
-  CHECK(getrlimit(RLIMIT_AS, &old) == 0);
-  if (rank == p - 1) {
-    struct rlimit lim = old;
-    lim.rlim_cur = (rlim_t)(vm_bytes() + ((size_t)2 << 20));
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0);
-  }
+  if (rank == p - 1) CHECK(test_limit_address_space((unsigned long long)2 << 20, &old) == 0);
   PAR_LOOP(take, "take", edges, op_arg_dat(b, 0, penode, D, "double", OP_READ),
            op_arg_dat(b, 1, penode, D, "double", OP_READ), op_arg_dat(e, -1, OP_ID, 1, "double", OP_WRITE));
   int code = op_last_error_code();
