@@ -170,9 +170,12 @@ fn compiled_fn_loop(
     // per function and op_init; a C kernel's is confirmed by its first loop's compilation).
     if !matches!(&st.fns[i].tier, Some((sr, _)) if *sr == serial) {
         let (symbol, addr) = (st.fns[i].symbol.clone(), st.fns[i].addr);
-        let ctx = st.ctx_lazy(call)?;
+        st.ctx_lazy(call)?;
+        let (Some(ctx), units) = (st.ctx.as_mut(), &mut st.fortran_units) else {
+            op2_bail!(Internal, "{call}: op2 is not initialised");
+        };
         let t = match &lang {
-            Lang::Fortran => choose_tier(ctx, symbol.as_deref(), addr, &name),
+            Lang::Fortran => choose_tier(ctx, units, symbol.as_deref(), addr, &name),
             Lang::C { kernel, file } => choose_c_tier(ctx, kernel.as_deref(), symbol.as_deref(), file.as_deref()),
         };
         let confirmed = matches!(lang, Lang::Fortran) || !matches!(t, Tier::Jit(..));
@@ -384,7 +387,13 @@ fn fn_index(st: &mut super::ApiState, addr: u64, lang: &Lang) -> usize {
 /// the executable) says a Fortran unit was compiled from (OP2's builds use `-g`, so this finds
 /// the sources of a program whose executable was moved), and compiles; the call-per-element
 /// tier otherwise, saying why.
-fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, addr: u64, loop_name: &str) -> Tier {
+fn choose_tier(
+    ctx: &mut crate::context::Context,
+    units: &mut FortranUnits,
+    symbol: Option<&str>,
+    addr: u64,
+    loop_name: &str,
+) -> Tier {
     let Some(sym) = symbol else {
         return Tier::Element("its address has no symbol".to_string());
     };
@@ -398,23 +407,8 @@ fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, addr: u6
     dirs.extend(ctx.config.fortran_path.iter().cloned());
     let mut how = "";
     let found = crate::jit::fortran::find_module(module, &dirs).or_else(|| {
-        // The directories of the Fortran units of the kernel's object, then of the executable.
-        let mut objects: Vec<String> = Vec::new();
-        if let Some((f, _, _)) = crate::io::elf::loaded_object(addr).filter(|o| !o.0.is_empty()) {
-            objects.push(f);
-        }
-        objects.push("/proc/self/exe".to_string());
-        let mut unit_dirs: Vec<std::path::PathBuf> = Vec::new();
-        for o in &objects {
-            for u in crate::io::dwarf::unit_sources(o) {
-                let fortran = crate::jit::fortran::is_fortran_file(&u.to_string_lossy());
-                if let Some(d) = u.parent().filter(|d| fortran && !unit_dirs.iter().any(|x| x == d)) {
-                    unit_dirs.push(d.to_path_buf());
-                }
-            }
-        }
         how = " (found through the program's debug information)";
-        crate::jit::fortran::find_module(module, &unit_dirs)
+        crate::jit::fortran::find_module(module, &fortran_unit_dirs(units, addr))
     });
     let Some(file) = found else {
         let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -428,6 +422,41 @@ fn choose_tier(ctx: &mut crate::context::Context, symbol: Option<&str>, addr: u6
         Ok(k) => Tier::Jit(k, format!("compiled from '{path}'{how}")),
         Err(e) => Tier::Element(format!("its source '{path}' was found but not taken: {}", e.message)),
     }
+}
+
+/// The directories of the Fortran compilation units of each object file whose debug
+/// information was read (by canonical path), for the process's lifetime: read once per object,
+/// however many kernels it holds.
+pub(crate) type FortranUnits = Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)>;
+
+/// The directories of the Fortran units of the object holding `addr`, then of the executable
+/// (`FortranUnits` caches them).
+fn fortran_unit_dirs(units: &mut FortranUnits, addr: u64) -> Vec<std::path::PathBuf> {
+    let object = crate::io::elf::loaded_object(addr).map(|o| o.0).filter(|f| !f.is_empty());
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for o in object.iter().map(String::as_str).chain(["/proc/self/exe"]) {
+        let Ok(path) = std::fs::canonicalize(o) else { continue };
+        let k = match units.iter().position(|(p, _)| *p == path) {
+            Some(k) => k,
+            None => {
+                let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+                for u in crate::io::dwarf::unit_sources(&path.display().to_string()) {
+                    let fortran = crate::jit::fortran::is_fortran_file(&u.to_string_lossy());
+                    if let Some(d) = u.parent().filter(|d| fortran && !dirs.iter().any(|x| x == d)) {
+                        dirs.push(d.to_path_buf());
+                    }
+                }
+                units.push((path, dirs));
+                units.len() - 1
+            }
+        };
+        for d in &units[k].1 {
+            if !out.contains(d) {
+                out.push(d.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The tier of a C kernel named `kernel` (as written at the call; else from its `symbol`),

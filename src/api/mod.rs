@@ -47,6 +47,8 @@ pub(crate) struct ApiState {
     /// Names of constants declared by address (OP2's three-argument `op_decl_const`), by
     /// address: the variable found there, or why there is none.
     pub(crate) const_names: Vec<(usize, std::result::Result<String, String>)>,
+    /// The Fortran source directories named by each object's debug information, read once.
+    pub(crate) fortran_units: loops::FortranUnits,
 }
 
 /// How many failed `op_arg_*` calls are remembered for `op_par_loop`'s messages.
@@ -60,6 +62,7 @@ static STATE: Mutex<ApiState> = Mutex::new(ApiState {
     fns: Vec::new(),
     records: handle::Records::new(),
     const_names: Vec::new(),
+    fortran_units: Vec::new(),
 });
 
 /// Whether failing calls return (`OP_ERRORS_RETURN`) instead of exiting; an atomic, so that

@@ -58,8 +58,8 @@ fn read_units(path: &str) -> Option<Vec<PathBuf>> {
         let code = uleb(&info, &mut p)?;
         let attrs = find_abbrev(&abbrev, abbrev_off, code)?;
         let (mut name, mut dir) = (None, None);
-        for (attr, form, implicit) in attrs {
-            let s = read_form(&info, &mut p, form, implicit, addr_size, &strs, &line_strs)?;
+        for (attr, form) in attrs {
+            let s = read_form(&info, &mut p, form, addr_size, &strs, &line_strs)?;
             match attr {
                 DW_AT_NAME => name = s,
                 DW_AT_COMP_DIR => dir = s,
@@ -81,9 +81,9 @@ fn read_units(path: &str) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
-/// The attribute specifications (attribute, form, implicit constant) of abbreviation `code` in
-/// the table at `off` of `.debug_abbrev`.
-fn find_abbrev(abbrev: &[u8], off: usize, code: u64) -> Option<Vec<(u64, u64, i64)>> {
+/// The attribute specifications (attribute, form) of abbreviation `code` in the table at `off`
+/// of `.debug_abbrev` (an implicit constant's value, kept in the table, is skipped).
+fn find_abbrev(abbrev: &[u8], off: usize, code: u64) -> Option<Vec<(u64, u64)>> {
     let mut p = off;
     loop {
         let c = uleb(abbrev, &mut p)?;
@@ -98,8 +98,10 @@ fn find_abbrev(abbrev: &[u8], off: usize, code: u64) -> Option<Vec<(u64, u64, i6
             if a == 0 && f == 0 {
                 break;
             }
-            let implicit = if f == 0x21 { sleb(abbrev, &mut p)? } else { 0 };
-            attrs.push((a, f, implicit));
+            if f == 0x21 {
+                sleb(abbrev, &mut p)?; // DW_FORM_implicit_const's value
+            }
+            attrs.push((a, f));
         }
         if c == code {
             return Some(attrs);
@@ -113,7 +115,6 @@ fn read_form(
     b: &[u8],
     p: &mut usize,
     form: u64,
-    _implicit: i64,
     addr_size: u8,
     strs: &[u8],
     line_strs: &[u8],
@@ -141,14 +142,15 @@ fn read_form(
             uleb(b, p)?;
             Some(None)
         }
-        0x0a | 0x18 => {
-            // block exprloc
+        0x09 | 0x18 => {
+            // block, exprloc: a ULEB128 length
             let n = usize::try_from(uleb(b, p)?).ok()?;
             skip(p, n)
         }
-        0x09 => {
-            let n = usize::try_from(uleb(b, p)?).ok()?;
-            skip(p, n)
+        0x0a => {
+            // block1: a one-byte length
+            let n = *b.get(*p)? as usize;
+            skip(p, 1 + n)
         }
         0x03 => {
             let n = u16le(b, *p)? as usize;

@@ -324,6 +324,9 @@ pub fn partition(
     }
     ctx.comm.partitioned = true;
     ctx.comm.partition_epoch += 1;
+    // Halo buffers were sized for the old layouts.
+    #[cfg(feature = "mpi")]
+    ctx.comm.halo_bufs.clear();
     ctx.mats_after_renumber()?;
     if ctx.config.diags >= 1 {
         let mut line = format!(
@@ -394,14 +397,12 @@ fn coords_f64(ctx: &Context, c: DatId, n: usize) -> Result<(Vec<f64>, usize)> {
 fn metis_gathered(c: &dyn Coll, offsets: &[usize], xadj: &[i32], adjncy: &[i32], name: &str) -> Result<Vec<i32>> {
     let all = c.all_gather(&to_bytes(xadj))?;
     let alladj = c.all_gather(&to_bytes(adjncy))?;
-    let room = |parts: &[Vec<u8>], what: &str| {
-        alloc::with_capacity::<i32>(parts.iter().map(|b| b.len() / 4).sum::<usize>() + 1, what)
-    };
-    let (mut gx, mut ga) = distpart::local(
-        c,
-        room(&all, "op_partition KWAY: the gathered graph")
-            .and_then(|x| Ok((x, room(&alladj, "op_partition KWAY: the gathered graph")?))),
-    )?;
+    // The whole graph, gathered (KWAY is serial METIS): sized from what arrived.
+    let words = |parts: &[Vec<u8>]| parts.iter().map(|b| b.len() / 4).sum::<usize>() + 1;
+    let what = "op_partition KWAY: the gathered graph";
+    let room = alloc::with_capacity::<i32>(words(&all), what)
+        .and_then(|gx| Ok((gx, alloc::with_capacity::<i32>(words(&alladj), what)?)));
+    let (mut gx, mut ga) = distpart::local(c, room)?;
     gx.push(0);
     for (x, a) in all.iter().zip(&alladj) {
         let base = ga.len() as i32;

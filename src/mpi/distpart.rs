@@ -259,15 +259,23 @@ pub fn lookup<'f>(
     let reply = local(
         c,
         (|| -> Result<Vec<Vec<u32>>> {
+            let mine = offsets[c.rank() + 1] - first;
+            let index = |k: u32| -> Result<usize> {
+                match (k as usize).checked_sub(first).filter(|&i| i < mine) {
+                    Some(i) => Ok(i),
+                    None => op2_bail!(Internal, "op_partition: element {k} asked of the wrong process"),
+                }
+            };
             let mut reply: Vec<Vec<u32>> = Vec::with_capacity(p);
             for keys in asked.iter() {
-                let mut r = alloc::with_capacity(keys.len() * 2, "op_partition: answers")?;
+                // Each answer is its length and its values: sized once.
+                let mut words = keys.len();
                 for &k in keys {
-                    let Some(i) = (k as usize).checked_sub(first).filter(|&i| first + i < offsets[c.rank() + 1]) else {
-                        op2_bail!(Internal, "op_partition: element {k} asked of the wrong process");
-                    };
-                    let a = answer(i);
-                    alloc::reserve(&mut r, a.len() + 1, "op_partition: answers")?;
+                    words += answer(index(k)?).len();
+                }
+                let mut r = alloc::with_capacity(words, "op_partition: answers")?;
+                for &k in keys {
+                    let a = answer(index(k)?);
                     r.push(a.len() as u32);
                     r.extend(a.iter().map(|&x| x as u32));
                 }

@@ -168,7 +168,7 @@ pub struct Comm {
     /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
     pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<BlockPlan>>>>,
     /// The host message buffers of halo exchanges (send, receive), kept per list of dats
-    /// exchanged together and partition (`partition_epoch`): allocated fallibly at the list's
+    /// exchanged together (emptied by `op_partition`): allocated fallibly at the list's
     /// first exchange, with the outcome agreed (every process exchanges the same lists in the
     /// same order, as every loop is collective), so a buffer refused on one process is
     /// OP2_ERR_OUT_OF_MEMORY on every process instead of the others waiting for its messages.
@@ -177,8 +177,8 @@ pub struct Comm {
     pub halo_bufs: std::collections::HashMap<HaloKey, (Vec<u8>, Vec<u8>)>,
 }
 
-/// A list of dats exchanged together (their ids) under one partition (`partition_epoch`).
-pub type HaloKey = (u64, Vec<u32>);
+/// A list of dats exchanged together: their ids.
+pub type HaloKey = Vec<u32>;
 
 /// How the owned rows of a set reach the declared blocks: per process q, which owned rows
 /// (local indices, in order) go to q, and where the rows that q sends land in this process's
@@ -747,7 +747,7 @@ impl Comm {
                     }
                 }
                 None => {
-                    let key = (self.partition_epoch, list.iter().map(|d| d.0).collect::<Vec<u32>>());
+                    let key: HaloKey = list.iter().map(|d| d.0).collect();
                     // Whether the list has buffers is the same on every process, so the agreement
                     // (a collective) happens on all of them or none.
                     let (mut send, recv) = match self.halo_bufs.remove(&key) {
@@ -872,8 +872,6 @@ impl Comm {
         }
         #[cfg(feature = "mpi")]
         if let Some(key) = ex.key.take() {
-            let epoch = self.partition_epoch;
-            self.halo_bufs.retain(|k, _| k.0 == epoch);
             self.halo_bufs.insert(key, (std::mem::take(&mut ex.send), std::mem::take(&mut ex.recv)));
         }
         let _ = ex.started;
