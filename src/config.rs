@@ -162,8 +162,6 @@ impl SimdMode {
     }
 }
 
-/// Default `OP2_SIMD_LEN`: elements per vectorised block (lanes).
-pub const DEFAULT_SIMD_LEN: usize = 8;
 /// Largest `OP2_SIMD_LEN` accepted.
 pub const MAX_SIMD_LEN: usize = 64;
 
@@ -233,8 +231,9 @@ pub struct Config {
     pub validate_rtol: Option<f64>,
     /// `OP2_SIMD` (auto, on, off).
     pub simd: SimdMode,
-    /// `OP2_SIMD_LEN`: lanes per vectorised block, a power of two from 2 to `MAX_SIMD_LEN`.
-    pub simd_len: usize,
+    /// `OP2_SIMD_LEN`: lanes per vectorised block, a power of two from 2 to `MAX_SIMD_LEN`;
+    /// None: each loop's own (`backend::host::codegen::simd::default_lanes`).
+    pub simd_len: Option<usize>,
     /// `OP2_LOOP_PACK`: loop packs (`op2-pack`) searched before the compiler.
     pub loop_packs: Vec<PathBuf>,
     /// `OP2_JIT` (on by default): `off` never runs the compiler; loops come from packs.
@@ -426,8 +425,8 @@ impl Config {
             Some(other) => op2_bail!(BadConfig, "op_init: OP2_SIMD={other} (expected auto, on or off)"),
         };
         let simd_len = match positive("OP2_SIMD_LEN")? {
-            None => DEFAULT_SIMD_LEN,
-            Some(n) if (2..=MAX_SIMD_LEN).contains(&n) && n.is_power_of_two() => n,
+            None => None,
+            Some(n) if (2..=MAX_SIMD_LEN).contains(&n) && n.is_power_of_two() => Some(n),
             Some(n) => {
                 op2_bail!(BadConfig, "op_init: OP2_SIMD_LEN={n} (expected a power of two from 2 to {MAX_SIMD_LEN})")
             }
@@ -526,9 +525,9 @@ mod tests {
     #[test]
     fn simd_settings() {
         let c = Config::resolve(&env_of(&[]), &[], 0).unwrap();
-        assert_eq!((c.simd, c.simd_len), (SimdMode::Auto, 8));
+        assert_eq!((c.simd, c.simd_len), (SimdMode::Auto, None));
         let c = Config::resolve(&env_of(&[("OP2_SIMD", "off")]), &["OP2_SIMD_LEN=4".into()], 0).unwrap();
-        assert_eq!((c.simd, c.simd_len), (SimdMode::Off, 4));
+        assert_eq!((c.simd, c.simd_len), (SimdMode::Off, Some(4)));
         let e = Config::resolve(&env_of(&[("OP2_SIMD", "yes")]), &[], 0).unwrap_err();
         assert!(e.message.contains("OP2_SIMD=yes (expected auto, on or off)"), "{}", e.message);
         let e = Config::resolve(&env_of(&[("OP2_SIMD_LEN", "6")]), &[], 0).unwrap_err();

@@ -67,7 +67,7 @@ pub fn generate(
     let (sig, _, _) = signature(ctx, kernel, name, descs, origin, consts);
     let simd = match ctx.config.simd {
         crate::config::SimdMode::Off => None,
-        mode => Some((mode, ctx.config.simd_len)),
+        mode => Some((mode, ctx.config.simd_len.unwrap_or_else(|| host::simd::default_lanes(descs)))),
     };
     host::generate_with(&sig, simd)
 }
