@@ -8,7 +8,9 @@
  * cuda within 1e-12 of both), on set sizes 0, 3, 8, 13 and 2001. Consecutive elements share
  * nodes, so lanes of one group increment one node through both columns, and every 17th element
  * has both columns on one node (its own two increments land in argument order). The generated
- * source must hold the vector path (OP2_DUMP_SOURCE), unless the loops come from a pack. */
+ * source must hold the vector path (OP2_DUMP_SOURCE), unless the loops come from a pack. And a
+ * kernel in bres_calc's form (a component incremented in both arms of an if) is vectorised and
+ * gives the plain loop's values. */
 #include "test.h"
 
 #include <sys/stat.h>
@@ -216,6 +218,63 @@ int main(int argc, char **argv)
       }
       free(src), free(src_nv);
     }
+  }
+  {
+    /* bres_calc's form: one component incremented in both arms of an if (once per element). */
+    static const char *src_br =
+        "void branchy(const double *a, const double *b, double *r, const int *flag) {\n"
+        "  if (*flag == 1) {\n    r[1] += a[1] * 2.0;\n    r[2] -= b[0];\n  } else {\n"
+        "    r[0] += a[0];\n    r[1] += a[1] - b[1] / 3.0;\n    r[2] += 1.5;\n    r[3] -= b[1] * 3.0;\n  }\n}\n";
+    op_kernel kb = op_decl_kernel(src_br, "branchy");
+    int n = 2001, nn = nodes_of(n), e, k;
+    int *emap = (int *)malloc(sizeof(int) * 2 * (size_t)n), *flag = (int *)malloc(sizeof(int) * (size_t)n);
+    double *a = (double *)malloc(sizeof(double) * 2 * (size_t)nn), *b = (double *)malloc(sizeof(double) * 2 * (size_t)nn);
+    double *r = (double *)malloc(sizeof(double) * 4 * (size_t)nn), *ref = (double *)malloc(sizeof(double) * 4 * (size_t)nn);
+    op_set nodes, elems;
+    op_map m;
+    op_dat da, db, dr, df;
+    char *out;
+    CHECK(emap && flag && a && b && r && ref);
+    for (e = 0; e < n; e++) {
+      emap[2 * e] = col0(e, nn);
+      emap[2 * e + 1] = col1(e, nn);
+      flag[e] = e % 3 == 0;
+    }
+    for (e = 0; e < nn; e++) {
+      for (k = 0; k < 2; k++) a[2 * e + k] = start_a(e, k) * 0.37, b[2 * e + k] = start_b(e, k) * 1.3;
+      for (k = 0; k < 4; k++) r[4 * e + k] = ref[4 * e + k] = start_r(e, k) * 0.1;
+    }
+    for (e = 0; e < n; e++) {
+      const double *pa = a + 2 * emap[2 * e], *pb = b + 2 * emap[2 * e + 1];
+      double *pr = ref + 4 * emap[2 * e];
+      if (flag[e] == 1) {
+        pr[1] += pa[1] * 2.0;
+        pr[2] -= pb[0];
+      } else {
+        pr[0] += pa[0];
+        pr[1] += pa[1] - pb[1] / 3.0;
+        pr[2] += 1.5;
+        pr[3] -= pb[1] * 3.0;
+      }
+    }
+    nodes = op_decl_set(nn, "br-nodes");
+    elems = op_decl_set(n, "br-elems");
+    m = op_decl_map(elems, nodes, 2, emap, "br-m");
+    da = op_decl_dat(nodes, 2, "double", a, "a");
+    db = op_decl_dat(nodes, 2, "double", b, "b");
+    dr = op_decl_dat(nodes, 4, "double", r, "r");
+    df = op_decl_dat(elems, 1, "int", flag, "flag");
+    PAR_LOOP(kb, "branchy", elems, op_arg_dat(da, 0, m, 2, "double", OP_READ), op_arg_dat(db, 1, m, 2, "double", OP_READ),
+             op_arg_dat(dr, 0, m, 4, "double", OP_INC), op_arg_dat(df, -1, OP_ID, 1, "int", OP_READ));
+    CHECK_OK();
+    op_fetch_data(dr, r);
+    CHECK_OK();
+    if (!close_to(r, ref, 4 * (size_t)nn, exact_order ? 0.0 : 1e-12))
+      test_fail_(__FILE__, __LINE__, "branchy, %d lanes: results differ from the plain loop", l);
+    out = test_stdout_of(op_timing_output);
+    if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && !strstr(out, "  simd: branchy: simd (OP2_SIMD=on)\n"))
+      test_fail_(__FILE__, __LINE__, "branchy is not vectorised:\n%s", out);
+    free(out), free(emap), free(flag), free(a), free(b), free(r), free(ref);
   }
   if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && getenv("OP2_LOOP_PACK") == NULL) {
     /* The host library holds the vector path (and the switched-off kernel its lane loops);

@@ -148,7 +148,9 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
     };
     // Edits: (start byte, end byte, replacement), in order.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    let mut inc_seen: Vec<Vec<usize>> = vec![Vec::new(); args.len()];
+    let mut inc_seen: Vec<Vec<(usize, Arms)>> = vec![Vec::new(); args.len()];
+    let arms = if has_inc { arms_of(&toks, open + 1, end) } else { Vec::new() };
+    let arms_at = |j: usize| arms.get(j - (open + 1)).cloned().unwrap_or_default();
     let mut j = open + 1;
     while j < end {
         let t = toks[j];
@@ -194,7 +196,7 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
                 } else {
                     None
                 };
-                check_inc(&what, comp, dim, is_compound(rb + 1), &mut inc_seen[p])?;
+                check_inc(&what, comp, dim, is_compound(rb + 1), arms_at(j), &mut inc_seen[p])?;
             }
             let at = clex::offset(src, &toks[rb]) + 1;
             edits.push((at, at, "[op2_lane]".to_string()));
@@ -214,7 +216,7 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
             }
         }
         if inc {
-            check_inc(&what, Some(0), dim, is_compound(j + 1), &mut inc_seen[p])?;
+            check_inc(&what, Some(0), dim, is_compound(j + 1), arms_at(j), &mut inc_seen[p])?;
         }
         let s = clex::offset(src, &prev);
         let e = clex::offset(src, &t) + t.text.len();
@@ -243,20 +245,128 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
     Ok(out)
 }
 
-/// Checks one use of an OP_INC parameter: `p[k] +=` or `-=` with a constant `k < dim` not used
-/// before.
-fn check_inc(what: &str, comp: Option<usize>, dim: usize, compound: bool, seen: &mut Vec<usize>) -> Result<(), String> {
+/// Checks one use of an OP_INC parameter: `p[k] +=` or `-=` with a constant `k < dim` not
+/// incremented before on a path that can also reach this one (`arms`: the if/else arms it lies
+/// in). Two increments of one component in the two arms of an `if` (Airfoil's `bres_calc`) run
+/// at most once per element, so the lane still starts at -0.0 and receives one addition.
+fn check_inc(
+    what: &str,
+    comp: Option<usize>,
+    dim: usize,
+    compound: bool,
+    arms: Arms,
+    seen: &mut Vec<(usize, Arms)>,
+) -> Result<(), String> {
     let Some(k) = comp.filter(|&k| k < dim) else {
         return Err(format!("{what} is OP_INC but not indexed by a constant below its dim {dim}"));
     };
     if !compound {
         return Err(format!("{what} is OP_INC but used other than as += or -="));
     }
-    if seen.contains(&k) {
+    if seen.iter().any(|(c, a)| *c == k && !exclusive(a, &arms)) {
         return Err(format!("{what} is OP_INC and component {k} is incremented more than once"));
     }
-    seen.push(k);
+    seen.push((k, arms));
     Ok(())
+}
+
+/// The if/else arms a token lies in, outermost first: (the `if` token's index, 0 for the
+/// `then` arm, 1 for `else`).
+type Arms = Vec<(usize, u8)>;
+
+/// Whether code in arms `a` and code in arms `b` never both run: they lie in different arms of
+/// one `if`.
+fn exclusive(a: &Arms, b: &Arms) -> bool {
+    a.iter().any(|&(i, x)| b.iter().any(|&(j, y)| i == j && x != y))
+}
+
+/// The arms of every token in `[start, end)` (indexed from `start`). An arm is a braced block,
+/// a nested `if` or one simple statement; an arm of another form (a loop or `switch` statement
+/// without braces) is not followed, and its tokens keep the enclosing arms, as if it were
+/// outside the `if` (so increments in it count as on a common path: the safe side).
+fn arms_of(toks: &[Tok], start: usize, end: usize) -> Vec<Arms> {
+    let mut out = vec![Arms::new(); end.saturating_sub(start)];
+    mark_arms(toks, start, end, &Arms::new(), start, &mut out);
+    out
+}
+
+fn mark_arms(toks: &[Tok], from: usize, to: usize, path: &Arms, base: usize, out: &mut [Arms]) {
+    let mut i = from;
+    while i < to {
+        let is_if = toks[i].kind == TokKind::Ident && toks[i].text == "if";
+        let cond =
+            if is_if && toks.get(i + 1).is_some_and(|t| t.text == "(") { clex::matching(toks, i + 1) } else { None };
+        let Some(cond) = cond.filter(|&c| c < to) else {
+            out[i - base] = path.clone();
+            i += 1;
+            continue;
+        };
+        for k in i..=cond {
+            out[k - base] = path.clone();
+        }
+        let Some(then_end) = statement_end(toks, cond + 1, to) else {
+            i = cond + 1;
+            continue;
+        };
+        let mut arm = path.clone();
+        arm.push((i, 0));
+        mark_arms(toks, cond + 1, then_end, &arm, base, out);
+        let has_else = then_end < to && toks[then_end].kind == TokKind::Ident && toks[then_end].text == "else";
+        if !has_else {
+            i = then_end;
+            continue;
+        }
+        out[then_end - base] = path.clone();
+        let Some(else_end) = statement_end(toks, then_end + 1, to) else {
+            i = then_end + 1;
+            continue;
+        };
+        let mut arm = path.clone();
+        arm.push((i, 1));
+        mark_arms(toks, then_end + 1, else_end, &arm, base, out);
+        i = else_end;
+    }
+}
+
+/// The end (exclusive) of the statement starting at token `k`, if it is a braced block, an
+/// `if` (with its `else`) or a simple statement ending in `;`; None for anything else.
+fn statement_end(toks: &[Tok], k: usize, to: usize) -> Option<usize> {
+    let t = toks.get(k).filter(|_| k < to)?;
+    if t.text == "{" {
+        return clex::matching(toks, k).map(|c| c + 1).filter(|&e| e <= to);
+    }
+    if t.kind == TokKind::Ident {
+        match t.text {
+            "if" => {
+                let cond = clex::matching(toks, k + 1).filter(|_| toks.get(k + 1).is_some_and(|u| u.text == "("))?;
+                let then_end = statement_end(toks, cond + 1, to)?;
+                if then_end < to && toks[then_end].text == "else" {
+                    return statement_end(toks, then_end + 1, to);
+                }
+                return Some(then_end);
+            }
+            "for" | "while" | "do" | "switch" | "else" | "case" | "default" => return None,
+            _ => {}
+        }
+    }
+    let mut d = 0i32;
+    for (j, u) in toks.iter().enumerate().take(to).skip(k) {
+        if u.kind != TokKind::Punct {
+            continue;
+        }
+        match u.text {
+            "(" | "[" | "{" => d += 1,
+            ")" | "]" | "}" => {
+                d -= 1;
+                if d < 0 {
+                    return None;
+                }
+            }
+            ";" if d == 0 => return Some(j + 1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Splits a parameter list's tokens at top-level commas (a lone `void` is no parameter).
@@ -355,10 +465,11 @@ mod tests {
         assert!(got.contains("mu = 0.5 * ((adt1[0][op2_lane]) + (adt2[0][op2_lane])) * eps;"));
         let got = rewrite(SAVE_SOLN, "save_soln", &[dir(4, Read), dir(4, Write)], 8).unwrap();
         assert!(got.contains("qold[n][op2_lane] = q[n][op2_lane];"), "{got}");
-        // bres_calc increments res1[1] in both branches of an if: refused (kept scalar).
+        // bres_calc increments res1[1] and res1[2] in both arms of an if: once per element.
         let bres = [ind(2, Read), ind(2, Read), ind(4, Read), ind(1, Read), ind(4, Inc), dir(1, Read)];
-        let e = rewrite(BRES_CALC, "bres_calc", &bres, 8).unwrap_err();
-        assert!(e.contains("component 1 is incremented more than once"), "{e}");
+        let got = rewrite(BRES_CALC, "bres_calc", &bres, 8).unwrap();
+        assert!(got.contains("res1[1][op2_lane] += +p1 * dy;"), "{got}");
+        assert!(got.contains("res1[1][op2_lane] += f;"), "{got}");
         let upd = [
             dir(4, Read),
             dir(4, Write),
@@ -444,6 +555,26 @@ mod tests {
         assert!(
             one("void k(const double *a, double *b) { b[0] += a[0]; b[0] += a[1]; }", &i).contains("more than once")
         );
+        // Twice on one path: in an arm and after its if, in nested arms of one arm, in an
+        // else-if chain and a later if.
+        for body in [
+            "if (a[0] > 0) b[0] += a[0]; b[0] += a[1];",
+            "if (a[0] > 0) { b[0] += a[0]; } else { b[1] += 1.0; } b[0] -= a[1];",
+            "if (a[0] > 0) { if (a[1] > 0) b[0] += a[0]; b[0] += a[1]; }",
+            "if (a[0] > 0) b[0] += a[0]; else if (a[1] > 0) b[1] += 1.0; if (a[1] < 0) b[0] += 2.0;",
+        ] {
+            let src = format!("void k(const double *a, double *b) {{ {body} }}");
+            assert!(one(&src, &i).contains("component 0 is incremented more than once"), "{body}");
+        }
+        // Exclusive arms: if/else, else-if chains, nested ifs in different arms.
+        for body in [
+            "if (a[0] > 0) b[0] += a[0]; else b[0] -= a[1];",
+            "if (a[0] > 0) { b[0] += a[0]; b[1] += 1.0; } else if (a[1] > 0) { b[0] += 2.0; } else b[0] -= a[1];",
+            "if (a[0] > 0) { if (a[1] > 0) b[0] += a[0]; else b[0] += a[1]; } else { b[0] -= 1.0; }",
+        ] {
+            let src = format!("void k(const double *a, double *b) {{ {body} }}");
+            assert!(rewrite(&src, "k", &i, 4).is_ok(), "{body}: {:?}", rewrite(&src, "k", &i, 4));
+        }
         assert!(one("void k(const double *a, double *b) { for (int n = 0; n < 2; n++) b[n] += a[n]; }", &i)
             .contains("loop"));
         let big = [dir(4096, Read), dir(1, Write)];
