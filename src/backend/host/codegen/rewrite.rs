@@ -308,9 +308,12 @@ fn mark_arms(toks: &[Tok], from: usize, to: usize, path: &Arms, base: usize, out
             i = cond + 1;
             continue;
         };
-        let mut arm = path.clone();
-        arm.push((i, 0));
-        mark_arms(toks, cond + 1, then_end, &arm, base, out);
+        let arm = |n: u8| {
+            let mut a = path.clone();
+            a.push((i, n));
+            a
+        };
+        mark_arms(toks, cond + 1, then_end, &arm(0), base, out);
         let has_else = then_end < to && toks[then_end].kind == TokKind::Ident && toks[then_end].text == "else";
         if !has_else {
             i = then_end;
@@ -321,9 +324,7 @@ fn mark_arms(toks: &[Tok], from: usize, to: usize, path: &Arms, base: usize, out
             i = then_end + 1;
             continue;
         };
-        let mut arm = path.clone();
-        arm.push((i, 1));
-        mark_arms(toks, then_end + 1, else_end, &arm, base, out);
+        mark_arms(toks, then_end + 1, else_end, &arm(1), base, out);
         i = else_end;
     }
 }

@@ -445,14 +445,7 @@ mod tests {
         };
         let args = vec![inc(0), inc(1)];
         let src = "void k(double *a, double *b) {\n  a[0] += 1.0; a[1] += 1.0; a[2] += 1.0; a[3] += 1.0; a[4] += 1.0; a[5] += 1.0;\n  b[0] -= 1.0; b[1] -= 1.0; b[2] -= 1.0; b[3] -= 1.0; b[4] -= 1.0; b[5] -= 1.0;\n}\n";
-        let sig = LoopSignature {
-            loop_name: "demo",
-            kernel_name: "k",
-            kernel_source: src,
-            kernel_origin: "\"kernel:k\"",
-            args: &args,
-            consts: &[],
-        };
+        let sig = demo_signature(src, &args);
         assert_eq!(default_lanes(&args), 4);
         let direct =
             [ArgDesc::Dat { ty: ElemType::Double, dim: 6, acc: Access::Inc, how: DatAccess::Direct, optional: false }];
@@ -500,6 +493,18 @@ mod tests {
         assert!(!host::generate_with(&sig, Some((SimdMode::On, 2))).contains("OP2_VEC4"));
     }
 
+    /// Loop 'demo' of kernel 'k' (`src`) over `args`, no constants.
+    fn demo_signature<'a>(src: &'a str, args: &'a [ArgDesc]) -> LoopSignature<'a> {
+        LoopSignature {
+            loop_name: "demo",
+            kernel_name: "k",
+            kernel_source: src,
+            kernel_origin: "\"kernel:k\"",
+            args,
+            consts: &[],
+        }
+    }
+
     #[test]
     fn c_strings_are_escaped() {
         assert_eq!(c_string("a \"b\" \\ ?? é\n"), "\"a \\\"b\\\" \\\\ \\?\\? \\303\\251\\012\"");
@@ -523,14 +528,7 @@ mod tests {
             ArgDesc::Idx { map_dim: None, idx: 0 },
         ];
         let src = "void k(const double *x, double *r, float *o, const double *g, const int *i) {\n  *r += x[1] * *g;\n  o[0] = (float)*i;\n}\n";
-        let sig = LoopSignature {
-            loop_name: "demo",
-            kernel_name: "k",
-            kernel_source: src,
-            kernel_origin: "\"kernel:k\"",
-            args: &args,
-            consts: &[],
-        };
+        let sig = demo_signature(src, &args);
         let got = host::generate_with(&sig, Some((SimdMode::Auto, 4)));
         let tail = &got[got.find("#line 1 \"kernel:k\"").unwrap()..];
         let expected = r#"#line 1 "kernel:k"
