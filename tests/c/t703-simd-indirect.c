@@ -7,7 +7,8 @@
  * with the vector path switched off gives, and the plain loop within 1e-12 for floating types;
  * cuda within 1e-12 of both), on set sizes 0, 3, 8, 13 and 2001. Consecutive elements share
  * nodes, so lanes of one group increment one node through both columns, and every 17th element
- * has both columns on one node (its own two increments land in argument order). The generated
+ * has both columns on one node (its own two increments land in the kernel's order, which two
+ * shapes reverse: r2 before r1, component by component). The generated
  * source must hold the vector path (OP2_DUMP_SOURCE), unless the loops come from a pack. And a
  * kernel in bres_calc's form (a component incremented in both arms of an if) is vectorised and
  * gives the plain loop's values. */
@@ -18,11 +19,13 @@
 typedef struct {
   const char *type;
   int dim;
+  int rev; /* the kernel increments r2 before r1 */
 } shape;
 
-static const shape shapes[] = {{"double", 1}, {"double", 2}, {"double", 3}, {"double", 4}, {"double", 6},
-                               {"double", 9}, {"float", 4},  {"float", 5},  {"int", 3},    {"int", 8},
-                               {"long long", 4}};
+static const shape shapes[] = {{"double", 1, 0}, {"double", 2, 0}, {"double", 3, 0}, {"double", 4, 0},
+                               {"double", 6, 0}, {"double", 9, 0}, {"float", 4, 0},  {"float", 5, 0},
+                               {"int", 3, 0},    {"int", 8, 0},    {"long long", 4, 0}, {"double", 4, 1},
+                               {"double", 5, 1}};
 static const int sizes[] = {0, 3, 8, 13, 2001};
 
 static int nodes_of(int n) { return n / 2 + 3; }
@@ -36,8 +39,9 @@ static double start_a(int node, int k) { return (double)((node * 7 + k * 3) % 11
 static double start_b(int node, int k) { return (double)((node * 5 + k) % 13 - 6); }
 static double start_r(int node, int k) { return (double)(node % 5 - 2 + k); }
 
-/* The kernel's source: name, element type, dim; `novec` switches the vector path off. */
-static char *kernel_source(const char *name, const char *t, int dim, int novec)
+/* The kernel's source: name, element type, dim; `novec` switches the vector path off; `rev`
+ * puts each component's r2 increment before its r1 one. */
+static char *kernel_source(const char *name, const char *t, int dim, int novec, int rev)
 {
   size_t cap = 4096;
   char *s = (char *)malloc(cap);
@@ -45,17 +49,19 @@ static char *kernel_source(const char *name, const char *t, int dim, int novec)
   CHECK(s != NULL);
   at = snprintf(s, cap, "%svoid %s(const %s *a, const %s *b, %s *r1, %s *r2) {\n",
                 novec ? "#define OP2_NO_VEC4 1\n" : "", name, t, t, t, t);
-  for (k = 0; k < dim; k++)
-    at += snprintf(s + at, cap - (size_t)at,
-                   "  r1[%d] += a[%d] * (%s)3 - b[%d] / (%s)2;\n  r2[%d] -= a[%d] / (%s)3 + b[%d] * (%s)5;\n", k, k,
-                   t, k, t, k, k, t, k, t);
+  for (k = 0; k < dim; k++) {
+    char one[160], two[160];
+    snprintf(one, sizeof one, "  r1[%d] += a[%d] * (%s)3 - b[%d] / (%s)2;\n", k, k, t, k, t);
+    snprintf(two, sizeof two, "  r2[%d] -= a[%d] / (%s)3 + b[%d] * (%s)5;\n", k, k, t, k, t);
+    at += snprintf(s + at, cap - (size_t)at, "%s%s", rev ? two : one, rev ? one : two);
+  }
   snprintf(s + at, cap - (size_t)at, "}\n");
   return s;
 }
 
 /* The plain loop, in element order, for each type (values in double after it). */
 #define REFERENCE(T)                                                                             \
-  static void reference_##T(int n, int dim, double *out)                                        \
+  static void reference_##T(int n, int dim, int rev, double *out)                               \
   {                                                                                              \
     int nn = nodes_of(n), e, k;                                                                  \
     T *a = (T *)malloc(sizeof(T) * (size_t)(nn * dim)), *b = (T *)malloc(sizeof(T) * (size_t)(nn * dim)); \
@@ -68,8 +74,11 @@ static char *kernel_source(const char *name, const char *t, int dim, int novec)
     }                                                                                            \
     for (e = 0; e < n; e++) {                                                                    \
       int p = col0(e, nn), q = col1(e, nn);                                                      \
-      for (k = 0; k < dim; k++) r[p * dim + k] += a[p * dim + k] * (T)3 - b[q * dim + k] / (T)2; \
-      for (k = 0; k < dim; k++) r[q * dim + k] -= a[p * dim + k] / (T)3 + b[q * dim + k] * (T)5; \
+      for (k = 0; k < dim; k++) {                                                                \
+        if (!rev) r[p * dim + k] += a[p * dim + k] * (T)3 - b[q * dim + k] / (T)2;               \
+        r[q * dim + k] -= a[p * dim + k] / (T)3 + b[q * dim + k] * (T)5;                          \
+        if (rev) r[p * dim + k] += a[p * dim + k] * (T)3 - b[q * dim + k] / (T)2;                \
+      }                                                                                          \
     }                                                                                            \
     for (e = 0; e < nn * dim; e++) out[e] = (double)r[e];                                        \
     free(a), free(b), free(r);                                                                   \
@@ -182,10 +191,10 @@ int main(int argc, char **argv)
       char name[64], name_nv[64], *src, *src_nv;
       op_kernel kv, kn;
       int floating = strcmp(sh->type, "double") == 0 || strcmp(sh->type, "float") == 0;
-      snprintf(name, sizeof name, "inc_%c%d", sh->type[0], sh->dim);
-      snprintf(name_nv, sizeof name_nv, "inc_%c%d_novec", sh->type[0], sh->dim);
-      src = kernel_source(name, sh->type, sh->dim, 0);
-      src_nv = kernel_source(name_nv, sh->type, sh->dim, 1);
+      snprintf(name, sizeof name, "inc_%c%d%s", sh->type[0], sh->dim, sh->rev ? "_rev" : "");
+      snprintf(name_nv, sizeof name_nv, "inc_%c%d%s_novec", sh->type[0], sh->dim, sh->rev ? "_rev" : "");
+      src = kernel_source(name, sh->type, sh->dim, 0, sh->rev);
+      src_nv = kernel_source(name_nv, sh->type, sh->dim, 1, sh->rev);
       kv = op_decl_kernel(src, name);
       kn = op_decl_kernel(src_nv, name_nv);
       CHECK_OK();
@@ -198,10 +207,10 @@ int main(int argc, char **argv)
         CHECK(v && nv && ref);
         run(kv, name, sh, n, v);
         run(kn, name_nv, sh, n, nv);
-        if (strcmp(sh->type, "double") == 0) reference_double(n, sh->dim, ref);
-        else if (strcmp(sh->type, "float") == 0) reference_float(n, sh->dim, ref);
-        else if (strcmp(sh->type, "int") == 0) reference_int(n, sh->dim, ref);
-        else reference_llong(n, sh->dim, ref);
+        if (strcmp(sh->type, "double") == 0) reference_double(n, sh->dim, sh->rev, ref);
+        else if (strcmp(sh->type, "float") == 0) reference_float(n, sh->dim, sh->rev, ref);
+        else if (strcmp(sh->type, "int") == 0) reference_int(n, sh->dim, sh->rev, ref);
+        else reference_llong(n, sh->dim, sh->rev, ref);
         /* float sums in another order differ from the plain loop by float roundings. */
         if (strcmp(sh->type, "float") == 0 && !exact_order) order_tol = 1e-5;
         if (!close_to(v, nv, cells, strcmp(argv[1], "cuda") == 0 ? order_tol : 0.0))

@@ -118,8 +118,8 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     // Diagnostics inside the kernel are reported with the user's own line numbers.
     w.line(format!("#line 1 {}", sig.kernel_origin));
     w.raw(sig.kernel_source);
-    if let Some(Ok(text)) = &simd_kernel {
-        w.raw(text);
+    if let Some(Ok(r)) = &simd_kernel {
+        w.raw(&r.text);
     }
     let next = w.next_line_number();
     w.line(format!("#line {} \"op2-wrapper:{}\"", next + 1, sig.kernel_name));
@@ -127,9 +127,9 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     emit_consts_loader(&mut w, sig.consts);
     emit_range_wrapper(&mut w, sig);
     match (simd, &simd_kernel) {
-        (Some((mode, lanes)), Some(Ok(_))) => {
+        (Some((mode, lanes)), Some(Ok(r))) => {
             w.line("");
-            crate::backend::host::codegen::simd::emit_wrapper(&mut w, sig, mode, lanes);
+            crate::backend::host::codegen::simd::emit_wrapper(&mut w, sig, mode, lanes, &r.inc_order);
         }
         (_, Some(Err(reason))) => {
             w.line("");

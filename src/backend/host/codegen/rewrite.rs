@@ -68,7 +68,7 @@ const QUALIFIERS: &[&str] = &["const", "volatile", "restrict", "__restrict", "__
 /// Returns the lane-major copy of kernel `kernel` (defined in `src`) for a block of `lanes`
 /// elements: `static inline void op2_simd_<kernel>(<params>, int op2_lane)`, preceded by the
 /// `#line` directives that keep the user's line numbers. Err: why the kernel is not rewritten.
-pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Result<String, String> {
+pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Result<Rewritten, String> {
     if args.is_empty() {
         return Err("it has no arguments".to_string());
     }
@@ -149,6 +149,8 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
     // Edits: (start byte, end byte, replacement), in order.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut inc_seen: Vec<Vec<(usize, Arms)>> = vec![Vec::new(); args.len()];
+    // Where each increment is: (argument, component, token, arms).
+    let mut inc_at: Vec<(usize, usize, usize, Arms)> = Vec::new();
     let arms = if has_inc { arms_of(&toks, open + 1, end) } else { Vec::new() };
     let arms_at = |j: usize| arms.get(j - (open + 1)).cloned().unwrap_or_default();
     let mut j = open + 1;
@@ -197,6 +199,7 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
                     None
                 };
                 check_inc(&what, comp, dim, is_compound(rb + 1), arms_at(j), &mut inc_seen[p])?;
+                inc_at.push((p, comp.unwrap_or(0), j, arms_at(j)));
             }
             let at = clex::offset(src, &toks[rb]) + 1;
             edits.push((at, at, "[op2_lane]".to_string()));
@@ -217,6 +220,7 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
         }
         if inc {
             check_inc(&what, Some(0), dim, is_compound(j + 1), arms_at(j), &mut inc_seen[p])?;
+            inc_at.push((p, 0, j, arms_at(j)));
         }
         let s = clex::offset(src, &prev);
         let e = clex::offset(src, &t) + t.text.len();
@@ -242,7 +246,82 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
     }
     out.push_str(&src[at..body_end]);
     out.push('\n');
-    Ok(out)
+    let inc_order = increment_order(args, &inc_at)?;
+    Ok(Rewritten { text: out, inc_order })
+}
+
+/// A kernel's lane-major copy, and the order its `OP_INC` arguments' lanes go back to their dats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewritten {
+    /// `static inline void op2_simd_<kernel>(...)` with its `#line` directives.
+    pub text: String,
+    /// Every `OP_INC` dat argument once, in the order the kernel increments them.
+    pub inc_order: Vec<usize>,
+}
+
+/// The order to add `OP_INC` lanes to their dats in, per element: two INC arguments of one type
+/// and dim may be one dat and, for an element, one row (an edge with both ends on one cell), and
+/// then `seq` adds their values to a component in the order the kernel's statements do.
+/// Arguments that may share rows go in the order the kernel increments them (Airfoil's
+/// res_calc: `res1` then `res2`), the others in argument order. Err: two such arguments
+/// increment their components in different orders (`r1[0]` before `r2[0]` but `r2[1]` before
+/// `r1[1]`), which no order of whole rows reproduces.
+fn increment_order(args: &[ArgDesc], inc_at: &[(usize, usize, usize, Arms)]) -> Result<Vec<usize>, String> {
+    let shape = |i: usize| match args[i] {
+        ArgDesc::Dat { ty, dim, acc: Access::Inc, .. } => Some((ty, dim)),
+        _ => None,
+    };
+    let incs: Vec<usize> = (0..args.len()).filter(|&i| shape(i).is_some()).collect();
+    // after[a]: the arguments whose increments come after a's.
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); args.len()];
+    for (x, &p) in incs.iter().enumerate() {
+        for &q in &incs[x + 1..] {
+            if shape(p) != shape(q) {
+                continue;
+            }
+            let mut rel: Option<bool> = None;
+            for (_, ka, ja, aa) in inc_at.iter().filter(|o| o.0 == p) {
+                for (_, _, jb, ab) in inc_at.iter().filter(|o| o.0 == q && o.1 == *ka) {
+                    if exclusive(aa, ab) {
+                        continue;
+                    }
+                    let p_first = ja < jb;
+                    if rel.is_some_and(|r| r != p_first) {
+                        return Err(format!(
+                            "args {p} and {q} (OP_INC of one type and dim: possibly one dat) increment their components in different orders"
+                        ));
+                    }
+                    rel = Some(p_first);
+                }
+            }
+            if rel == Some(false) {
+                after[q].push(p);
+            } else {
+                after[p].push(q);
+            }
+        }
+    }
+    // The arguments in an order that keeps every `after`, the lowest ready one first.
+    let mut indegree = vec![0usize; args.len()];
+    for &i in &incs {
+        for &j in &after[i] {
+            indegree[j] += 1;
+        }
+    }
+    let mut order = Vec::with_capacity(incs.len());
+    let mut done = vec![false; args.len()];
+    while order.len() < incs.len() {
+        let Some(&next) = incs.iter().find(|&&i| !done[i] && indegree[i] == 0) else {
+            return Err("its OP_INC arguments of one type and dim increment in an order no argument order reproduces"
+                .to_string());
+        };
+        done[next] = true;
+        order.push(next);
+        for &j in &after[next] {
+            indegree[j] -= 1;
+        }
+    }
+    Ok(order)
 }
 
 /// Checks one use of an OP_INC parameter: `p[k] +=` or `-=` with a constant `k < dim` not
@@ -444,7 +523,7 @@ mod tests {
     fn airfoil_kernels() {
         use Access::*;
         let adt = [ind(2, Read), ind(2, Read), ind(2, Read), ind(2, Read), dir(4, Read), dir(1, Write)];
-        let got = rewrite(ADT_CALC, "adt_calc", &adt, 8).unwrap();
+        let got = rewrite(ADT_CALC, "adt_calc", &adt, 8).unwrap().text;
         assert!(got.starts_with("#line 3 \"kernel:adt_calc\"\nstatic inline void op2_simd_adt_calc(const double x1[][8], const double x2[][8], const double x3[][8], const double x4[][8], const double q[][8], double adt[][8], int op2_lane)\n#line 4 \"kernel:adt_calc\"\n{"), "{got}");
         assert!(got.contains("ri = 1.0 / q[0][op2_lane];"));
         assert!(got.contains("  adt[0][op2_lane] = fabs(u * dy - v * dx) + c * sqrt(dx * dx + dy * dy);"));
@@ -461,14 +540,14 @@ mod tests {
             ind(4, Inc),
             ind(4, Inc),
         ];
-        let got = rewrite(RES_CALC, "res_calc", &res, 4).unwrap();
+        let got = rewrite(RES_CALC, "res_calc", &res, 4).unwrap().text;
         assert!(got.contains("res2[3][op2_lane] -= f;"));
         assert!(got.contains("mu = 0.5 * ((adt1[0][op2_lane]) + (adt2[0][op2_lane])) * eps;"));
-        let got = rewrite(SAVE_SOLN, "save_soln", &[dir(4, Read), dir(4, Write)], 8).unwrap();
+        let got = rewrite(SAVE_SOLN, "save_soln", &[dir(4, Read), dir(4, Write)], 8).unwrap().text;
         assert!(got.contains("qold[n][op2_lane] = q[n][op2_lane];"), "{got}");
         // bres_calc increments res1[1] and res1[2] in both arms of an if: once per element.
         let bres = [ind(2, Read), ind(2, Read), ind(4, Read), ind(1, Read), ind(4, Inc), dir(1, Read)];
-        let got = rewrite(BRES_CALC, "bres_calc", &bres, 8).unwrap();
+        let got = rewrite(BRES_CALC, "bres_calc", &bres, 8).unwrap().text;
         assert!(got.contains("res1[1][op2_lane] += +p1 * dy;"), "{got}");
         assert!(got.contains("res1[1][op2_lane] += f;"), "{got}");
         let upd = [
@@ -498,7 +577,7 @@ mod tests {
             ArgDesc::Gbl { ty: ElemType::Float, dim: 1, acc: Read },
             ArgDesc::Idx { map_dim: None, idx: 0 },
         ];
-        let got = rewrite(src, "k", &args, 8).unwrap();
+        let got = rewrite(src, "k", &args, 8).unwrap().text;
         assert!(
             got.contains(
                 "void op2_simd_k(const double a[][8], double b[][8], const float *g, const int i[][8], int op2_lane)"
@@ -510,7 +589,7 @@ mod tests {
         assert!(got.starts_with("#line 2 \"kernel:k\"\n"));
         // INC by constant components, += and -=, *p.
         let src = "void k(const double *x, double *r) { r[1] += x[0]; *r -= x[1]; if (x[0] > 0) r[2] += 1.0; }";
-        let got = rewrite(src, "k", &[ind(2, Read), ind(3, Inc)], 4).unwrap();
+        let got = rewrite(src, "k", &[ind(2, Read), ind(3, Inc)], 4).unwrap().text;
         assert!(got.contains("r[1][op2_lane] += x[0][op2_lane]; r[0][op2_lane] -= x[1][op2_lane];"), "{got}");
     }
 
@@ -576,6 +655,18 @@ mod tests {
             let src = format!("void k(const double *a, double *b) {{ {body} }}");
             assert!(rewrite(&src, "k", &i, 4).is_ok(), "{body}: {:?}", rewrite(&src, "k", &i, 4));
         }
+        // Two INC arguments that may be one dat: their lanes go back in the kernel's order, which
+        // must be the same for every component; others keep argument order.
+        let two = [ind(2, Read), ind(2, Inc), ind(2, Inc), ind(3, Inc)];
+        let order = |body: &str| {
+            rewrite(&format!("void k(const double *a, double *p, double *q, double *r) {{ {body} }}"), "k", &two, 4)
+                .map(|r| r.inc_order)
+        };
+        assert_eq!(order("p[0] += a[0]; q[0] += a[1]; r[0] += 1.0;"), Ok(vec![1, 2, 3]));
+        assert_eq!(order("r[0] += 1.0; q[0] += a[1]; p[0] += a[0]; q[1] -= a[0]; p[1] -= 2.0;"), Ok(vec![2, 1, 3]));
+        assert_eq!(order("if (a[0] > 0) { q[0] += 1.0; p[0] += 1.0; } else { p[1] += 2.0; }"), Ok(vec![2, 1, 3]));
+        let e = order("p[0] += a[0]; q[0] += a[1]; q[1] += 1.0; p[1] += 1.0;").unwrap_err();
+        assert!(e.contains("args 1 and 2 (OP_INC of one type and dim: possibly one dat) increment"), "{e}");
         assert!(one("void k(const double *a, double *b) { for (int n = 0; n < 2; n++) b[n] += a[n]; }", &i)
             .contains("loop"));
         let big = [dir(4096, Read), dir(1, Write)];

@@ -68,15 +68,16 @@ pub fn c_string(s: &str) -> String {
 }
 
 /// The lane-major copy of the kernel, or why there is none.
-pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<String, String> {
+pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<rewrite::Rewritten, String> {
     if crate::backend::host::codegen::fptr::is_stand_in(sig.kernel_name, sig.kernel_source) {
         return Err("the kernel is a compiled function, called once per element".to_string());
     }
     rewrite::rewrite(sig.kernel_source, sig.kernel_name, sig.args, lanes)
 }
 
-/// Emits `op2_loop_simd` and `op2_simd_mode` (the kernel's lane-major copy must precede it).
-pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lanes: usize) {
+/// Emits `op2_loop_simd` and `op2_simd_mode` (the kernel's lane-major copy must precede it);
+/// `inc_order`: the order the INC lanes go back to their dats (`rewrite::Rewritten`).
+pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lanes: usize, inc_order: &[usize]) {
     let l = lanes;
     emit_vector_prelude(w, sig, l);
     w.line(format!(
@@ -159,13 +160,12 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
     }
     w.line(format!("  {}({args}op2_j);", rewrite::simd_kernel_name(sig.kernel_name)));
     // Scatter, lane after lane.
-    let written: Vec<usize> = sig
-        .args
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| matches!(a, ArgDesc::Dat { acc, .. } if acc.writes()))
-        .map(|(i, _)| i)
+    // Stores first (direct WRITE/RW: no other argument shares their rows), then the increments
+    // in the kernel's order.
+    let mut written: Vec<usize> = (0..sig.args.len())
+        .filter(|&i| matches!(sig.args[i], ArgDesc::Dat { acc, .. } if acc.writes() && acc != Access::Inc))
         .collect();
+    written.extend(inc_order.iter().copied());
     let rows: Vec<usize> = written.iter().copied().filter(|&i| vec[i] && dat_dim(&sig.args[i]) >= 4).collect();
     if !rows.is_empty() {
         w.line("#if OP2_VEC4");
@@ -598,8 +598,8 @@ OP2_EXPORT void op2_loop_simd(int op2_start, int op2_end, void *const *op2_slots
       op2_simd_k((void *)op2_l0, (void *)op2_l1, (void *)op2_l2, (void *)op2_g3, (void *)op2_l4, op2_j);
     for (int op2_j = 0; op2_j < 4; op2_j++) {
       ptrdiff_t op2_n = op2_b + op2_j;
-      op2_a1[op2_n * 1 + 0] += op2_l1[0][op2_j];
       op2_a2[op2_n * 1 + 0] = op2_l2[0][op2_j];
+      op2_a1[op2_n * 1 + 0] += op2_l1[0][op2_j];
     }
   }
   if (op2_b < op2_end) op2_loop((int)op2_b, op2_end, op2_slots);
