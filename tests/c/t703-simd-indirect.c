@@ -11,7 +11,7 @@
  * shapes reverse: r2 before r1, component by component). The generated
  * source must hold the vector path (OP2_DUMP_SOURCE), unless the loops come from a pack. And a
  * kernel in bres_calc's form (a component incremented in both arms of an if) is vectorised and
- * gives the plain loop's values. */
+ * gives the plain loop's values, as does one with optional dats, present and absent. */
 #include "test.h"
 
 #include <sys/stat.h>
@@ -284,6 +284,66 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && !strstr(out, "  simd: branchy: simd (OP2_SIMD=on)\n"))
       test_fail_(__FILE__, __LINE__, "branchy is not vectorised:\n%s", out);
     free(out), free(emap), free(flag), free(a), free(b), free(r), free(ref);
+  }
+  {
+    /* Optional dats (op_opt_arg_dat): present, they are gathered and incremented as any; absent
+     * (opt = 0, the kernel told by a flag), neither read nor written. */
+    static const char *src_opt = "void optk(const int *flag, const double *a, const double *b, double *r, double *s) {\n"
+                                 "  r[0] += a[0] * 2.0;\n  r[1] -= a[1];\n  r[2] += a[2] + a[3];\n  r[3] += 1.0;\n"
+                                 "  if (*flag) {\n    s[0] += b[1] - b[0] / 4.0;\n    s[1] -= b[2] * b[3];\n  }\n}\n";
+    op_kernel ko = op_decl_kernel(src_opt, "optk");
+    int n = 1001, nn = nodes_of(n), e, k, opt;
+    int *emap = (int *)malloc(sizeof(int) * 2 * (size_t)n);
+    double *a = (double *)malloc(sizeof(double) * 4 * (size_t)nn), *b = (double *)malloc(sizeof(double) * 4 * (size_t)nn);
+    double *r = (double *)malloc(sizeof(double) * 4 * (size_t)nn), *sv = (double *)malloc(sizeof(double) * 2 * (size_t)nn);
+    double *rr = (double *)malloc(sizeof(double) * 4 * (size_t)nn), *rs = (double *)malloc(sizeof(double) * 2 * (size_t)nn);
+    op_set nodes, elems;
+    op_map m;
+    op_dat da, db, dr, ds;
+    char *out;
+    CHECK(emap && a && b && r && sv && rr && rs);
+    for (e = 0; e < n; e++) emap[2 * e] = col0(e, nn), emap[2 * e + 1] = col1(e, nn);
+    for (e = 0; e < 4 * nn; e++) a[e] = start_a(e / 4, e % 4) * 0.7, b[e] = start_b(e / 4, e % 4) * 1.1, r[e] = 0.25 * (e % 9);
+    for (e = 0; e < 2 * nn; e++) sv[e] = -0.5 * (e % 5);
+    nodes = op_decl_set(nn, "opt-nodes");
+    elems = op_decl_set(n, "opt-elems");
+    m = op_decl_map(elems, nodes, 2, emap, "opt-m");
+    da = op_decl_dat(nodes, 4, "double", a, "a");
+    db = op_decl_dat(nodes, 4, "double", b, "b");
+    dr = op_decl_dat(nodes, 4, "double", r, "r");
+    ds = op_decl_dat(nodes, 2, "double", sv, "s");
+    memcpy(rr, r, sizeof(double) * 4 * (size_t)nn);
+    memcpy(rs, sv, sizeof(double) * 2 * (size_t)nn);
+    for (opt = 1; opt >= 0; opt--) {
+      for (e = 0; e < n; e++) {
+        const double *pa = a + 4 * emap[2 * e], *pb = b + 4 * emap[2 * e + 1];
+        double *pr = rr + 4 * emap[2 * e], *ps = rs + 2 * emap[2 * e + 1];
+        pr[0] += pa[0] * 2.0;
+        pr[1] -= pa[1];
+        pr[2] += pa[2] + pa[3];
+        pr[3] += 1.0;
+        if (opt) {
+          ps[0] += pb[1] - pb[0] / 4.0;
+          ps[1] -= pb[2] * pb[3];
+        }
+      }
+      PAR_LOOP(ko, "optk", elems, op_arg_gbl(&opt, 1, "int", OP_READ), op_arg_dat(da, 0, m, 4, "double", OP_READ),
+               op_opt_arg_dat(opt, db, 1, m, 4, "double", OP_READ), op_arg_dat(dr, 0, m, 4, "double", OP_INC),
+               op_opt_arg_dat(opt, ds, 1, m, 2, "double", OP_INC));
+      CHECK_OK();
+      op_fetch_data(dr, r);
+      op_fetch_data(ds, sv);
+      CHECK_OK();
+      for (k = 0; k < 4 * nn; k++)
+        if (!close_to(&r[k], &rr[k], 1, exact_order ? 0.0 : 1e-12))
+          test_fail_(__FILE__, __LINE__, "optk, opt=%d, %d lanes: r[%d] = %.17g, want %.17g", opt, l, k, r[k], rr[k]);
+      if (!close_to(sv, rs, 2 * (size_t)nn, exact_order ? 0.0 : 1e-12))
+        test_fail_(__FILE__, __LINE__, "optk, opt=%d, %d lanes: s differs from the plain loop", opt, l);
+    }
+    out = test_stdout_of(op_timing_output);
+    if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && !strstr(out, "  simd: optk: simd (OP2_SIMD=on)\n"))
+      test_fail_(__FILE__, __LINE__, "optk is not vectorised:\n%s", out);
+    free(out), free(emap), free(a), free(b), free(r), free(sv), free(rr), free(rs);
   }
   if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && getenv("OP2_LOOP_PACK") == NULL) {
     /* The host library holds the vector path (and the switched-off kernel its lane loops);

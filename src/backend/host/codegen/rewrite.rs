@@ -10,9 +10,12 @@
 //! - an `OP_INC` dat is only incremented, each component once and by a constant index
 //!   (`p[2] += e;`, `p[0] -= e;`, `*p += e;`), outside any loop: its lanes start at -0.0 and
 //!   are added to the dat after the block, which gives exactly the scalar result;
-//! - no optional dats, vector (`T**`) arguments, indirect `OP_WRITE`/`OP_RW` (two lanes may
-//!   share a target), global reductions or `op_arg_info` (lanes would sum in another order
-//!   than `seq`), and no `static` variables in the kernel.
+//! - no vector (`T**`) arguments, indirect `OP_WRITE`/`OP_RW` (two lanes may share a target),
+//!   global reductions or `op_arg_info` (lanes would sum in another order than `seq`), and no
+//!   `static` variables in the kernel. An optional dat is accepted under the same rules (its
+//!   pointer is never compared, so the kernel cannot tell an absent one from a present one and
+//!   must not touch it: the wrapper gives it lanes that are neither read from nor written back
+//!   to a dat that is absent).
 //!
 //! Global `OP_READ` arguments are the same for every lane and keep their pointer form. The copy
 //! carries `#line` directives, so diagnostics in it name the user's kernel lines.
@@ -32,7 +35,6 @@ pub fn simd_kernel_name(kernel: &str) -> String {
 /// as the same pointer to every lane (global reads). Err: the argument cannot be vectorised.
 pub fn lane_arg(i: usize, a: &ArgDesc) -> Result<bool, String> {
     match *a {
-        ArgDesc::Dat { optional: true, .. } => Err(format!("arg {i} is an optional dat")),
         ArgDesc::Dat { how: DatAccess::Vector { .. }, .. } => {
             Err(format!("arg {i} is a vector argument over a whole map (T**)"))
         }
@@ -622,7 +624,9 @@ mod tests {
             dir(1, Read),
             ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Write, how: DatAccess::Direct, optional: true },
         ];
-        assert!(one("void k(const double *a, double *b) { }", &o).contains("optional"));
+        // An optional dat is rewritten as any, but its pointer may not be compared (to NULL).
+        assert!(rewrite("void k(const double *a, double *b) { b[0] = a[0]; }", "k", &o, 8).is_ok());
+        assert!(one("void k(const double *a, double *b) { if (b) b[0] = a[0]; }", &o).contains("compared"));
         let w = [ind(1, Read), ind(1, Write)];
         assert!(one("void k(const double *a, double *b) { }", &w).contains("indirect OP_WRITE"));
         // INC misuse: read, assigned, variable index, twice, in a loop.

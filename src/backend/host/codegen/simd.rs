@@ -305,12 +305,18 @@ fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usiz
     w.line("ptrdiff_t op2_n = op2_b + op2_j;");
     for &i in which {
         match sig.args[i] {
-            ArgDesc::Dat { ty, dim, acc, how, .. } => {
+            ArgDesc::Dat { ty, dim, acc, how, optional } => {
+                if optional {
+                    w.open(format!("if (op2_a{i})")); // absent: no values to read
+                }
                 let base = element_base(w, i, dim, how);
                 if acc == Access::Inc {
                     components(w, dim, |k| format!("op2_l{i}[{k}][op2_j] = ({})-0.0;", ty.c_name()));
                 } else {
                     components(w, dim, |k| format!("op2_l{i}[{k}][op2_j] = op2_a{i}[{base} + {k}];"));
+                }
+                if optional {
+                    w.close();
                 }
             }
             ArgDesc::Idx { map_dim: None, .. } => {
@@ -330,7 +336,7 @@ fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usiz
 /// Lanes `op2_g` to `op2_g + 3` of vector-path argument `i`: its rows transposed into the lane
 /// arrays (READ), or its lanes set to -0.0 (INC), with whole-vector stores.
 fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
-    let ArgDesc::Dat { ty, dim, acc, how: DatAccess::Indirect { map_dim, idx }, .. } = *a else { return };
+    let ArgDesc::Dat { ty, dim, acc, how: DatAccess::Indirect { map_dim, idx }, optional } = *a else { return };
     let (c, t) = (ty.c_name(), vector_tag(ty).unwrap_or("d"));
     if acc == Access::Inc {
         for k in 0..dim {
@@ -340,7 +346,7 @@ fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
         }
         return;
     }
-    w.open("");
+    w.open(if optional { format!("if (op2_a{i})") } else { String::new() }); // absent: nothing to read
     for q in 0..4 {
         w.line(format!(
             "const {c} *op2_p{q} = op2_a{i} + (ptrdiff_t)op2_m{i}[(op2_b + op2_g + {q}) * {map_dim} + {idx}] * {dim};"
@@ -391,7 +397,10 @@ fn scatter_rows(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
 /// Lane `lane` (an expression) of written argument `i` back to its dat: stores for WRITE/RW,
 /// `+=` for INC; with `rows`, the whole groups of 4 components from `op2_rI` as vectors.
 fn scatter_lane(w: &mut CodeWriter, i: usize, a: &ArgDesc, lane: &str, rows: bool) {
-    let ArgDesc::Dat { ty, dim, acc, how, .. } = *a else { return };
+    let ArgDesc::Dat { ty, dim, acc, how, optional } = *a else { return };
+    if optional {
+        w.open(format!("if (op2_a{i})")); // absent: its lanes go nowhere
+    }
     let base = element_base(w, i, dim, how);
     let op = if acc == Access::Inc { "+=" } else { "=" };
     let whole = if rows { dim / 4 * 4 } else { 0 };
@@ -405,6 +414,9 @@ fn scatter_lane(w: &mut CodeWriter, i: usize, a: &ArgDesc, lane: &str, rows: boo
         for k in whole..dim {
             w.line(format!("op2_a{i}[{base} + {k}] {op} op2_l{i}[{k}][{lane}];"));
         }
+    }
+    if optional {
+        w.close();
     }
 }
 
