@@ -11,7 +11,8 @@
  * shapes reverse: r2 before r1, component by component). The generated
  * source must hold the vector path (OP2_DUMP_SOURCE), unless the loops come from a pack. And a
  * kernel in bres_calc's form (a component incremented in both arms of an if) is vectorised and
- * gives the plain loop's values, as does one with optional dats, present and absent. */
+ * gives the plain loop's values, as do one with optional dats, present and absent, and one with
+ * vector arguments (T**) read and incremented. */
 #include "test.h"
 
 #include <sys/stat.h>
@@ -344,6 +345,63 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && !strstr(out, "  simd: optk: simd (OP2_SIMD=on)\n"))
       test_fail_(__FILE__, __LINE__, "optk is not vectorised:\n%s", out);
     free(out), free(emap), free(a), free(b), free(r), free(sv), free(rr), free(rs);
+  }
+  {
+    /* Vector arguments (T**, all of a cell's nodes): coordinates read, residuals incremented
+     * column after column, one cell in 13 with a node twice (its columns 0 and 2 share a row). */
+    static const char *src_v =
+        "void vk(const double **x, const double *q, double **r) {\n"
+        "  double a = x[0][0] - x[2][0], b = x[1][1] - x[3][1];\n"
+        "  r[0][0] += a * q[0]; r[0][1] += b; r[0][2] -= q[1]; r[0][3] += a * b;\n"
+        "  r[1][0] -= a; r[1][1] += q[2] * b; r[1][2] += 0.5; r[1][3] -= q[3];\n"
+        "  r[2][0] += b * q[0]; r[2][1] -= a * q[1]; r[2][2] += a; r[2][3] += b;\n"
+        "  r[3][0] += 1.0; r[3][1] += a + b; r[3][2] -= b * 0.25; r[3][3] += q[0] * q[1];\n}\n";
+    op_kernel kv4 = op_decl_kernel(src_v, "vk");
+    int n = 1001, nn = n / 2 + 6, e, k;
+    int *cmap = (int *)malloc(sizeof(int) * 4 * (size_t)n);
+    double *x = (double *)malloc(sizeof(double) * 2 * (size_t)nn), *q = (double *)malloc(sizeof(double) * 4 * (size_t)n);
+    double *r = (double *)malloc(sizeof(double) * 4 * (size_t)nn), *rr = (double *)malloc(sizeof(double) * 4 * (size_t)nn);
+    op_set nodes, cells;
+    op_map m;
+    op_dat dx, dq, dr;
+    char *out;
+    CHECK(cmap && x && q && r && rr);
+    for (e = 0; e < n; e++) {
+      for (k = 0; k < 4; k++) cmap[4 * e + k] = (e / 2 + k) % nn;
+      if (e % 13 == 4) cmap[4 * e + 2] = cmap[4 * e];
+      for (k = 0; k < 4; k++) q[4 * e + k] = 0.01 * ((e * 7 + k * 3) % 17) - 0.05;
+    }
+    for (e = 0; e < nn; e++) {
+      x[2 * e] = start_a(e, 0) * 0.3, x[2 * e + 1] = start_b(e, 1) * 0.2;
+      for (k = 0; k < 4; k++) r[4 * e + k] = rr[4 * e + k] = start_r(e, k) * 0.5;
+    }
+    for (e = 0; e < n; e++) {
+      const double *xc[4], *qe = q + 4 * e;
+      double *rc[4], a, b;
+      for (k = 0; k < 4; k++) xc[k] = x + 2 * cmap[4 * e + k], rc[k] = rr + 4 * cmap[4 * e + k];
+      a = xc[0][0] - xc[2][0], b = xc[1][1] - xc[3][1];
+      rc[0][0] += a * qe[0]; rc[0][1] += b; rc[0][2] -= qe[1]; rc[0][3] += a * b;
+      rc[1][0] -= a; rc[1][1] += qe[2] * b; rc[1][2] += 0.5; rc[1][3] -= qe[3];
+      rc[2][0] += b * qe[0]; rc[2][1] -= a * qe[1]; rc[2][2] += a; rc[2][3] += b;
+      rc[3][0] += 1.0; rc[3][1] += a + b; rc[3][2] -= b * 0.25; rc[3][3] += qe[0] * qe[1];
+    }
+    nodes = op_decl_set(nn, "v-nodes");
+    cells = op_decl_set(n, "v-cells");
+    m = op_decl_map(cells, nodes, 4, cmap, "v-m");
+    dx = op_decl_dat(nodes, 2, "double", x, "x");
+    dq = op_decl_dat(cells, 4, "double", q, "q");
+    dr = op_decl_dat(nodes, 4, "double", r, "r");
+    PAR_LOOP(kv4, "vk", cells, op_arg_dat(dx, -4, m, 2, "double", OP_READ), op_arg_dat(dq, -1, OP_ID, 4, "double", OP_READ),
+             op_arg_dat(dr, -4, m, 4, "double", OP_INC));
+    CHECK_OK();
+    op_fetch_data(dr, r);
+    CHECK_OK();
+    if (!close_to(r, rr, 4 * (size_t)nn, exact_order ? 0.0 : 1e-12))
+      test_fail_(__FILE__, __LINE__, "vk, %d lanes: results differ from the plain loop", l);
+    out = test_stdout_of(op_timing_output);
+    if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && !strstr(out, "  simd: vk: simd (OP2_SIMD=on)\n"))
+      test_fail_(__FILE__, __LINE__, "vk is not vectorised:\n%s", out);
+    free(out), free(cmap), free(x), free(q), free(r), free(rr);
   }
   if (strcmp(argv[1], "opencl") != 0 && strcmp(argv[1], "cuda") != 0 && getenv("OP2_LOOP_PACK") == NULL) {
     /* The host library holds the vector path (and the switched-off kernel its lane loops);

@@ -35,9 +35,10 @@ pub fn simd_kernel_name(kernel: &str) -> String {
 /// as the same pointer to every lane (global reads). Err: the argument cannot be vectorised.
 pub fn lane_arg(i: usize, a: &ArgDesc) -> Result<bool, String> {
     match *a {
-        ArgDesc::Dat { how: DatAccess::Vector { .. }, .. } => {
-            Err(format!("arg {i} is a vector argument over a whole map (T**)"))
-        }
+        ArgDesc::Dat { acc: Access::Write | Access::Rw, how: DatAccess::Vector { .. }, .. } => Err(format!(
+            "arg {i} is a vector argument (T**) with {} (two lanes may share a target)",
+            if matches!(a, ArgDesc::Dat { acc: Access::Write, .. }) { "OP_WRITE" } else { "OP_RW" }
+        )),
         ArgDesc::Dat { acc: Access::Write | Access::Rw, how: DatAccess::Indirect { .. }, .. } => Err(format!(
             "arg {i} is an indirect {} (two lanes may share a target)",
             if matches!(a, ArgDesc::Dat { acc: Access::Write, .. }) { "OP_WRITE" } else { "OP_RW" }
@@ -53,11 +54,21 @@ pub fn lane_arg(i: usize, a: &ArgDesc) -> Result<bool, String> {
     }
 }
 
+/// Rows an argument gives each element: the map's arity for a vector argument (`T**`), else 1.
+pub fn columns(how: DatAccess) -> usize {
+    match how {
+        DatAccess::Vector { map_dim } => map_dim,
+        _ => 1,
+    }
+}
+
 /// Bytes of lane arrays the wrapper needs for `args` with `lanes` lanes.
 pub fn lane_bytes(args: &[ArgDesc], lanes: usize) -> usize {
     args.iter()
         .map(|a| match *a {
-            ArgDesc::Dat { ty, dim, .. } => dim.saturating_mul(ty.size()).saturating_mul(lanes),
+            ArgDesc::Dat { ty, dim, how, .. } => {
+                dim.saturating_mul(columns(how)).saturating_mul(ty.size()).saturating_mul(lanes)
+            }
             ArgDesc::Idx { .. } => 4 * lanes,
             _ => 0,
         })
@@ -106,12 +117,19 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
         let depth = g.iter().filter(|t| t.kind == TokKind::Punct && (t.text == "*" || t.text == "[")).count();
         let words: Vec<&str> =
             g.iter().filter(|t| t.kind == TokKind::Ident && !QUALIFIERS.contains(&t.text)).map(|t| t.text).collect();
-        if depth != 1 || words.len() < 2 || g.iter().any(|t| t.text == "(") {
-            return Err(format!("parameter {} '{text}' is not of the form T *p", i + 1));
+        let vector = matches!(args[i], ArgDesc::Dat { how: DatAccess::Vector { .. }, .. });
+        let want = if vector { 2 } else { 1 };
+        if depth != want || words.len() < 2 || g.iter().any(|t| t.text == "(") {
+            let form = if vector { "T **p" } else { "T *p" };
+            return Err(format!("parameter {} '{text}' is not of the form {form}", i + 1));
         }
         let name = words[words.len() - 1];
         let konst = if g.iter().any(|t| t.text == "const") { "const " } else { "" };
-        decls.push(format!("{konst}{} {name}[][{lanes}]", words[..words.len() - 1].join(" ")));
+        let inner = match args[i] {
+            ArgDesc::Dat { dim, how: DatAccess::Vector { .. }, .. } => format!("[{dim}]"),
+            _ => String::new(),
+        };
+        decls.push(format!("{konst}{} {name}[]{inner}[{lanes}]", words[..words.len() - 1].join(" ")));
         names.push(Some(name));
     }
     // A macro that names a parameter may hide how it is used.
@@ -186,20 +204,50 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
             _ => 1,
         };
         let inc = matches!(args[p], ArgDesc::Dat { acc: Access::Inc, .. });
+        let vector_cols = match args[p] {
+            ArgDesc::Dat { how: DatAccess::Vector { map_dim }, .. } => Some(map_dim),
+            _ => None,
+        };
         let next = toks.get(j + 1).copied();
         if next.is_some_and(|n| n.kind == TokKind::Punct && n.text == "[") {
-            let Some(rb) = clex::matching(&toks, j + 1) else {
+            let Some(mut rb) = clex::matching(&toks, j + 1) else {
                 return Err(format!("{what}: unbalanced brackets"));
             };
             if addr_of {
                 return Err(format!("{what} has its address taken"));
             }
-            if inc {
-                let comp = if rb == j + 3 && toks[j + 2].kind == TokKind::Number {
-                    toks[j + 2].text.parse::<usize>().ok()
+            let constant = |at: usize, end: usize| {
+                if end == at + 2 && toks[at + 1].kind == TokKind::Number {
+                    toks[at + 1].text.parse::<usize>().ok()
                 } else {
                     None
+                }
+            };
+            // A vector argument: p[column][component].
+            if let Some(cols) = vector_cols {
+                let column = constant(j + 1, rb).filter(|&c| c < cols);
+                let Some(rb2) = toks.get(rb + 1).filter(|t| t.text == "[").and_then(|_| clex::matching(&toks, rb + 1))
+                else {
+                    return Err(format!("{what} is a vector argument (T**) used other than as {}[i][k]", t.text));
                 };
+                let comp = constant(rb + 1, rb2);
+                if inc {
+                    if column.is_none() {
+                        return Err(format!(
+                            "{what} is OP_INC but its column is not a constant below the map's arity {cols}"
+                        ));
+                    }
+                    let Some(k) = comp.filter(|&k| k < dim) else {
+                        return Err(format!("{what} is OP_INC but not indexed by a constant below its dim {dim}"));
+                    };
+                    // The vector argument's components, numbered column after column.
+                    let flat = column.map(|c| c * dim + k);
+                    check_inc(&what, flat, dim * cols, is_compound(rb2 + 1), arms_at(j), &mut inc_seen[p])?;
+                    inc_at.push((p, flat.unwrap_or(0), j, arms_at(j)));
+                }
+                rb = rb2;
+            } else if inc {
+                let comp = constant(j + 1, rb);
                 check_inc(&what, comp, dim, is_compound(rb + 1), arms_at(j), &mut inc_seen[p])?;
                 inc_at.push((p, comp.unwrap_or(0), j, arms_at(j)));
             }
@@ -207,6 +255,9 @@ pub fn rewrite(src: &str, kernel: &str, args: &[ArgDesc], lanes: usize) -> Resul
             edits.push((at, at, "[op2_lane]".to_string()));
             j += 1; // the index itself may use parameters
             continue;
+        }
+        if vector_cols.is_some() {
+            return Err(format!("{what} is a vector argument (T**) used other than as {}[i][k]", t.text));
         }
         // A `*` before a pointer is always a dereference (a pointer cannot be multiplied).
         if prev.text != "*" {
@@ -274,6 +325,32 @@ fn increment_order(args: &[ArgDesc], inc_at: &[(usize, usize, usize, Arms)]) -> 
         _ => None,
     };
     let incs: Vec<usize> = (0..args.len()).filter(|&i| shape(i).is_some()).collect();
+    // A vector argument's columns may be one row (an element whose map repeats an entry): they go
+    // back column after column, so the kernel must increment each component in column order,
+    // and no other INC argument of its type and dim may share its rows.
+    for &v in &incs {
+        let ArgDesc::Dat { dim, how: DatAccess::Vector { .. }, .. } = args[v] else { continue };
+        let dim = dim.max(1);
+        for a in inc_at.iter().filter(|o| o.0 == v) {
+            for b in inc_at.iter().filter(|o| o.0 == v && o.1 % dim == a.1 % dim && o.1 / dim > a.1 / dim) {
+                if b.2 < a.2 && !exclusive(&a.3, &b.3) {
+                    return Err(format!(
+                        "arg {v} (a vector argument, T**) increments column {} before column {} (component {}): its columns go back in column order",
+                        b.1 / dim,
+                        a.1 / dim,
+                        a.1 % dim
+                    ));
+                }
+            }
+        }
+        if let Some(&o) = incs.iter().find(|&&o| o != v && shape(o) == shape(v)) {
+            return Err(format!(
+                "args {} and {} (OP_INC of one type and dim: possibly one dat) include a vector argument (T**)",
+                v.min(o),
+                v.max(o)
+            ));
+        }
+    }
     // after[a]: the arguments whose increments come after a's.
     let mut after: Vec<Vec<usize>> = vec![Vec::new(); args.len()];
     for (x, &p) in incs.iter().enumerate() {
@@ -618,8 +695,29 @@ mod tests {
         assert!(e.contains("used other than"), "{e}");
         let e = one("void k(const double *a, double *b) { { double a = 1; b[0] = a; } }", &r);
         assert!(e.contains("declared again"), "{e}");
+        // Vector arguments (T**): read as a[i][k]; any other use, an OP_WRITE one, or increments
+        // out of column order are refused.
         let v = [dat(1, Read, DatAccess::Vector { map_dim: 2 }), dir(1, Write)];
-        assert!(one("void k(const double **a, double *b) { b[0] = a[0][0]; }", &v).contains("T**"));
+        let got =
+            rewrite("void k(const double **a, double *b) { b[0] = a[0][0] + a[1][0]; }", "k", &v, 8).unwrap().text;
+        assert!(
+            got.contains("static inline void op2_simd_k(const double a[][1][8], double b[][8], int op2_lane)"),
+            "{got}"
+        );
+        assert!(got.contains("b[0][op2_lane] = a[0][0][op2_lane] + a[1][0][op2_lane];"), "{got}");
+        assert!(one("void k(const double **a, double *b) { b[0] = *a[0]; }", &v).contains("T**"));
+        assert!(one("void k(const double *a, double *b) { b[0] = a[0]; }", &v).contains("not of the form T **p"));
+        let vw = [dat(1, Write, DatAccess::Vector { map_dim: 2 }), dir(1, Read)];
+        assert!(one("void k(double **a, const double *b) { a[0][0] = b[0]; }", &vw).contains("with OP_WRITE"));
+        let vi = [dat(2, Inc, DatAccess::Vector { map_dim: 3 }), dir(1, Read)];
+        let got = rewrite("void k(double **r, const double *b) { r[0][1] += b[0]; r[2][1] -= 1.0; }", "k", &vi, 4);
+        assert_eq!(got.map(|r| r.inc_order), Ok(vec![0]));
+        let e = one("void k(double **r, const double *b) { r[2][1] += b[0]; r[0][1] -= 1.0; }", &vi);
+        assert!(e.contains("arg 0 (a vector argument, T**) increments column 2 before column 0 (component 1)"), "{e}");
+        let e = one("void k(double **r, const double *b) { r[0][1] += b[0]; r[0][1] -= 1.0; }", &vi);
+        assert!(e.contains("component 1 is incremented more than once"), "{e}");
+        let e = one("void k(double **r, const double *b) { r[3][0] += b[0]; }", &vi);
+        assert!(e.contains("column is not a constant below the map's arity 3"), "{e}");
         let o = [
             dir(1, Read),
             ArgDesc::Dat { ty: ElemType::Double, dim: 1, acc: Write, how: DatAccess::Direct, optional: true },

@@ -115,6 +115,9 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
     w.open(format!("for (; op2_b + {l} <= op2_end; op2_b += {l})"));
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
+            ArgDesc::Dat { ty, dim, how: DatAccess::Vector { map_dim }, .. } => {
+                w.line(format!("_Alignas(64) {} op2_l{i}[{map_dim}][{dim}][{l}];", ty.c_name()))
+            }
             ArgDesc::Dat { ty, dim, .. } => w.line(format!("_Alignas(64) {} op2_l{i}[{dim}][{l}];", ty.c_name())),
             ArgDesc::Idx { .. } => w.line(format!("_Alignas(64) int op2_l{i}[1][{l}];")),
             _ => continue,
@@ -200,18 +203,6 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
     w.line(format!("OP2_EXPORT const int {MODE_SYMBOL} = {m};"));
 }
 
-/// Declares `op2_eI`, the first value of argument `i`'s element for lane `op2_n`, and returns
-/// the expression to index with.
-fn element_base(w: &mut CodeWriter, i: usize, dim: usize, how: DatAccess) -> String {
-    match how {
-        DatAccess::Indirect { map_dim, idx } => {
-            w.line(format!("ptrdiff_t op2_e{i} = (ptrdiff_t)op2_m{i}[op2_n * {map_dim} + {idx}] * {dim};"));
-            format!("op2_e{i}")
-        }
-        _ => format!("op2_n * {dim}"),
-    }
-}
-
 /// Lanes per block when `OP2_SIMD_LEN` is not set: 4 for a loop with an indirect increment on
 /// the vector path, 8 otherwise. Measured (Airfoil 720K, seq, 2-core Xeon as AVX2): res_calc
 /// (indirect INC) 0.60-0.63x its scalar time with 4 lanes, 0.72x with 8; adt_calc (indirect
@@ -230,7 +221,7 @@ const VECTOR_DIM_MAX: usize = 16;
 /// Whether argument `a` takes the vector path (see the module note): an indirect `OP_READ` or
 /// `OP_INC` dat of a type GNU vectors hold, with blocks of whole groups of 4 lanes.
 fn on_vector_path(a: &ArgDesc, lanes: usize) -> bool {
-    matches!(*a, ArgDesc::Dat { ty, dim, acc: Access::Read | Access::Inc, how: DatAccess::Indirect { .. }, .. }
+    matches!(*a, ArgDesc::Dat { ty, dim, acc: Access::Read | Access::Inc, how: DatAccess::Indirect { .. } | DatAccess::Vector { .. }, .. }
         if lanes % 4 == 0 && dim <= VECTOR_DIM_MAX && vector_tag(ty).is_some())
 }
 
@@ -309,11 +300,14 @@ fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usiz
                 if optional {
                     w.open(format!("if (op2_a{i})")); // absent: no values to read
                 }
-                let base = element_base(w, i, dim, how);
-                if acc == Access::Inc {
-                    components(w, dim, |k| format!("op2_l{i}[{k}][op2_j] = ({})-0.0;", ty.c_name()));
-                } else {
-                    components(w, dim, |k| format!("op2_l{i}[{k}][op2_j] = op2_a{i}[{base} + {k}];"));
+                for v in views(i, how) {
+                    let lanes = &v.lanes;
+                    let base = view_base(w, i, dim, &v);
+                    if acc == Access::Inc {
+                        components(w, dim, |k| format!("{lanes}[{k}][op2_j] = ({})-0.0;", ty.c_name()));
+                    } else {
+                        components(w, dim, |k| format!("{lanes}[{k}][op2_j] = op2_a{i}[{base} + {k}];"));
+                    }
                 }
                 if optional {
                     w.close();
@@ -336,87 +330,130 @@ fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usiz
 /// Lanes `op2_g` to `op2_g + 3` of vector-path argument `i`: its rows transposed into the lane
 /// arrays (READ), or its lanes set to -0.0 (INC), with whole-vector stores.
 fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
-    let ArgDesc::Dat { ty, dim, acc, how: DatAccess::Indirect { map_dim, idx }, optional } = *a else { return };
+    let ArgDesc::Dat { ty, dim, acc, how, optional } = *a else { return };
     let (c, t) = (ty.c_name(), vector_tag(ty).unwrap_or("d"));
-    if acc == Access::Inc {
-        for k in 0..dim {
+    for v in views(i, how) {
+        let (lanes, Some((map_dim, idx))) = (&v.lanes, v.map) else { continue };
+        if acc == Access::Inc {
+            for k in 0..dim {
+                w.line(format!(
+                    "*(op2_v4{t} *)&{lanes}[{k}][op2_g] = (op2_v4{t}){{({c})-0.0, ({c})-0.0, ({c})-0.0, ({c})-0.0}};"
+                ));
+            }
+            continue;
+        }
+        w.open(if optional { format!("if (op2_a{i})") } else { String::new() }); // absent: nothing to read
+        for q in 0..4 {
             w.line(format!(
-                "*(op2_v4{t} *)&op2_l{i}[{k}][op2_g] = (op2_v4{t}){{({c})-0.0, ({c})-0.0, ({c})-0.0, ({c})-0.0}};"
+                "const {c} *op2_p{q} = op2_a{i} + (ptrdiff_t)op2_m{i}[(op2_b + op2_g + {q}) * {map_dim} + {idx}] * {dim};"
             ));
         }
-        return;
-    }
-    w.open(if optional { format!("if (op2_a{i})") } else { String::new() }); // absent: nothing to read
-    for q in 0..4 {
-        w.line(format!(
-            "const {c} *op2_p{q} = op2_a{i} + (ptrdiff_t)op2_m{i}[(op2_b + op2_g + {q}) * {map_dim} + {idx}] * {dim};"
-        ));
-    }
-    let whole = dim / 4 * 4;
-    for c0 in (0..whole).step_by(4) {
-        w.line(format!(
-            "op2_v4{t} op2_w{c0}_0 = *(const op2_u4{t} *)(op2_p0 + {c0}), op2_w{c0}_1 = *(const op2_u4{t} *)(op2_p1 + {c0}), op2_w{c0}_2 = *(const op2_u4{t} *)(op2_p2 + {c0}), op2_w{c0}_3 = *(const op2_u4{t} *)(op2_p3 + {c0});"
-        ));
-        w.line(format!("OP2_TRANSPOSE4(op2_w{c0}_0, op2_w{c0}_1, op2_w{c0}_2, op2_w{c0}_3);"));
-        for q in 0..4 {
-            w.line(format!("*(op2_v4{t} *)&op2_l{i}[{}][op2_g] = op2_w{c0}_{q};", c0 + q));
+        let whole = dim / 4 * 4;
+        for c0 in (0..whole).step_by(4) {
+            w.line(format!(
+                "op2_v4{t} op2_w{c0}_0 = *(const op2_u4{t} *)(op2_p0 + {c0}), op2_w{c0}_1 = *(const op2_u4{t} *)(op2_p1 + {c0}), op2_w{c0}_2 = *(const op2_u4{t} *)(op2_p2 + {c0}), op2_w{c0}_3 = *(const op2_u4{t} *)(op2_p3 + {c0});"
+            ));
+            w.line(format!("OP2_TRANSPOSE4(op2_w{c0}_0, op2_w{c0}_1, op2_w{c0}_2, op2_w{c0}_3);"));
+            for q in 0..4 {
+                w.line(format!("*(op2_v4{t} *)&{lanes}[{}][op2_g] = op2_w{c0}_{q};", c0 + q));
+            }
         }
-    }
-    for k in whole..dim {
-        w.line(format!(
-            "*(op2_v4{t} *)&op2_l{i}[{k}][op2_g] = (op2_v4{t}){{op2_p0[{k}], op2_p1[{k}], op2_p2[{k}], op2_p3[{k}]}};"
-        ));
-    }
-    w.close();
-}
-
-/// Lanes `op2_g` to `op2_g + 3` of INC argument `i`'s whole groups of 4 components, transposed
-/// back into rows: `op2_rI[lane][component]`.
-fn scatter_rows(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
-    let ArgDesc::Dat { ty, dim, .. } = *a else { return };
-    let (c, t) = (ty.c_name(), vector_tag(ty).unwrap_or("d"));
-    let whole = dim / 4 * 4;
-    w.line(format!("_Alignas(64) {c} op2_r{i}[4][{whole}];"));
-    for c0 in (0..whole).step_by(4) {
-        w.open("");
-        w.line(format!(
-            "op2_v4{t} op2_w0 = *(op2_v4{t} *)&op2_l{i}[{}][op2_g], op2_w1 = *(op2_v4{t} *)&op2_l{i}[{}][op2_g], op2_w2 = *(op2_v4{t} *)&op2_l{i}[{}][op2_g], op2_w3 = *(op2_v4{t} *)&op2_l{i}[{}][op2_g];",
-            c0,
-            c0 + 1,
-            c0 + 2,
-            c0 + 3
-        ));
-        w.line("OP2_TRANSPOSE4(op2_w0, op2_w1, op2_w2, op2_w3);");
-        for q in 0..4 {
-            w.line(format!("*(op2_u4{t} *)&op2_r{i}[{q}][{c0}] = op2_w{q};"));
+        for k in whole..dim {
+            w.line(format!(
+                "*(op2_v4{t} *)&{lanes}[{k}][op2_g] = (op2_v4{t}){{op2_p0[{k}], op2_p1[{k}], op2_p2[{k}], op2_p3[{k}]}};"
+            ));
         }
         w.close();
     }
 }
 
+/// Lanes `op2_g` to `op2_g + 3` of INC argument `i`'s whole groups of 4 components, transposed
+/// back into rows: `op2_rI[lane][component]` (`op2_rI_C` for column C of a vector argument).
+fn scatter_rows(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
+    let ArgDesc::Dat { ty, dim, how, .. } = *a else { return };
+    let (c, t) = (ty.c_name(), vector_tag(ty).unwrap_or("d"));
+    let whole = dim / 4 * 4;
+    for v in views(i, how) {
+        let (lanes, tag) = (&v.lanes, &v.tag);
+        w.line(format!("_Alignas(64) {c} op2_r{tag}[4][{whole}];"));
+        for c0 in (0..whole).step_by(4) {
+            w.open("");
+            w.line(format!(
+                "op2_v4{t} op2_w0 = *(op2_v4{t} *)&{lanes}[{}][op2_g], op2_w1 = *(op2_v4{t} *)&{lanes}[{}][op2_g], op2_w2 = *(op2_v4{t} *)&{lanes}[{}][op2_g], op2_w3 = *(op2_v4{t} *)&{lanes}[{}][op2_g];",
+                c0,
+                c0 + 1,
+                c0 + 2,
+                c0 + 3
+            ));
+            w.line("OP2_TRANSPOSE4(op2_w0, op2_w1, op2_w2, op2_w3);");
+            for q in 0..4 {
+                w.line(format!("*(op2_u4{t} *)&op2_r{tag}[{q}][{c0}] = op2_w{q};"));
+            }
+            w.close();
+        }
+    }
+}
+
 /// Lane `lane` (an expression) of written argument `i` back to its dat: stores for WRITE/RW,
-/// `+=` for INC; with `rows`, the whole groups of 4 components from `op2_rI` as vectors.
+/// `+=` for INC (a vector argument's columns in order); with `rows`, the whole groups of 4
+/// components from `op2_rI` as vectors.
 fn scatter_lane(w: &mut CodeWriter, i: usize, a: &ArgDesc, lane: &str, rows: bool) {
     let ArgDesc::Dat { ty, dim, acc, how, optional } = *a else { return };
     if optional {
         w.open(format!("if (op2_a{i})")); // absent: its lanes go nowhere
     }
-    let base = element_base(w, i, dim, how);
     let op = if acc == Access::Inc { "+=" } else { "=" };
     let whole = if rows { dim / 4 * 4 } else { 0 };
     let t = vector_tag(ty).unwrap_or("d");
-    for c0 in (0..whole).step_by(4) {
-        w.line(format!("*(op2_u4{t} *)(op2_a{i} + {base} + {c0}) += *(op2_u4{t} *)&op2_r{i}[op2_j][{c0}];"));
-    }
-    if whole == 0 {
-        components(w, dim, |k| format!("op2_a{i}[{base} + {k}] {op} op2_l{i}[{k}][{lane}];"));
-    } else {
-        for k in whole..dim {
-            w.line(format!("op2_a{i}[{base} + {k}] {op} op2_l{i}[{k}][{lane}];"));
+    for v in views(i, how) {
+        let (lanes, tag) = (&v.lanes, &v.tag);
+        let base = view_base(w, i, dim, &v);
+        for c0 in (0..whole).step_by(4) {
+            w.line(format!("*(op2_u4{t} *)(op2_a{i} + {base} + {c0}) += *(op2_u4{t} *)&op2_r{tag}[op2_j][{c0}];"));
+        }
+        if whole == 0 {
+            components(w, dim, |k| format!("op2_a{i}[{base} + {k}] {op} {lanes}[{k}][{lane}];"));
+        } else {
+            for k in whole..dim {
+                w.line(format!("op2_a{i}[{base} + {k}] {op} {lanes}[{k}][{lane}];"));
+            }
         }
     }
     if optional {
         w.close();
+    }
+}
+
+/// One row an argument gives each element: its lane arrays (`op2_lI`, or `op2_lI[C]` for
+/// column C of a vector argument), the suffix of its temporaries, and the map column it comes
+/// through (None: the element's own row).
+struct View {
+    lanes: String,
+    tag: String,
+    map: Option<(usize, usize)>,
+}
+
+fn views(i: usize, how: DatAccess) -> Vec<View> {
+    match how {
+        DatAccess::Direct => vec![View { lanes: format!("op2_l{i}"), tag: i.to_string(), map: None }],
+        DatAccess::Indirect { map_dim, idx } => {
+            vec![View { lanes: format!("op2_l{i}"), tag: i.to_string(), map: Some((map_dim, idx)) }]
+        }
+        DatAccess::Vector { map_dim } => (0..map_dim)
+            .map(|c| View { lanes: format!("op2_l{i}[{c}]"), tag: format!("{i}_{c}"), map: Some((map_dim, c)) })
+            .collect(),
+    }
+}
+
+/// Declares `op2_eTAG`, the first value of view `v`'s row for lane `op2_n`, and returns the
+/// expression to index with.
+fn view_base(w: &mut CodeWriter, i: usize, dim: usize, v: &View) -> String {
+    match v.map {
+        Some((map_dim, idx)) => {
+            w.line(format!("ptrdiff_t op2_e{} = (ptrdiff_t)op2_m{i}[op2_n * {map_dim} + {idx}] * {dim};", v.tag));
+            format!("op2_e{}", v.tag)
+        }
+        None => format!("op2_n * {dim}"),
     }
 }
 
