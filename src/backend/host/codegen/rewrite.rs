@@ -7,12 +7,16 @@
 //! - every dat (and `op_arg_idx`) parameter is `T *p` or `T p[N]` and is used only as `p[expr]`
 //!   or `*p`: never passed on, compared, address-taken, used in pointer arithmetic, declared
 //!   again in the body, or named by a preprocessor macro (which could hide an index);
-//! - an `OP_INC` dat is only incremented, each component once and by a constant index
-//!   (`p[2] += e;`, `p[0] -= e;`, `*p += e;`), outside any loop: its lanes start at -0.0 and
-//!   are added to the dat after the block, which gives exactly the scalar result;
-//! - no vector (`T**`) arguments, indirect `OP_WRITE`/`OP_RW` (two lanes may share a target),
-//!   global reductions or `op_arg_info` (lanes would sum in another order than `seq`), and no
-//!   `static` variables in the kernel. An optional dat is accepted under the same rules (its
+//! - a vector argument (`T **p`, all of a map's columns) is used only as `p[i][k]`
+//!   (`p[i][k][op2_lane]` in the copy);
+//! - an `OP_INC` dat is only incremented, each component once on any path through the kernel's
+//!   if/else arms and by a constant index (`p[2] += e;`, `p[0] -= e;`, `*p += e;`, `p[1][2] +=
+//!   e;`), outside any loop: its lanes start at -0.0 and are added to the dat after the block,
+//!   which gives exactly the scalar result; INC arguments that may share rows (one type and
+//!   dim) go back in the kernel's order (`Rewritten::inc_order`);
+//! - no indirect `OP_WRITE`/`OP_RW` (two lanes may share a target), global reductions or
+//!   `op_arg_info` (lanes would sum in another order than `seq`), and no `static` variables in
+//!   the kernel. An optional dat is accepted under the same rules (its
 //!   pointer is never compared, so the kernel cannot tell an absent one from a present one and
 //!   must not touch it: the wrapper gives it lanes that are neither read from nor written back
 //!   to a dat that is absent).
