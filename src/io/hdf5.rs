@@ -876,6 +876,10 @@ pub(crate) mod imp {
         .map_err(|e| h5err(call, path, "memory type", e))?;
         transfer(ds, &mem, (start, count, cols), buf.as_mut_ptr(), false, collective)
             .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
+        // Pages the file filled with zeros (work arrays: OP2's files hold Airfoil's qold, adt
+        // and res as zeros) go back: resident, like a dat declared without data, only once a
+        // loop writes them.
+        buf.release_zero_pages();
         if matches!(ty, ElemType::Bool) {
             let v = buf.as_slice();
             if let Some(pos) = v.iter().position(|&b| b > 1) {
