@@ -127,7 +127,7 @@ pub(crate) mod imp {
 
     /// The MPI-IO collective buffer per aggregating process (MPI-IO's `cb_buffer_size` hint).
     #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
-    const CB_BUFFER_BYTES: usize = 4 << 20;
+    const CB_BUFFER_BYTES: usize = 1 << 20;
 
     /// Opens (or creates) a file, through the MPI-IO driver when `mpio(comm)` (collective).
     fn open_mode(path: &str, mode: Mode, comm: &Comm) -> hdf5::Result<File> {
