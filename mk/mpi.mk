@@ -193,10 +193,14 @@ test-mpi-partition-memory: install-test-prefix $(BIN)/airfoil $(BIN)/op2-meshgen
 # make bench-mem: bench/mem.sh, peak memory per process (airfoil --mem: VmHWM and the read,
 # partition and run phases; op_partition's own peak) of Airfoil from HDF5 on OP2's 720K mesh
 # (when $(AF_SHARED)/new_grid.dat.gz exists) and a generated 2.88M-cell mesh, at -n 1, 2, 4 with
-# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Not in TESTS.
+# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Then the OP2-style
+# airfoil_hdf5 (tests/cpp/op2-style) stage by stage with RCB, PARMETIS:KWAY, PTSCOTCH:KWAY. Not in
+# TESTS.
 .PHONY: bench-mem
-bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
-	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) bench/mem.sh
+bench-mem: install-test-prefix $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	$(MAKE) -C tests/cpp/op2-style OP2_PREFIX='$(OP2_TEST_PREFIX)' BUILD='$(abspath $(BUILD))/cpp-op2-style' \
+	  '$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5'
+	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) OP2_STYLE='$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5' bench/mem.sh
 
 # The MPI C tests again with OP2_VALIDATE=1 (each loop also run on seq from the same inputs and
 # compared, owned rows and the rows the loop ran over) on the backends under test other than
