@@ -497,17 +497,36 @@ fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc
     }
     let sd = &ctx.comm.sets[s];
     let np = ctx.comm.size() as usize;
-    let mut send: Vec<Vec<u32>> = vec![Vec::new(); np];
-    let mut gids: Vec<Vec<u8>> = vec![Vec::new(); np];
-    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
-        let q = distpart::home(&sd.offsets, g as usize);
-        send[q].push(i as u32);
-        gids[q].extend_from_slice(&g.to_ne_bytes());
+    // Sized exactly (counted first), and the original indices written straight into the
+    // all-to-all's one send buffer: the plan's two lists, the send buffer and the received one
+    // are all a fetch holds of it (#36: growing vectors and a second copy of every index cost
+    // about as much as the block a fetch brings).
+    let owned = &l.gids[..l.owned];
+    let mut counts = vec![0usize; np];
+    for &g in owned {
+        counts[distpart::home(&sd.offsets, g as usize)] += 1;
     }
-    let got = ctx.comm.all_to_all(&gids)?;
+    let send = counts
+        .iter()
+        .map(|&n| alloc::with_capacity::<u32>(n, "op_fetch_data: the rows each process gets"))
+        .collect::<Result<Vec<_>>>();
+    let mut send = ctx.comm.local(send)?;
+    for (i, &g) in owned.iter().enumerate() {
+        send[distpart::home(&sd.offsets, g as usize)].push(i as u32);
+    }
+    let bytes: Vec<usize> = counts.iter().map(|&n| n * 4).collect();
+    let (got, starts) = ctx.comm.all_to_all_fill(&bytes, |sbuf| {
+        for &i in send.iter().flatten() {
+            sbuf.extend_from_slice(&owned[i as usize].to_ne_bytes());
+        }
+    })?;
     let mut recv = Vec::with_capacity(np);
-    for b in &got {
-        let mut pos = Vec::with_capacity(b.len() / 4);
+    for q in 0..np {
+        let b = &got[starts[q]..starts[q + 1]];
+        let pos =
+            ctx.comm.local(alloc::with_capacity::<u32>(b.len() / 4, "op_fetch_data: the rows each process sends"))?;
+        recv.push(pos);
+        let pos = &mut recv[q];
         for c in b.chunks_exact(4) {
             let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
             let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
@@ -515,8 +534,8 @@ fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc
             };
             pos.push(k as u32);
         }
-        recv.push(pos);
     }
+    drop(got);
     let plan = std::sync::Arc::new(BlockPlan { send, recv });
     if let Ok(mut v) = ctx.comm.block_plans.lock() {
         if v.len() <= s {
