@@ -32,11 +32,14 @@
 # at -n 1 and -n 4 with RCB, PARMETIS:KWAY and PTSCOTCH:KWAY, against the same runs on the
 # 1800-cell mesh (Z: the fixed part, what a process holds whatever the mesh: program, libraries,
 # MPI, HDF5, op2), the largest -n 4 process must hold
-#   whole run (its final VmHWM):     F4 - Z4 <= 0.33 x (F1 - Z1)
+#   whole run (its final VmHWM):     F4 - Z4 <= R x (F1 - Z1)
 #   after the declarations:          D4 - Z4 <= 0.27 x (D1 - Z1)   (#36, point 1)
-# where F, D are the largest over processes and Z the 1800-cell run's same figure. The fixed
-# part is taken out because on a mesh a test can afford it is not small against the data (about
-# 44 MiB a process against 229 MiB of data at -n 1 on 1.2M cells); measured: 0.31-0.32 and 0.25.
+# where F, D are the largest over processes and Z the 1800-cell run's same figure; R is 0.33 for
+# RCB and 0.35 for the k-way partitioners, whose peak is PT-Scotch's own working memory (about 7x
+# its distributed graph, on top of the mesh: doc/mpi.md), measured 0.322-0.329 from run to run
+# on 1.2M, 2M and 2.88M cells (RCB 0.29-0.31): too close to 0.33 for a test. The fixed part is
+# taken out because on a mesh a test can afford it is not small against the data (about 44 MiB
+# a process against 229 MiB of data at -n 1 on 1.2M cells); declarations measured 0.255.
 # Run time: about 10 s on 2 cores, 30 s with OP2_STYLE.
 set -eu
 # Hang guards scale with the machine's load (tests/lib/budget.sh).
@@ -154,11 +157,13 @@ if [ -n "$op2_style" ]; then
     d4=$1 f4=$2
     set -- $(stages 4 "$part" "$tiny") || exit 1
     zd4=$1 zf4=$2
-    verdict=$(awk -v d1="$d1" -v f1="$f1" -v zd1="$zd1" -v zf1="$zf1" -v d4="$d4" -v f4="$f4" -v zd4="$zd4" -v zf4="$zf4" 'BEGIN {
+    r=0.33
+    case $part in *KWAY) r=0.35 ;; esac
+    verdict=$(awk -v r="$r" -v d1="$d1" -v f1="$f1" -v zd1="$zd1" -v zf1="$zf1" -v d4="$d4" -v f4="$f4" -v zd4="$zd4" -v zf4="$zf4" 'BEGIN {
       rf = (f4 - zf4) / (f1 - zf1); rd = (d4 - zd4) / (d1 - zd1)
-      v = (rf <= 0.33 && rd <= 0.27) ? "ok" : "FAIL"
-      printf "%s: whole run (F4 %d - Z4 %d) / (F1 %d - Z1 %d) = %.3f (at most 0.33); after the declarations (D4 %d - Z4 %d) / (D1 %d - Z1 %d) = %.3f (at most 0.27); raw F4 / F1 = %.2f",
-        v, f4, zf4, f1, zf1, rf, d4, zd4, d1, zd1, rd, f4 / f1 }')
+      v = (rf <= r && rd <= 0.27) ? "ok" : "FAIL"
+      printf "%s: whole run (F4 %d - Z4 %d) / (F1 %d - Z1 %d) = %.3f (at most %.2f); after the declarations (D4 %d - Z4 %d) / (D1 %d - Z1 %d) = %.3f (at most 0.27); raw F4 / F1 = %.2f",
+        v, f4, zf4, f1, zf1, rf, r, d4, zd4, d1, zd1, rd, f4 / f1 }')
     echo "partition-memory: OP2-style $part, -n 4 against -n 1 (KiB): $verdict"
     case $verdict in ok*) ;; *) fail=1 ;; esac
   done
