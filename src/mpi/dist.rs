@@ -499,13 +499,13 @@ pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> 
 }
 
 /// The most bytes of rows a process sends in one round of `to_declared_block_into`.
-pub const BLOCK_ROUND_BYTES: usize = 1 << 20;
+pub const BLOCK_ROUND_BYTES: usize = 256 << 10;
 
 /// `to_declared_block` into `out` (the declared block's `n * eb` bytes, e.g. the caller's
 /// array of `op_fetch_data`): in rounds of at most `BLOCK_ROUND_BYTES` of rows sent by each
 /// process (the number of rounds agreed: the most any process needs), each row sent with its
 /// original index and written to its place in `out` as it arrives. A fetch allocates one
-/// round's messages (at most 1 MiB of rows sent, P MiB received, 4 bytes more per row),
+/// round's messages (at most 256 KiB of rows sent, P x 256 KiB received, 4 bytes more per row),
 /// whatever the dat's size, and keeps nothing (#36: a plan of which rows go where, made once
 /// per set and kept, cost 8 bytes per owned row and as much again to make).
 pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8], out: &mut [u8]) -> Result<()> {
