@@ -37,7 +37,7 @@
 # where F, D are the largest over processes and Z the 1800-cell run's same figure; R is 0.33 for
 # RCB and 0.35 for the k-way partitioners, whose peak is PT-Scotch's own working memory (about 7x
 # its distributed graph, on top of the mesh: doc/mpi.md), measured 0.322-0.329 from run to run
-# on 1.2M, 2M and 2.88M cells (RCB 0.29-0.31): too close to 0.33 for a test. The fixed part is
+# on 1.2M, 2M and 2.88M cells (RCB 0.28-0.31): too close to 0.33 for a test. The fixed part is
 # taken out because on a mesh a test can afford it is not small against the data (about 44 MiB
 # a process against 229 MiB of data at -n 1 on 1.2M cells); declarations measured 0.255.
 # Run time: about 10 s on 2 cores, 30 s with OP2_STYLE.
