@@ -14,9 +14,18 @@
 # table (MiB). Oversubscribed on a small machine the figures are still per process: memory, not
 # time, is measured, so load does not change them (allocation order can, by a few hundred KiB).
 #
+# Then, with OP2_STYLE (the OP2-style tests/cpp/op2-style/airfoil_hdf5, which make bench-mem
+# builds): the program of issue 36, everything declared from HDF5 as OP2's programs do (its work
+# arrays too, zeros in the file), op_partition, BENCH_ITERS iterations and op_fetch_data of each
+# process's own block of q, on each mesh at -n 1 and at each -n of BENCH_NPROCS other than 1
+# with each partitioner of BENCH_STYLE_PARTS: a second table of VmHWM after each stage (init,
+# declarations, op_partition, the iterations, the fetch; max over processes) and the peak
+# against -n 1, raw and less the fixed part (the same run on an 1800-cell mesh).
+#
 # Environment: BIN (build/bin), BUILD (build), AF_SHARED (../shared/meshes), BENCH_NPROCS
 # (1 2 4), BENCH_PARTS (METIS:KWAY PARMETIS:KWAY RCB), BENCH_ITERS (5), BENCH_CELLS (2880000),
-# BENCH_MESHES (720k 2.88m), MPIEXEC (mpiexec --oversubscribe).
+# BENCH_MESHES (720k 2.88m), MPIEXEC (mpiexec --oversubscribe), OP2_STYLE (unset: no second
+# table), BENCH_STYLE_PARTS (RCB PARMETIS:KWAY PTSCOTCH:KWAY).
 set -eu
 BIN=${BIN:-build/bin}
 BUILD=${BUILD:-build}
@@ -100,6 +109,54 @@ for m in $MESHES; do
     done
   done
 done
+if [ -n "${OP2_STYLE:-}" ]; then
+  tiny=$dir/mesh-1800.h5
+  if [ ! -s "$tiny" ]; then
+    "$BIN/op2-meshgen" --ni 60 --nj 30 -o "$dir/mesh-1800.dat" >/dev/null
+    "$BIN/op2-h5convert" "$dir/mesh-1800.dat" "$tiny.tmp" >/dev/null && mv "$tiny.tmp" "$tiny"
+    rm -f "$dir/mesh-1800.dat"
+  fi
+  # stages MESH NPROC PART: "init declared partitioned run fetched" (KiB, max over processes)
+  stages() {
+    out=$dir/style-$(basename "$1" .h5)-n$2-$(echo "$3" | tr ':' '-').out
+    if ! $MPIEXEC -n "$2" "$OP2_STYLE" --mesh "$1" --iters "$ITERS" --partition "$3" --mem OP2_BACKEND=seq \
+         >"$out" 2>&1; then
+      echo "bench/mem.sh: OP2-style -n $2 $3 on $1 failed:" >&2
+      tail -n 20 "$out" >&2
+      return 1
+    fi
+    sed -n 's/^airfoil_hdf5: memory process .*: VmHWM KiB: init \([0-9]*\), declared \([0-9]*\), partitioned \([0-9]*\), run \([0-9]*\), fetched \([0-9]*\)$/\1 \2 \3 \4 \5/p' "$out" |
+      awk '{ for (i = 1; i <= 5; i++) if ($i > m[i]) m[i] = $i } END { print m[1] + 0, m[2] + 0, m[3] + 0, m[4] + 0, m[5] + 0 }'
+  }
+  style_parts=${BENCH_STYLE_PARTS:-RCB PARMETIS:KWAY PTSCOTCH:KWAY}
+  echo
+  echo "OP2-style airfoil_hdf5 (everything from op_decl_*_hdf5, op_partition, $ITERS iterations, op_fetch_data"
+  echo "of each process's block of q): VmHWM after each stage, max over processes, MiB; '+' what the stage"
+  echo "added to the peak; fixed: the same run on an 1800-cell mesh (its final VmHWM)"
+  echo
+  echo "| mesh | partitioner | -n | init | declarations | op_partition | iterations | fetch | peak / -n 1 | less the fixed part |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  for m in $MESHES; do
+    h5=$(mesh_h5 "$m")
+    [ -n "$h5" ] || continue
+    set -- $(stages "$h5" 1 BLOCK)
+    f1=$5
+    z1=$(stages "$tiny" 1 BLOCK | cut -d' ' -f5)
+    row() { # part n init decl part run fetch z
+      awk -v p="$1" -v n="$2" -v i="$3" -v d="$4" -v q="$5" -v r="$6" -v f="$7" -v z="$8" -v f1="$f1" -v z1="$z1" -v m="$m" 'BEGIN {
+        M = 1024; printf "| %s | %s | %s | %.1f | %.1f | %.1f (+%.1f) | %.1f (+%.1f) | %.1f (+%.1f) | %.2f | %.2f |\n",
+          m, p, n, i / M, d / M, q / M, (q - d) / M, r / M, (r - q) / M, f / M, (f - r) / M, f / f1, (f - z) / (f1 - z1) }'
+    }
+    row "(one process)" 1 "$@" "$z1"
+    for part in $style_parts; do
+      for n in $NPROCS; do
+        [ "$n" -eq 1 ] && continue
+        z=$(stages "$tiny" "$n" "$part" | cut -d' ' -f5)
+        row "$part" "$n" $(stages "$h5" "$n" "$part") "$z"
+      done
+    done
+  done
+fi
 echo
 echo "read/partition/run: the phase's peak above the resident size at its start (airfoil --mem);"
 echo "op_partition peak: the 'peak +M KiB' of op2's OP2_DIAGNOSTICS=1 line ('-' when it has none)."

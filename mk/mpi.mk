@@ -180,18 +180,27 @@ test-mpi-assumed-size: lib
 # make test-mpi-partition-memory: tests/mpi/partition_memory.sh, op_partition's peak memory per
 # process (OP2_DIAGNOSTICS=1 'memory: ... peak +M KiB' and airfoil --mem) on a 200K-cell HDF5
 # mesh (made once in $(BUILD)/test-mpi/mem): at -n 4 at most 0.35x the -n 1 peak + 2 MiB for
-# PARMETIS:KWAY and RCB; METIS:KWAY reported. About 10 s.
+# PARMETIS:KWAY and RCB; METIS:KWAY reported. Then the whole run of the OP2-style airfoil_hdf5
+# (tests/cpp/op2-style, built against the installed op2) on a 1.2M-cell mesh: at -n 4, less the
+# fixed part, at most 0.33x of -n 1 with RCB, 0.35x with PARMETIS:KWAY and PTSCOTCH:KWAY (PT-Scotch's
+# own memory), 0.27x after the declarations (#36). About 30 s.
 .PHONY: test-mpi-partition-memory
-test-mpi-partition-memory: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
-	tests/mpi/partition_memory.sh $(BIN) $(BUILD)/test-mpi/mem
+test-mpi-partition-memory: install-test-prefix $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	$(MAKE) -C tests/cpp/op2-style OP2_PREFIX='$(OP2_TEST_PREFIX)' BUILD='$(abspath $(BUILD))/cpp-op2-style' \
+	  '$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5'
+	tests/mpi/partition_memory.sh $(BIN) $(BUILD)/test-mpi/mem 200000 '$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5'
 
 # make bench-mem: bench/mem.sh, peak memory per process (airfoil --mem: VmHWM and the read,
 # partition and run phases; op_partition's own peak) of Airfoil from HDF5 on OP2's 720K mesh
 # (when $(AF_SHARED)/new_grid.dat.gz exists) and a generated 2.88M-cell mesh, at -n 1, 2, 4 with
-# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Not in TESTS.
+# METIS:KWAY, PARMETIS:KWAY and RCB; a markdown table (doc/mpi.md). Then the OP2-style
+# airfoil_hdf5 (tests/cpp/op2-style) stage by stage with RCB, PARMETIS:KWAY, PTSCOTCH:KWAY. Not in
+# TESTS.
 .PHONY: bench-mem
-bench-mem: $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
-	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) bench/mem.sh
+bench-mem: install-test-prefix $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
+	$(MAKE) -C tests/cpp/op2-style OP2_PREFIX='$(OP2_TEST_PREFIX)' BUILD='$(abspath $(BUILD))/cpp-op2-style' \
+	  '$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5'
+	BIN=$(BIN) BUILD=$(BUILD) AF_SHARED=$(AF_SHARED) OP2_STYLE='$(abspath $(BUILD))/cpp-op2-style/airfoil_hdf5' bench/mem.sh
 
 # The MPI C tests again with OP2_VALIDATE=1 (each loop also run on seq from the same inputs and
 # compared, owned rows and the rows the loop ran over) on the backends under test other than

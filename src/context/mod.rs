@@ -167,6 +167,32 @@ impl Context {
         Ok(MapId(self.maps.len() as u32 - 1))
     }
 
+    /// `decl_map` keeping `values` as the map's storage where no renumbering reorders it (a
+    /// map read from a file holds one copy of its rows, not two).
+    pub fn decl_map_vec(&mut self, from: SetId, to: SetId, dim: i32, values: Vec<i32>, name: &str) -> Result<MapId> {
+        let reordered = !self.comm.distributed()
+            && (self.sets[from.0 as usize].order.is_some() || self.sets[to.0 as usize].order.is_some());
+        if reordered {
+            return self.decl_map(from, to, dim, &values, name);
+        }
+        let base = self.index_base as i64;
+        let m = (|| {
+            if !self.comm.distributed() {
+                let (f, t) = (&self.sets[from.0 as usize], &self.sets[to.0 as usize]);
+                return Map::from_vec(name, (from, f), (to, t), dim, values, base);
+            }
+            if self.comm.partitioned {
+                op2_bail!(BadConfig, "op_decl_map '{name}': maps must be declared before op_partition");
+            }
+            let global = self.comm.global_size(to, self.sets[to.0 as usize].size);
+            let gto = Set::new(&self.sets[to.0 as usize].name, global.min(i32::MAX as usize) as i32)?;
+            Map::from_vec(name, (from, &self.sets[from.0 as usize]), (to, &gto), dim, values, base)
+        })();
+        let m = self.comm.agree(m)?;
+        self.maps.push(m);
+        Ok(MapId(self.maps.len() as u32 - 1))
+    }
+
     /// `op_decl_map_long`: `decl_map` with 64-bit entries, each checked against `to` (its global
     /// size under MPI) before it becomes one of op2's 32-bit entries: an entry outside is the
     /// error `op_decl_map` gives, named for `call` (agreed under MPI, as `decl_map` is).
@@ -249,6 +275,64 @@ impl Context {
         Ok(DatId(self.dats.len() as u32 - 1))
     }
 
+    /// `decl_dat` with the values already in a buffer of the dat's size, which becomes the dat's
+    /// storage (a dat read from a file: one copy of its rows, not two). Where the rows must be
+    /// moved (after `op_partition`, or renumbered), they are copied as `decl_dat` copies them.
+    pub fn decl_dat_buf(
+        &mut self,
+        set: SetId,
+        dim: i32,
+        ty: ElemType,
+        data: AlignedBuf,
+        name: &str,
+        call: &str,
+    ) -> Result<DatId> {
+        if self.comm.partitioned || self.sets[set.0 as usize].order.is_some() {
+            return self.decl_dat(set, dim, ty, Some(data.as_slice()), name, call);
+        }
+        let dat = self.dat_shape(set, dim, ty, name, call).and_then(|(_, bytes)| {
+            if data.len() != bytes {
+                op2_bail!(BadSize, "{call} '{name}': {} bytes given, {bytes} needed", data.len());
+            }
+            Ok(Dat {
+                name: name.to_string(),
+                set,
+                dim: dim as usize,
+                ty,
+                data,
+                halo_dirty: false,
+                residency: Residency::Host,
+                to_device: 0,
+                to_host: 0,
+                temp: false,
+                freed: false,
+            })
+        });
+        let dat = self.comm.agree(dat)?;
+        self.dats.push(dat);
+        Ok(DatId(self.dats.len() as u32 - 1))
+    }
+
+    /// A dat's (elements, bytes) on this process (its total: owned and halo), checked:
+    /// `BadSize` for a dim below 1 or a size beyond the address range.
+    fn dat_shape(&self, set: SetId, dim: i32, ty: ElemType, name: &str, call: &str) -> Result<(usize, usize)> {
+        if dim < 1 {
+            op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
+        }
+        let n = self.sets[set.0 as usize].total;
+        let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
+            op2_bail!(
+                BadSize,
+                "{call} '{name}': {n} elements x dim {dim} x {} bytes overflows the address space",
+                ty.size()
+            );
+        };
+        // a size beyond the address range is BAD_SIZE; a representable one the allocator
+        // refuses is OUT_OF_MEMORY
+        crate::core::alloc::bytes(bytes, 1, &format!("{call} '{name}'"))?;
+        Ok((n, bytes))
+    }
+
     /// A dat as `decl_dat` would add it (not yet added). Under MPI after `op_partition` with
     /// data this is collective (the processes' blocks are redistributed) and agrees itself
     /// before that collective.
@@ -261,23 +345,7 @@ impl Context {
         name: &str,
         call: &str,
     ) -> Result<Dat> {
-        let shape = (|| {
-            if dim < 1 {
-                op2_bail!(BadSize, "{call} '{name}': dim {dim} is less than 1");
-            }
-            let n = self.sets[set.0 as usize].total;
-            let Some(bytes) = n.checked_mul(dim as usize).and_then(|v| v.checked_mul(ty.size())) else {
-                op2_bail!(
-                    BadSize,
-                    "{call} '{name}': {n} elements x dim {dim} x {} bytes overflows the address space",
-                    ty.size()
-                );
-            };
-            // a size beyond the address range is BAD_SIZE; a representable one the allocator
-            // refuses is OUT_OF_MEMORY (below)
-            crate::core::alloc::bytes(bytes, 1, &format!("{call} '{name}'"))?;
-            Ok((n, bytes))
-        })();
+        let shape = self.dat_shape(set, dim, ty, name, call);
         let buf = match data {
             Some(d) if self.comm.partitioned => {
                 // Under MPI after op_partition: `data` is this process's declared block,

@@ -54,10 +54,67 @@ impl AlignedBuf {
         NonNull::new(raw).map(|ptr| AlignedBuf { ptr, len })
     }
 
+    /// A copy of `data`. A large buffer (its own mapping of zero pages) is written only where
+    /// `data` is not zero, page by page: the pages of `data` that are all zero (a dat declared
+    /// from an array of zeros, a work array) stay untouched, resident only once written.
     pub fn from_slice(data: &[u8]) -> Option<AlignedBuf> {
         let mut b = AlignedBuf::zeroed(data.len())?;
-        b.as_mut_slice().copy_from_slice(data);
+        if b.is_lazy() {
+            let page = page_size();
+            for (dst, src) in b.as_mut_slice().chunks_mut(page).zip(data.chunks(page)) {
+                if !all_zero(src) {
+                    dst.copy_from_slice(src);
+                }
+            }
+        } else {
+            b.as_mut_slice().copy_from_slice(data);
+        }
         Some(b)
+    }
+
+    /// Whether the buffer is its own mapping of zero pages (from `LAZY_MIN` bytes on unix).
+    fn is_lazy(&self) -> bool {
+        #[cfg(unix)]
+        return self.len >= LAZY_MIN;
+        #[cfg(not(unix))]
+        return false;
+    }
+
+    /// Gives the pages of a large buffer that hold only zeros back to the system
+    /// (`madvise(MADV_DONTNEED)` on its private anonymous mapping, after which they read as zero
+    /// again): a buffer filled by someone else (a file read) costs, like one declared without
+    /// data, only the pages that hold something else. Returns the bytes given back. Nothing
+    /// for a small buffer (the allocator's memory) or off Linux.
+    pub fn release_zero_pages(&mut self) -> usize {
+        #[cfg(target_os = "linux")]
+        if self.is_lazy() {
+            let page = page_size();
+            let base = self.ptr.as_ptr();
+            let mut released = 0;
+            let mut run: Option<usize> = None; // first page of a run of zero pages
+            let npages = self.len.div_ceil(page);
+            for i in 0..=npages {
+                let zero = i < npages && all_zero(&self.as_slice()[i * page..((i + 1) * page).min(self.len)]);
+                match (zero, run) {
+                    (true, None) => run = Some(i),
+                    (false, Some(first)) => {
+                        let len = ((i * page).min(self.len)) - first * page;
+                        // SAFETY: a page-aligned range inside our own private anonymous mapping;
+                        // its pages read as zero afterwards, which is what they hold now.
+                        if unsafe {
+                            libc::madvise(base.add(first * page) as *mut libc::c_void, len, libc::MADV_DONTNEED)
+                        } == 0
+                        {
+                            released += len;
+                        }
+                        run = None;
+                    }
+                    _ => {}
+                }
+            }
+            return released;
+        }
+        0
     }
 
     pub fn len(&self) -> usize {
@@ -81,6 +138,26 @@ impl AlignedBuf {
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
+}
+
+/// The system's page size (4 KiB where it cannot be asked).
+fn page_size() -> usize {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf reads a constant.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if n > 0 {
+            return n as usize;
+        }
+    }
+    4096
+}
+
+/// Whether every byte of `b` is zero (eight at a time).
+fn all_zero(b: &[u8]) -> bool {
+    let mut words = b.chunks_exact(8);
+    words.all(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == 0)
+        && words.remainder().iter().all(|&x| x == 0)
 }
 
 impl Drop for AlignedBuf {
@@ -129,5 +206,38 @@ mod tests {
         assert!(after_alloc < before + (64 << 10), "{before} KiB -> {after_alloc} KiB after a 256 MiB buffer");
         let c = AlignedBuf::from_slice(&vec![3u8; 2 << 20]).unwrap();
         assert!(c.as_slice().iter().all(|&x| x == 3));
+    }
+
+    /// Zero pages of a large buffer go back to the system and still read as zero; the others
+    /// keep their values. A copy skips the zero pages of its source and equals it.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn zero_pages_released() {
+        let page = page_size();
+        let len = LAZY_MIN + 100; // a mapping of its own, with a partial last page
+        let npages = len.div_ceil(page);
+        let mut b = AlignedBuf::zeroed(len).unwrap();
+        b.as_mut_slice().fill(0); // every page resident
+        b.as_mut_slice()[3 * page + 5] = 1;
+        b.as_mut_slice()[10 * page] = 2;
+        b.as_mut_slice()[len - 1] = 3;
+        let released = b.release_zero_pages();
+        assert_eq!(released, (npages - 3) * page);
+        let s = b.as_slice();
+        assert_eq!((s[3 * page + 5], s[10 * page], s[len - 1]), (1, 2, 3));
+        assert_eq!(s.iter().filter(|&&x| x != 0).count(), 3);
+        // all zero: everything goes back, and a second call finds nothing resident to keep
+        let mut z = AlignedBuf::zeroed(len).unwrap();
+        z.as_mut_slice().fill(0);
+        assert_eq!(z.release_zero_pages(), len);
+        assert!(z.as_slice().iter().all(|&x| x == 0));
+        // a small buffer is the allocator's: nothing released
+        let mut small = AlignedBuf::zeroed(100).unwrap();
+        assert_eq!(small.release_zero_pages(), 0);
+        let mut src = vec![0u8; len];
+        src[7 * page + 1] = 9;
+        src[len - 2] = 4;
+        let c = AlignedBuf::from_slice(&src).unwrap();
+        assert_eq!(c.as_slice(), &src[..]);
     }
 }

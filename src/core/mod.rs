@@ -115,25 +115,7 @@ impl Map {
     /// Validates and copies a map; `from_set`/`to_set` are the resolved sets. `base` is the
     /// caller's index base (0 in C, 1 in Fortran), for messages only: values are 0-based.
     pub fn new(name: &str, from: (SetId, &Set), to: (SetId, &Set), dim: i32, values: &[i32], base: i64) -> Result<Map> {
-        if dim < 1 {
-            op2_bail!(BadSize, "op_decl_map '{name}': dim {dim} is less than 1");
-        }
-        let dim = dim as usize;
-        let expected = from.1.size * dim;
-        if values.len() != expected {
-            op2_bail!(
-                BadSize,
-                "op_decl_map '{name}': {} entries given, {} needed ({} elements of set '{}' x dim {dim})",
-                values.len(),
-                expected,
-                from.1.size,
-                from.1.name
-            );
-        }
-        let to_size = to.1.size;
-        if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= to_size) {
-            return Err(map_entry_out_of_range("op_decl_map", name, (pos, dim), v as i64, to.1, base));
-        }
+        let dim = Map::check(name, from.1, to.1, dim, values, base)?;
         Ok(Map {
             name: name.to_string(),
             from: from.0,
@@ -142,6 +124,51 @@ impl Map {
             values: alloc::copy_of(values, &format!("op_decl_map '{name}'"))?,
             distinct: std::sync::Mutex::new(Vec::new()),
         })
+    }
+
+    /// As `new`, keeping `values` as the map's storage instead of copying them (a map read
+    /// from a file: one copy of its block, not two).
+    pub fn from_vec(
+        name: &str,
+        from: (SetId, &Set),
+        to: (SetId, &Set),
+        dim: i32,
+        values: Vec<i32>,
+        base: i64,
+    ) -> Result<Map> {
+        let dim = Map::check(name, from.1, to.1, dim, &values, base)?;
+        Ok(Map {
+            name: name.to_string(),
+            from: from.0,
+            to: to.0,
+            dim,
+            values,
+            distinct: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Checks a map's dim, length and entries; its dim as a usize.
+    fn check(name: &str, from: &Set, to: &Set, dim: i32, values: &[i32], base: i64) -> Result<usize> {
+        if dim < 1 {
+            op2_bail!(BadSize, "op_decl_map '{name}': dim {dim} is less than 1");
+        }
+        let dim = dim as usize;
+        let expected = from.size * dim;
+        if values.len() != expected {
+            op2_bail!(
+                BadSize,
+                "op_decl_map '{name}': {} entries given, {} needed ({} elements of set '{}' x dim {dim})",
+                values.len(),
+                expected,
+                from.size,
+                from.name
+            );
+        }
+        let to_size = to.size;
+        if let Some((pos, &v)) = values.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= to_size) {
+            return Err(map_entry_out_of_range("op_decl_map", name, (pos, dim), v as i64, to, base));
+        }
+        Ok(dim)
     }
 
     /// Distinct targets reached through column `idx`, or through all columns for `None`.

@@ -82,6 +82,7 @@ mod none {
 pub(crate) mod imp {
     use crate::context::Context;
     use crate::context::Rows;
+    use crate::core::buffer::AlignedBuf;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::{Op2Error, Result};
     use crate::mpi::Comm;
@@ -124,6 +125,10 @@ pub(crate) mod imp {
         Create,
     }
 
+    /// The MPI-IO collective buffer per aggregating process (MPI-IO's `cb_buffer_size` hint).
+    #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
+    const CB_BUFFER_BYTES: usize = 1 << 20;
+
     /// Opens (or creates) a file, through the MPI-IO driver when `mpio(comm)` (collective).
     fn open_mode(path: &str, mode: Mode, comm: &Comm) -> hdf5::Result<File> {
         #[cfg(all(feature = "mpi", op2_hdf5_mpio))]
@@ -139,9 +144,23 @@ pub(crate) mod imp {
                     if fapl < 0 {
                         return -1;
                     }
+                    // The MPI-IO layer's collective buffer: at most CB_BUFFER_BYTES per
+                    // aggregating process (OpenMPI's OMPIO takes 32 MiB by default, which process
+                    // 0 held on top of its block through every collective read of a
+                    // declaration: #36). HDF5 keeps its own copy of the info object.
+                    let mut info = mpi::ffi::RSMPI_INFO_NULL;
+                    if mpi::ffi::MPI_Info_create(&mut info) != 0 {
+                        info = mpi::ffi::RSMPI_INFO_NULL;
+                    } else {
+                        let value = std::ffi::CString::new(CB_BUFFER_BYTES.to_string()).unwrap_or_default();
+                        mpi::ffi::MPI_Info_set(info, c"cb_buffer_size".as_ptr(), value.as_ptr());
+                    }
                     // Weak: the file closes when its last object does, on every process alike.
-                    let ok = mpio::H5Pset_fapl_mpio(fapl, w.raw(), mpi::ffi::RSMPI_INFO_NULL) >= 0
+                    let ok = mpio::H5Pset_fapl_mpio(fapl, w.raw(), info) >= 0
                         && H5Pset_fclose_degree(fapl, H5F_close_degree_t::H5F_CLOSE_WEAK) >= 0;
+                    if info != mpi::ffi::RSMPI_INFO_NULL {
+                        mpi::ffi::MPI_Info_free(&mut info);
+                    }
                     let id = match (ok, mode) {
                         (false, _) => -1,
                         (_, Mode::Read) => H5Fopen(c.as_ptr(), H5F_ACC_RDONLY, fapl),
@@ -771,8 +790,9 @@ pub(crate) mod imp {
         drop(ds);
         drop(f);
         let values = ctx.comm.agree(values)?;
-        // decl_map agrees before it commits (an entry refused on any process declares nothing)
-        ctx.decl_map(from, to, dim as i32, &values, name)
+        // decl_map agrees before it commits (an entry refused on any process declares nothing);
+        // the rows read become the map's storage (no second copy)
+        ctx.decl_map_vec(from, to, dim as i32, values, name)
             .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
     }
 
@@ -814,23 +834,66 @@ pub(crate) mod imp {
             Ok(ds)
         })();
         let ds = comm.agree(checked)?;
-        if !comm.distributed() {
-            // one process: the values go straight from the read into the dat
-            return read_as(&ds, ty, (start, count, dim), false, (name, path, call), |bytes| {
-                ctx.decl_dat(set, dim as i32, ty, Some(bytes), name, call)
-            })?;
-        }
+        // The rows are read into a buffer of the dat's size, which becomes the dat's storage:
+        // a process holds one copy of its block, never two (HDF5 reads into it directly; a
+        // large buffer is a mapping of zero pages, resident as the read fills it).
         let coll = mpio(comm);
-        let what = format!("{call} '{name}' (reading '{path}')");
-        let data = read_as(&ds, ty, (start, count, dim), coll, (name, path, call), |bytes| {
-            crate::core::alloc::copy_of(bytes, &what)
-        })
-        .and_then(|r| r);
+        let data = read_buf(&ds, ty, (start, count, dim), coll, (name, path, call));
         drop(ds);
         drop(f);
         let data = ctx.comm.agree(data)?;
-        // decl_dat agrees before it commits
-        ctx.decl_dat(set, dim as i32, ty, Some(&data), name, call)
+        // decl_dat_buf agrees before it commits
+        ctx.decl_dat_buf(set, dim as i32, ty, data, name, call)
+    }
+
+    /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` into a new aligned
+    /// buffer (`OutOfMemory` when it cannot be had), as `read_as` does (bool values checked to
+    /// be 0 or 1), with no other copy.
+    fn read_buf(
+        ds: &Dataset,
+        ty: ElemType,
+        (start, count, cols): (usize, usize, usize),
+        collective: bool,
+        (name, path, call): (&str, &str, &str),
+    ) -> Result<AlignedBuf> {
+        let Some(bytes) = count.checked_mul(cols).and_then(|n| n.checked_mul(ty.size())) else {
+            op2_bail!(BadSize, "{call} '{name}': {count} x {cols} values overflow");
+        };
+        let Some(mut buf) = AlignedBuf::zeroed(bytes) else {
+            return Err(crate::core::alloc::oom(&format!("{call} '{name}' (reading '{path}')"), bytes));
+        };
+        let mem = match ty {
+            ElemType::Double => Datatype::from_type::<f64>(),
+            ElemType::Float => Datatype::from_type::<f32>(),
+            ElemType::Int => Datatype::from_type::<i32>(),
+            ElemType::Uint => Datatype::from_type::<u32>(),
+            ElemType::Ll => Datatype::from_type::<i64>(),
+            ElemType::Ull => Datatype::from_type::<u64>(),
+            // through the bool type (the file's enum converts to it) into plain bytes, each
+            // checked below before anything reads it as a bool
+            ElemType::Bool => Datatype::from_type::<bool>(),
+        }
+        .map_err(|e| h5err(call, path, "memory type", e))?;
+        transfer(ds, &mem, (start, count, cols), buf.as_mut_ptr(), false, collective)
+            .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
+        // Pages the file filled with zeros (work arrays: OP2's files hold Airfoil's qold, adt
+        // and res as zeros) go back: resident, like a dat declared without data, only once a
+        // loop writes them.
+        buf.release_zero_pages();
+        if matches!(ty, ElemType::Bool) {
+            let v = buf.as_slice();
+            if let Some(pos) = v.iter().position(|&b| b > 1) {
+                op2_bail!(
+                    FileFormat,
+                    "{call}: bool dataset '{name}' in '{path}' holds the byte {} at value {} (element {}, component {}); a bool is 0 or 1",
+                    v[pos],
+                    start * cols + pos,
+                    start + pos / cols.max(1),
+                    pos % cols.max(1)
+                );
+            }
+        }
+        Ok(buf)
     }
 
     /// An integer attribute holding exactly one value (scalar or one-element dataspace, an

@@ -11,9 +11,7 @@
 //! process's peak resident growth during the call.
 
 use super::distpart::{self, Coll, DMap};
-use super::layout::SetLayout;
 use super::partition::{self, Method};
-use super::BlockPlan;
 use crate::context::Context;
 use crate::core::alloc;
 use crate::core::buffer::AlignedBuf;
@@ -487,46 +485,6 @@ pub fn fetch_block(ctx: &mut Context, d: DatId, out: &mut [u8]) -> Result<()> {
     to_declared_block_into(ctx, dat.set, eb, &dat.data.as_slice()[..owned * eb], out)
 }
 
-/// The plan of `set`, made at first use: each process sends the original indices of its owned
-/// rows to the block holders once (collective; every process asks for the same sets in the
-/// same order, as every collective call does).
-fn block_plan(ctx: &Context, set: SetId, l: &SetLayout) -> Result<std::sync::Arc<BlockPlan>> {
-    let s = set.0 as usize;
-    if let Some(p) = ctx.comm.block_plans.lock().ok().and_then(|v| v.get(s).cloned().flatten()) {
-        return Ok(p);
-    }
-    let sd = &ctx.comm.sets[s];
-    let np = ctx.comm.size() as usize;
-    let mut send: Vec<Vec<u32>> = vec![Vec::new(); np];
-    let mut gids: Vec<Vec<u8>> = vec![Vec::new(); np];
-    for (i, &g) in l.gids[..l.owned].iter().enumerate() {
-        let q = distpart::home(&sd.offsets, g as usize);
-        send[q].push(i as u32);
-        gids[q].extend_from_slice(&g.to_ne_bytes());
-    }
-    let got = ctx.comm.all_to_all(&gids)?;
-    let mut recv = Vec::with_capacity(np);
-    for b in &got {
-        let mut pos = Vec::with_capacity(b.len() / 4);
-        for c in b.chunks_exact(4) {
-            let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
-            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
-                op2_bail!(Internal, "original index {g} sent to the wrong process");
-            };
-            pos.push(k as u32);
-        }
-        recv.push(pos);
-    }
-    let plan = std::sync::Arc::new(BlockPlan { send, recv });
-    if let Ok(mut v) = ctx.comm.block_plans.lock() {
-        if v.len() <= s {
-            v.resize(s + 1, None);
-        }
-        v[s] = Some(plan.clone());
-    }
-    Ok(plan)
-}
-
 /// This process's declared block of `set` (rows of `eb` bytes, original order), made from
 /// every process's owned rows `owned` (`eb` bytes each, local order; after `op_partition`,
 /// `layout.gids` names their original indices): each row goes straight to the process whose
@@ -541,13 +499,15 @@ pub fn to_declared_block(ctx: &Context, set: SetId, eb: usize, owned: &[u8]) -> 
 }
 
 /// The most bytes of rows a process sends in one round of `to_declared_block_into`.
-pub const BLOCK_ROUND_BYTES: usize = 1 << 20;
+pub const BLOCK_ROUND_BYTES: usize = 256 << 10;
 
 /// `to_declared_block` into `out` (the declared block's `n * eb` bytes, e.g. the caller's
-/// array of `op_fetch_data`): in rounds of at most `BLOCK_ROUND_BYTES` sent by each process
-/// (the number of rounds agreed: the most any process needs), each received row written to its
-/// place in `out` at once, so a fetch allocates one round's messages (at most 1 MiB sent and
-/// P MiB received), whatever the dat's size, instead of copies of the block.
+/// array of `op_fetch_data`): in rounds of at most `BLOCK_ROUND_BYTES` of rows sent by each
+/// process (the number of rounds agreed: the most any process needs), each row sent with its
+/// original index and written to its place in `out` as it arrives. A fetch allocates one
+/// round's messages (at most 256 KiB of rows sent, P x 256 KiB received, 4 bytes more per row),
+/// whatever the dat's size, and keeps nothing (#36: a plan of which rows go where, made once
+/// per set and kept, cost 8 bytes per owned row and as much again to make).
 pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8], out: &mut [u8]) -> Result<()> {
     let n = declared_size(ctx, set);
     if out.len() != n * eb {
@@ -557,47 +517,55 @@ pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8]
         out.copy_from_slice(&owned[..n * eb]);
         return Ok(());
     };
-    let plan = block_plan(ctx, set, l)?;
-    let np = plan.send.len();
-    // The rows to send, destination after destination (plan.send[q] in order), cut into
-    // windows of `per` rows: round r sends positions [r * per, (r + 1) * per).
-    let total: usize = plan.send.iter().map(Vec::len).sum();
+    let sd = &ctx.comm.sets[set.0 as usize];
+    let np = ctx.comm.size() as usize;
+    let gids = &l.gids[..l.owned];
+    // Round r sends owned rows [r * per, (r + 1) * per), each to the process whose declared
+    // block holds it, as (original index, row).
     let per = (BLOCK_ROUND_BYTES / eb.max(1)).max(1);
-    let mut rounds = [total.div_ceil(per) as f64];
+    let rec = 4 + eb;
+    let mut rounds = [gids.len().div_ceil(per) as f64];
     Coll::min_max_f64(&ctx.comm, &mut rounds, true)?;
-    let mut seg = Vec::with_capacity(np + 1);
-    seg.push(0usize);
-    for rows in &plan.send {
-        seg.push(seg[seg.len() - 1] + rows.len());
-    }
-    // Per source process: how many of its rows (plan.recv[q]) have arrived.
-    let mut got = vec![0usize; np];
+    let window = per.min(gids.len());
+    let bufs = alloc::with_capacity::<u32>(window, "declared block: a round's destinations")
+        .and_then(|h| Ok((h, alloc::zeroed::<u32>(window, "declared block: a round's order")?)));
+    let (mut home, mut order) = ctx.comm.local(bufs)?;
+    let mut got = 0usize;
     for r in 0..rounds[0] as usize {
-        let (lo, hi) = ((r * per).min(total), ((r + 1) * per).min(total));
-        let part = |q: usize| (seg[q].max(lo), seg[q + 1].min(hi));
-        let counts: Vec<usize> = (0..np).map(|q| part(q).1.saturating_sub(part(q).0) * eb).collect();
-        let (rbuf, starts) = ctx.comm.all_to_all_fill(&counts, |sbuf| {
-            for (q, rows) in plan.send.iter().enumerate() {
-                let (a, b) = part(q);
-                for &i in rows.get(a.saturating_sub(seg[q])..b.saturating_sub(seg[q])).unwrap_or(&[]) {
-                    sbuf.extend_from_slice(&owned[i as usize * eb..(i as usize + 1) * eb]);
-                }
+        let (lo, hi) = ((r * per).min(gids.len()), ((r + 1) * per).min(gids.len()));
+        home.clear();
+        home.extend(gids[lo..hi].iter().map(|&g| distpart::home(&sd.offsets, g as usize) as u32));
+        // The window's rows in destination order (a counting sort, stable).
+        let mut at = vec![0usize; np + 1];
+        for &q in &home {
+            at[q as usize + 1] += 1;
+        }
+        let counts: Vec<usize> = at[1..].iter().map(|&c| c * rec).collect();
+        for q in 0..np {
+            at[q + 1] += at[q];
+        }
+        for (k, &q) in home.iter().enumerate() {
+            order[at[q as usize]] = k as u32;
+            at[q as usize] += 1;
+        }
+        let (rbuf, _) = ctx.comm.all_to_all_fill(&counts, |sbuf| {
+            for &k in &order[..home.len()] {
+                let i = lo + k as usize;
+                sbuf.extend_from_slice(&gids[i].to_ne_bytes());
+                sbuf.extend_from_slice(&owned[i * eb..(i + 1) * eb]);
             }
         })?;
-        for (q, pos) in plan.recv.iter().enumerate() {
-            let bytes = &rbuf[starts[q]..starts[q + 1]];
-            let k = bytes.len() / eb.max(1);
-            let Some(at) = pos.get(got[q]..got[q] + k) else {
-                op2_bail!(Internal, "declared block: more rows received from process {q} than it owns of this block");
+        for c in rbuf.chunks_exact(rec) {
+            let g = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as usize;
+            let Some(k) = g.checked_sub(sd.decl_offset).filter(|&k| k < sd.decl_size) else {
+                op2_bail!(Internal, "declared block: original index {g} sent to the wrong process");
             };
-            for (c, &p) in bytes.chunks_exact(eb.max(1)).zip(at) {
-                out[p as usize * eb..(p as usize + 1) * eb].copy_from_slice(c);
-            }
-            got[q] += k;
+            out[k * eb..(k + 1) * eb].copy_from_slice(&c[4..]);
+            got += 1;
         }
     }
-    if let Some(q) = (0..np).find(|&q| got[q] != plan.recv[q].len()) {
-        op2_bail!(Internal, "declared block: {} of {} rows received from process {q}", got[q], plan.recv[q].len());
+    if got != n {
+        op2_bail!(Internal, "declared block: {got} of {n} rows received");
     }
     Ok(())
 }

@@ -542,8 +542,8 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     }
     trim_heap();
     // Records (kind << 24 | set, global index, owner) to the processes that own, run or read
-    // each element.
-    let mut send: Vec<Vec<u32>> = vec![Vec::new(); p];
+    // each element, sent set by set (#36: one set's records in flight at a time, not every
+    // set's at once; the largest set, Airfoil's edges, is half the elements).
     // Ownership records are two words (the owner is the receiver), halo records three.
     let rec = |send: &mut Vec<Vec<u32>>, to: i32, kind: u32, s: usize, g: usize, owner: i32| {
         let v = &mut send[to as usize];
@@ -553,19 +553,22 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
             v.push(owner as u32);
         }
     };
-    // Room for the ownership records (most of the volume) at once.
-    let mut owned_by = vec![0usize; p];
-    for ps in parts {
-        for &q in ps {
+    let mut core: Vec<Vec<u32>> = vec![Vec::new(); nsets];
+    let mut noncore: Vec<Vec<u32>> = vec![Vec::new(); nsets];
+    let mut exec: Vec<Vec<(i32, u32)>> = vec![Vec::new(); nsets];
+    let mut nonexec: Vec<BTreeSet<(i32, u32)>> = vec![BTreeSet::new(); nsets];
+    for s in 0..nsets {
+        let mut send: Vec<Vec<u32>> = vec![Vec::new(); p];
+        // Room for the ownership records (most of the volume) at once.
+        let mut owned_by = vec![0usize; p];
+        for &q in parts[s].iter().take(others[s].len()) {
             owned_by[q as usize] += 2;
         }
-    }
-    local(
-        c,
-        send.iter_mut().zip(&owned_by).try_for_each(|(v, &n)| alloc::reserve(v, n, "op_partition: layout records")),
-    )?;
-    drop(owned_by);
-    for s in 0..nsets {
+        local(
+            c,
+            send.iter_mut().zip(&owned_by).try_for_each(|(v, &n)| alloc::reserve(v, n, "op_partition: layout records")),
+        )?;
+        drop(owned_by);
         let first = offsets[s][me];
         for (e, &own) in parts[s].iter().enumerate().take(others[s].len()) {
             let o = others[s].get(e);
@@ -574,52 +577,53 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
                 rec(&mut send, q, EXEC, s, first + e, own);
             }
         }
-    }
-    for ((m, tp), to) in maps.iter().zip(&target_parts).zip(&target_others) {
-        let mut sent: std::collections::HashSet<(i32, u32)> = std::collections::HashSet::new();
-        for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
-            let o = others[m.from].get(e);
-            if o.is_empty() {
-                continue;
-            }
-            for q in std::iter::once(parts[m.from][e]).chain(o.iter().copied()) {
-                for &t in row {
-                    let owner = tp.one(t as u32);
-                    if owner != q && !to.get(t as u32).contains(&q) && sent.insert((q, t as u32)) {
-                        rec(&mut send, q, NONEXEC, m.to, t as usize, owner);
+        for ((m, tp), to) in maps.iter().zip(&target_parts).zip(&target_others).filter(|((m, _), _)| m.to == s) {
+            let mut sent: std::collections::HashSet<(i32, u32)> = std::collections::HashSet::new();
+            for (e, row) in m.values.chunks_exact(m.dim.max(1)).enumerate() {
+                let o = others[m.from].get(e);
+                if o.is_empty() {
+                    continue;
+                }
+                for q in std::iter::once(parts[m.from][e]).chain(o.iter().copied()) {
+                    for &t in row {
+                        let owner = tp.one(t as u32);
+                        if owner != q && !to.get(t as u32).contains(&q) && sent.insert((q, t as u32)) {
+                            rec(&mut send, q, NONEXEC, m.to, t as usize, owner);
+                        }
                     }
                 }
             }
         }
+        let got = exchange(c, send)?;
+        // Room for the ownership records received (two words each; the halo records' three
+        // count as two: a little spare) at once.
+        let recs = got.iter().map(|v| v.len() / 2).sum::<usize>();
+        local(c, alloc::reserve(&mut core[s], recs, "op_partition: owned elements"))?;
+        for v in got.iter() {
+            let mut at = 0;
+            while at + 1 < v.len() {
+                let (kind, rs, g) = (v[at] >> 24, (v[at] & 0xff_ffff) as usize, v[at + 1]);
+                let owner = if kind >= EXEC { v.get(at + 2).map_or(-1, |&o| o as i32) } else { -1 };
+                at += if kind >= EXEC { 3 } else { 2 };
+                if rs != s || at > v.len() {
+                    op2_bail!(Internal, "op_partition: a layout record of set {s} names set {rs} or is cut short");
+                }
+                match kind {
+                    OWN_CORE => core[s].push(g),
+                    OWN_NONCORE => noncore[s].push(g),
+                    EXEC => exec[s].push((owner, g)),
+                    _ => {
+                        nonexec[s].insert((owner, g));
+                    }
+                }
+            }
+        }
+        drop(got);
+        trim_heap();
     }
     drop(target_parts);
     drop(target_others);
     drop(others);
-    let got = exchange(c, send)?;
-    let mut core: Vec<Vec<u32>> = vec![Vec::new(); nsets];
-    let mut noncore: Vec<Vec<u32>> = vec![Vec::new(); nsets];
-    let mut exec: Vec<Vec<(i32, u32)>> = vec![Vec::new(); nsets];
-    let mut nonexec: Vec<BTreeSet<(i32, u32)>> = vec![BTreeSet::new(); nsets];
-    for v in got.iter() {
-        let mut at = 0;
-        while at + 1 < v.len() {
-            let (kind, s, g) = (v[at] >> 24, (v[at] & 0xff_ffff) as usize, v[at + 1]);
-            let owner = if kind >= EXEC { v.get(at + 2).map_or(-1, |&o| o as i32) } else { -1 };
-            at += if kind >= EXEC { 3 } else { 2 };
-            if s >= nsets || at > v.len() {
-                op2_bail!(Internal, "op_partition: a layout record names set {s} or is cut short");
-            }
-            match kind {
-                OWN_CORE => core[s].push(g),
-                OWN_NONCORE => noncore[s].push(g),
-                EXEC => exec[s].push((owner, g)),
-                _ => {
-                    nonexec[s].insert((owner, g));
-                }
-            }
-        }
-    }
-    drop(got);
     let mut out = Vec::with_capacity(nsets);
     // What each neighbour needs of mine: (set, kind, global index) to the owners.
     let mut need: Vec<Vec<u32>> = vec![Vec::new(); p];
@@ -661,24 +665,34 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     // Exports: per neighbour, my elements in its exec halo then in its non-exec halo, in its
     // order (by global index within each kind, as it sorted them).
     let asked = exchange(c, need)?;
-    let local_of: Vec<LocalOf> = out.iter().map(|l| LocalOf::new(&l.gids[..l.owned])).collect();
-    for (q, v) in asked.iter().enumerate() {
-        let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); nsets];
-        for r in v.chunks_exact(2) {
-            let (kind, s, g) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1]);
-            let Some(l) = local_of.get(s).and_then(|m| m.get(g)) else {
-                op2_bail!(Internal, "op_partition: process {q} needs element {g} of set {s}, which is not owned here");
-            };
-            if kind == EXEC {
-                lists[s].0.push(l);
-            } else {
-                lists[s].1.push(l);
+    // Set by set (one set's global -> local table at a time), neighbour by neighbour.
+    for (s, l) in out.iter_mut().enumerate() {
+        let local_of = LocalOf::new(&l.gids[..l.owned]);
+        for (q, v) in asked.iter().enumerate() {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for r in v.chunks_exact(2) {
+                let (kind, rs, g) = (r[0] >> 24, (r[0] & 0xff_ffff) as usize, r[1]);
+                if rs >= nsets {
+                    op2_bail!(Internal, "op_partition: process {q} needs an element of set {rs}, which does not exist");
+                }
+                if rs != s {
+                    continue;
+                }
+                let Some(i) = local_of.get(g) else {
+                    op2_bail!(
+                        Internal,
+                        "op_partition: process {q} needs element {g} of set {s}, which is not owned here"
+                    );
+                };
+                if kind == EXEC {
+                    a.push(i);
+                } else {
+                    b.push(i);
+                }
             }
-        }
-        for (s, (mut a, b)) in lists.into_iter().enumerate() {
             a.extend(b);
             if !a.is_empty() {
-                out[s].exports.push((q as i32, a));
+                l.exports.push((q as i32, a));
             }
         }
     }

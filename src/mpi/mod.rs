@@ -164,9 +164,6 @@ pub struct Comm {
     /// Maps of original global indices for `op_arg_idx` on device backends: (map, loop set,
     /// values), made once per (map, set) after op_partition (see `dist::global_index_map`).
     pub idx_maps: Vec<(Option<crate::core::MapId>, SetId, std::sync::Arc<Vec<i32>>)>,
-    /// Per set (by SetId), after op_partition: how owned rows reach the declared blocks
-    /// (`dist::to_declared_block`), made at first use (one all-to-all of original indices).
-    pub block_plans: std::sync::Mutex<Vec<Option<std::sync::Arc<BlockPlan>>>>,
     /// The host message buffers of halo exchanges (send, receive), kept per list of dats
     /// exchanged together (emptied by `op_partition`): allocated fallibly at the list's
     /// first exchange, with the outcome agreed (every process exchanges the same lists in the
@@ -179,14 +176,6 @@ pub struct Comm {
 
 /// A list of dats exchanged together: their ids.
 pub type HaloKey = Vec<u32>;
-
-/// How the owned rows of a set reach the declared blocks: per process q, which owned rows
-/// (local indices, in order) go to q, and where the rows that q sends land in this process's
-/// block (positions, in q's order). Fixed once op_partition has run (made by `dist`).
-pub struct BlockPlan {
-    send: Vec<Vec<u32>>,
-    recv: Vec<Vec<u32>>,
-}
 
 /// An exchange in flight: the requests and the buffers they use. Dropping it waits for every
 /// request, so an error between begin and end leaves nothing pending.

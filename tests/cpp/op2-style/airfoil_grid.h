@@ -4,14 +4,16 @@
 //
 // Command line of every Airfoil here:
 //   PROGRAM [MESH | --mesh MESH] [--iters N] [--rms-log FILE] [--save FILE]
-//           [--partition LIB[:ROUTINE]] [NAME=VALUE ...]
+//           [--partition LIB[:ROUTINE]] [--mem] [NAME=VALUE ...]
 //   MESH        the mesh: new_grid.dat's text format (0-based), or OP2's HDF5 layout for
 //               airfoil_hdf5 (default new_grid.dat, or new_grid.h5 for airfoil_hdf5)
 //   --iters N   iterations (default 1000, OP2's)
 //   --rms-log F "iteration rms" for every iteration (rms as %.17e), written by the root process,
 //               the format of the C Airfoil's --rms-log (tests/airfoil/cmp_rms compares them)
 //   --save F    the final q, written by op_print_dat_to_txtfile
-//   --partition op_partition's library and routine (airfoil_mpi; default PTSCOTCH:KWAY)
+//   --partition op_partition's library and routine (airfoil_mpi, airfoil_hdf5; default
+//               PTSCOTCH:KWAY)
+//   --mem       airfoil_hdf5: each process prints its peak resident memory after each stage
 //   NAME=VALUE  op2's configuration tokens (OP2_BACKEND=threads, ...): op_init reads argv itself
 #ifndef AIRFOIL_GRID_H
 #define AIRFOIL_GRID_H
@@ -28,6 +30,7 @@ struct airfoil_options {
   const char *save;
   char lib[64];
   const char *routine;
+  int mem;
 };
 
 // Reads the command line above into *o (defaults first); exits with status 2 on a bad one.
@@ -38,6 +41,7 @@ static inline void airfoil_parse(int argc, char **argv, const char *default_mesh
   o->save = NULL;
   snprintf(o->lib, sizeof o->lib, "PTSCOTCH");
   o->routine = "KWAY";
+  o->mem = 0;
   int positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -64,6 +68,8 @@ static inline void airfoil_parse(int argc, char **argv, const char *default_mesh
       memcpy(o->lib, p, n);
       o->lib[n] = '\0';
       o->routine = colon ? colon + 1 : NULL;
+    } else if (!strcmp(a, "--mem")) {
+      o->mem = 1;
     } else if (a[0] != '-' && strchr(a, '=')) {
       // an op2 token: op_init has it
     } else if (a[0] != '-' && positional == 0) {
@@ -174,6 +180,21 @@ static inline FILE *airfoil_open_log(const airfoil_options *o) {
     exit(1);
   }
   return f;
+}
+
+// The process's peak resident memory so far (Linux /proc/self/status VmHWM, KiB; -1 without it).
+static inline long airfoil_vmhwm_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmHWM:", 6)) {
+      kib = strtol(line + 6, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return kib;
 }
 
 #endif  // AIRFOIL_GRID_H

@@ -3,7 +3,16 @@
 // a text mesh) by op_decl_set_hdf5, op_decl_map_hdf5, op_decl_dat_hdf5 and op_get_const_hdf5
 // (op_hdf5.h). The rms history must be the plain Airfoil's on the same mesh.
 //   airfoil_hdf5 [MESH.h5 | --mesh MESH.h5] [--iters N] [--rms-log FILE] [--save FILE.h5]
-//                [OP2 tokens]
+//                [--partition LIB[:ROUTINE]] [--mem] [OP2 tokens]
+// Under mpiexec it is an OP2 MPI program as OP2's airfoil_hdf5 is: each process declares its
+// block of every set, map and dat from the file, then op_partition (default PTSCOTCH:KWAY, the
+// cells by the graph of pecell; nothing on one process) distributes the mesh.
+// --mem: after the iterations each process fetches its own block of q (op_fetch_data into an
+// array of its declared cells), then prints its peak resident memory (VmHWM) after each stage:
+//   "airfoil_hdf5: memory process R/P: VmHWM KiB: init A, declared B, partitioned C, run D,
+//    fetched E"
+// (init: after op_init; declared: after every op_decl_*_hdf5 and op_decl_const; the figures
+// only grow: each is the peak up to the end of its stage).
 // --save writes the final q with op_fetch_data_hdf5_file (dataset p_q), then reads it back
 // with op_decl_dat_hdf5 and requires the values op_fetch_data gives.
 
@@ -33,6 +42,7 @@ int main(int argc, char **argv) {
   airfoil_options opt;
   airfoil_parse(argc, argv, "new_grid.h5", &opt);
   const char *file = opt.mesh;
+  long mem_init = airfoil_vmhwm_kib();
 
   op_set nodes = op_decl_set_hdf5(file, "nodes");
   op_set edges = op_decl_set_hdf5(file, "edges");
@@ -67,6 +77,12 @@ int main(int argc, char **argv) {
   op_decl_const(1, "double", &mach);
   op_decl_const(1, "double", &alpha);
   op_decl_const(4, "double", qinf);
+
+  // this process's declared block of cells: what op_fetch_data gives it
+  int my_cells = cells->size;
+  long mem_decl = airfoil_vmhwm_kib();
+  op_partition(opt.lib, opt.routine, cells, pecell, p_x);
+  long mem_part = airfoil_vmhwm_kib();
 
   op_printf("airfoil_hdf5: mesh '%s': %lld nodes, %lld cells, %lld edges, %lld boundary edges\n", file,
             (long long)op_get_size(nodes), (long long)op_get_size(cells), (long long)op_get_size(edges),
@@ -142,6 +158,23 @@ int main(int argc, char **argv) {
   op_printf("airfoil: %d iterations, %.3f s, %.3f ms/iter\n", opt.iters, wall1 - wall0,
             opt.iters ? 1e3 * (wall1 - wall0) / opt.iters : 0.0);
   op_profile_output();
+  if (opt.mem) {
+    long mem_run = airfoil_vmhwm_kib();
+    double *q = (double *)malloc(sizeof(double) * 4 * (size_t)(my_cells > 0 ? my_cells : 1));
+    if (!q) {
+      fprintf(stderr, "airfoil_hdf5: out of memory for q's block (%d cells)\n", my_cells);
+      exit(1);
+    }
+    op_fetch_data(p_q, q);
+    long mem_fetch = airfoil_vmhwm_kib();
+    free(q);
+    int rank = 0;
+    op_rank(&rank);
+    printf("airfoil_hdf5: memory process %d/%d: VmHWM KiB: init %ld, declared %ld, partitioned %ld, run %ld, "
+           "fetched %ld\n",
+           rank, op_num_ranks(), mem_init, mem_decl, mem_part, mem_run, mem_fetch);
+    fflush(stdout);
+  }
   if (opt.save) {
     // the final q through HDF5 and back: what op_fetch_data gives, value for value
     op_fetch_data_hdf5_file(p_q, opt.save);
