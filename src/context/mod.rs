@@ -12,7 +12,7 @@ use crate::codegen::ConstDecl;
 use crate::config::Config;
 use crate::context::timing::Timings;
 use crate::core::buffer::AlignedBuf;
-use crate::core::residency::{self, Residency};
+use crate::core::residency;
 use crate::core::{Const, Dat, DatId, ElemType, Kernel, KernelId, Map, MapId, Set, SetId};
 use crate::error::Result;
 use crate::exec::loop_cache::LoopCache;
@@ -294,19 +294,7 @@ impl Context {
             if data.len() != bytes {
                 op2_bail!(BadSize, "{call} '{name}': {} bytes given, {bytes} needed", data.len());
             }
-            Ok(Dat {
-                name: name.to_string(),
-                set,
-                dim: dim as usize,
-                ty,
-                data,
-                halo_dirty: false,
-                residency: Residency::Host,
-                to_device: 0,
-                to_host: 0,
-                temp: false,
-                freed: false,
-            })
+            Ok(Dat::new(name, set, dim as usize, ty, data))
         });
         let dat = self.comm.agree(dat)?;
         self.dats.push(dat);
@@ -376,19 +364,7 @@ impl Context {
             }),
         };
         let (_, buf) = buf?;
-        Ok(Dat {
-            name: name.to_string(),
-            set,
-            dim: dim as usize,
-            ty,
-            data: buf,
-            halo_dirty: false,
-            residency: Residency::Host,
-            to_device: 0,
-            to_host: 0,
-            temp: false,
-            freed: false,
-        })
+        Ok(Dat::new(name, set, dim as usize, ty, buf))
     }
 
     /// Declares or redeclares a constant. A new value takes effect in the next loop; a new

@@ -226,6 +226,24 @@ pub struct Dat {
 }
 
 impl Dat {
+    /// A newly declared dat holding `data` on the host: halo clean, nothing transferred, not a
+    /// temporary.
+    pub fn new(name: &str, set: SetId, dim: usize, ty: ElemType, data: AlignedBuf) -> Dat {
+        Dat {
+            name: name.to_string(),
+            set,
+            dim,
+            ty,
+            data,
+            halo_dirty: false,
+            residency: residency::Residency::Host,
+            to_device: 0,
+            to_host: 0,
+            temp: false,
+            freed: false,
+        }
+    }
+
     /// Row size in bytes.
     pub fn elem_bytes(&self) -> usize {
         self.dim * self.ty.size()

@@ -591,69 +591,6 @@ pub(crate) mod imp {
         transfer(ds, &mem, (start, count, cols), out.as_mut_ptr() as *mut u8, false, collective)
     }
 
-    /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` and hands their
-    /// native-order bytes to `f` (no copy beyond the read itself). The buffer is allocated
-    /// fallibly (`OutOfMemory`); bool values are read as bytes and each must be 0 or 1 (any
-    /// other byte is not a valid C `_Bool` or Rust `bool`): `FileFormat` naming the first other.
-    fn read_as<R>(
-        ds: &Dataset,
-        ty: ElemType,
-        (start, count, cols): (usize, usize, usize),
-        collective: bool,
-        (name, path, call): (&str, &str, &str),
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<R> {
-        fn go<T: H5Type + Copy + Default, R>(
-            ds: &Dataset,
-            (start, count, cols): (usize, usize, usize),
-            collective: bool,
-            (name, path, call): (&str, &str, &str),
-            f: impl FnOnce(&[u8]) -> R,
-        ) -> Result<R> {
-            let n = count
-                .checked_mul(cols)
-                .ok_or_else(|| op2_err!(BadSize, "{call} '{name}': {count} x {cols} values overflow"))?;
-            let mut v: Vec<T> = crate::core::alloc::zeroed(n, &format!("{call} '{name}' (reading '{path}')"))?;
-            read_rows(ds, start, count, cols, &mut v, collective)
-                .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-            // SAFETY: T is a plain numeric type; its bytes are its native representation.
-            let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) };
-            Ok(f(bytes))
-        }
-        let rows = (start, count, cols);
-        let at = (name, path, call);
-        match ty {
-            ElemType::Double => go::<f64, R>(ds, rows, collective, at, f),
-            ElemType::Float => go::<f32, R>(ds, rows, collective, at, f),
-            ElemType::Int => go::<i32, R>(ds, rows, collective, at, f),
-            ElemType::Uint => go::<u32, R>(ds, rows, collective, at, f),
-            ElemType::Ll => go::<i64, R>(ds, rows, collective, at, f),
-            ElemType::Ull => go::<u64, R>(ds, rows, collective, at, f),
-            ElemType::Bool => {
-                let n = count
-                    .checked_mul(cols)
-                    .ok_or_else(|| op2_err!(BadSize, "{call} '{name}': {count} x {cols} values overflow"))?;
-                let mut v: Vec<u8> = crate::core::alloc::zeroed(n, &format!("{call} '{name}' (reading '{path}')"))?;
-                // Read through the bool type (the file's enum converts to it) into plain bytes:
-                // never into `bool` before every byte is known to be 0 or 1.
-                let mem = Datatype::from_type::<bool>().map_err(|e| h5err(call, path, "bool type", e))?;
-                transfer(ds, &mem, rows, v.as_mut_ptr(), false, collective)
-                    .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-                if let Some(pos) = v.iter().position(|&b| b > 1) {
-                    op2_bail!(
-                        FileFormat,
-                        "{call}: bool dataset '{name}' in '{path}' holds the byte {} at value {} (element {}, component {}); a bool is 0 or 1",
-                        v[pos],
-                        start * cols + pos,
-                        start + pos / cols.max(1),
-                        pos % cols.max(1)
-                    );
-                }
-                Ok(f(&v))
-            }
-        }
-    }
-
     /// `op_decl_set_hdf5`: the set's size is the one integer of dataset `name`. Under MPI it
     /// is the global size: every process reads it and declares its block
     /// `[G*r/P, G*(r+1)/P)` (OP2's distribution; collective).
@@ -838,7 +775,13 @@ pub(crate) mod imp {
         // a process holds one copy of its block, never two (HDF5 reads into it directly; a
         // large buffer is a mapping of zero pages, resident as the read fills it).
         let coll = mpio(comm);
-        let data = read_buf(&ds, ty, (start, count, dim), coll, (name, path, call));
+        let data = read_buf(&ds, ty, (start, count, dim), coll, (name, path, call)).map(|mut buf| {
+            // Pages the file filled with zeros (work arrays: OP2's files hold Airfoil's qold, adt
+            // and res as zeros) go back: resident, like a dat declared without data, only once a
+            // loop writes them.
+            buf.release_zero_pages();
+            buf
+        });
         drop(ds);
         drop(f);
         let data = ctx.comm.agree(data)?;
@@ -847,8 +790,9 @@ pub(crate) mod imp {
     }
 
     /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` into a new aligned
-    /// buffer (`OutOfMemory` when it cannot be had), as `read_as` does (bool values checked to
-    /// be 0 or 1), with no other copy.
+    /// buffer (`OutOfMemory` when it cannot be had), with no other copy. Bool values are read
+    /// as bytes and each must be 0 or 1 (any other byte is not a valid C `_Bool` or Rust
+    /// `bool`): `FileFormat` naming the first other.
     fn read_buf(
         ds: &Dataset,
         ty: ElemType,
@@ -876,10 +820,6 @@ pub(crate) mod imp {
         .map_err(|e| h5err(call, path, "memory type", e))?;
         transfer(ds, &mem, (start, count, cols), buf.as_mut_ptr(), false, collective)
             .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-        // Pages the file filled with zeros (work arrays: OP2's files hold Airfoil's qold, adt
-        // and res as zeros) go back: resident, like a dat declared without data, only once a
-        // loop writes them.
-        buf.release_zero_pages();
         if matches!(ty, ElemType::Bool) {
             let v = buf.as_slice();
             if let Some(pos) = v.iter().position(|&b| b > 1) {
@@ -1049,7 +989,9 @@ pub(crate) mod imp {
                 );
             }
             check_storage(&ds, dim, file_len, name, path, call)?;
-            read_as(&ds, ty, (0, dim, 1), false, (name, path, call), |bytes| out.copy_from_slice(bytes))
+            let buf = read_buf(&ds, ty, (0, dim, 1), false, (name, path, call))?;
+            out.copy_from_slice(buf.as_slice());
+            Ok(())
         })();
         drop(f);
         comm.agree(r)
