@@ -116,14 +116,8 @@ impl Map {
     /// caller's index base (0 in C, 1 in Fortran), for messages only: values are 0-based.
     pub fn new(name: &str, from: (SetId, &Set), to: (SetId, &Set), dim: i32, values: &[i32], base: i64) -> Result<Map> {
         let dim = Map::check(name, from.1, to.1, dim, values, base)?;
-        Ok(Map {
-            name: name.to_string(),
-            from: from.0,
-            to: to.0,
-            dim,
-            values: alloc::copy_of(values, &format!("op_decl_map '{name}'"))?,
-            distinct: std::sync::Mutex::new(Vec::new()),
-        })
+        let values = alloc::copy_of(values, &format!("op_decl_map '{name}'"))?;
+        Ok(Map::checked(name, (from.0, to.0), dim, values))
     }
 
     /// As `new`, keeping `values` as the map's storage instead of copying them (a map read
@@ -137,14 +131,12 @@ impl Map {
         base: i64,
     ) -> Result<Map> {
         let dim = Map::check(name, from.1, to.1, dim, &values, base)?;
-        Ok(Map {
-            name: name.to_string(),
-            from: from.0,
-            to: to.0,
-            dim,
-            values,
-            distinct: std::sync::Mutex::new(Vec::new()),
-        })
+        Ok(Map::checked(name, (from.0, to.0), dim, values))
+    }
+
+    /// A map of checked `values`.
+    fn checked(name: &str, (from, to): (SetId, SetId), dim: usize, values: Vec<i32>) -> Map {
+        Map { name: name.to_string(), from, to, dim, values, distinct: std::sync::Mutex::new(Vec::new()) }
     }
 
     /// Checks a map's dim, length and entries; its dim as a usize.
