@@ -199,14 +199,20 @@ pub struct Config {
     pub cuda_device: Option<usize>,
     /// `OP2_INC`: how device backends keep indirect increments race-free.
     pub inc: IncChoice,
-    /// `OP_AUTO_SOA=1`: structure-of-arrays device layout for dats of dim > 1.
-    pub auto_soa: bool,
+    /// `OP_AUTO_SOA`: structure-of-arrays device layout for dats of dim > 1 (`1`), or
+    /// array-of-structures (`0`); unset, each device backend takes its own default
+    /// (`cuda`: structure-of-arrays, `opencl`: array-of-structures).
+    pub auto_soa: Option<bool>,
     /// `OP2_VALIDATE=1`: run every loop also on seq and compare.
     pub validate: bool,
     /// `OP2_DEVICE_SYNC=1`: `cuda` waits for each loop's launches before the loop returns
     /// (exact per-loop times, a failed launch named with its loop); by default a loop with
     /// nothing to bring back returns once launched and the next transfer down waits for it.
     pub device_sync: bool,
+    /// `OP2_DEVICE_PROFILE=1`: `opencl` times each launch with the device's own clock
+    /// (profiling events) and `op_timing_output` adds, per loop, the kernels' time against the
+    /// loop's whole time in the backend.
+    pub device_profile: bool,
     /// `OP2_LAZY=1`: `op_par_loop` queues loops; the queue runs at the next flush point.
     pub lazy: bool,
     /// `OP2_TILE_SIZE`: elements of a chain's seed loop per sparse tile (0: chains run loop
@@ -260,6 +266,7 @@ const KEYS: &[&str] = &[
     "OP2_INC",
     "OP2_VALIDATE",
     "OP2_DEVICE_SYNC",
+    "OP2_DEVICE_PROFILE",
     "OP2_LAZY",
     "OP2_DIAGNOSTICS",
     "OP2_TILE_SIZE",
@@ -364,6 +371,11 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_DEVICE_SYNC={v} (expected 0 or 1)"),
         };
+        let device_profile = match get("OP2_DEVICE_PROFILE").as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_DEVICE_PROFILE={v} (expected 0 or 1)"),
+        };
         // OP2_DIAGNOSTICS raises op_init's diagnostics level (a program's own level is a floor).
         let diags = match get("OP2_DIAGNOSTICS") {
             None => diags,
@@ -399,8 +411,9 @@ impl Config {
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_FUSE={v} (expected 0 or 1)"),
         };
         let auto_soa = match get("OP_AUTO_SOA").as_deref() {
-            None | Some("0") => false,
-            Some("1") => true,
+            None => None,
+            Some("0") => Some(false),
+            Some("1") => Some(true),
             Some(v) => op2_bail!(BadConfig, "op_init: OP_AUTO_SOA={v} (expected 0 or 1)"),
         };
         let validate_rtol = match get("OP2_VALIDATE_RTOL") {
@@ -463,6 +476,7 @@ impl Config {
             inc,
             validate,
             device_sync,
+            device_profile,
             lazy,
             tile_size,
             debug_tiling,

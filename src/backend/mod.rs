@@ -262,6 +262,12 @@ pub trait Backend: Send {
         0
     }
 
+    /// Writes of READ globals and reduction seed rows made so far (device backends); a loop
+    /// whose values the device's buffers already hold writes nothing.
+    fn small_writes(&self) -> u64 {
+        0
+    }
+
     /// Runs a sparse-tiled chain (`exec::chain`, host backends): for each tile in index order
     /// (a valid order for every schedule), each loop's runs in that tile, in chain order, with
     /// reductions accumulated into each call's scratch. Backends that can run the tiles of a

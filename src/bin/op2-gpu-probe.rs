@@ -224,7 +224,7 @@ fn halo(args: &[String]) -> Result<ExitCode, String> {
     let mut passed = 0usize;
     for soa in [false, true] {
         let mut config = op2::config::Config::from_env(&[], 0).map_err(|e| e.message)?;
-        config.auto_soa = soa;
+        config.auto_soa = Some(soa);
         let made: Result<Box<dyn Backend>, op2::error::Op2Error> = match name.as_str() {
             "cuda" => cuda::Cuda::new(&config).map(|b| Box::new(b) as Box<dyn Backend>),
             "opencl" => op2::backend::opencl::OpenCl::new(&config).map(|b| Box::new(b) as Box<dyn Backend>),

@@ -587,6 +587,7 @@ impl Context {
         );
         if self.backend.is_device() {
             let _ = writeln!(s, "  kernel launches: {}", self.backend.launches());
+            let _ = writeln!(s, "  small writes (READ globals, reduction seeds): {}", self.backend.small_writes());
         }
         if self.comm.distributed() {
             let query = crate::mpi::cuda_aware();

@@ -163,10 +163,13 @@ mod tests {
             src.contains("atomicAdd(&op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 0] * 4 + op2_k], op2_p1[0][op2_k]);")
         );
         assert!(src.contains("op2_any(op2_on1 ? op2_v1 : 0)"), "{src}");
-        // Reductions: one row per block, seeded into thread 0 only (for increments), combined
-        // in shared memory.
-        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)blockIdx.x * 1;"), "{src}");
-        assert!(src.contains("op2_g2[op2_k] = threadIdx.x == 0 ? op2_r2[op2_k] : (double)0;"));
+        // Reductions: row 0 the seed, then one row per block, each started from the seed unless
+        // an earlier launch wrote it, into thread 0 only (for increments), combined in shared
+        // memory.
+        assert!(src.contains("unsigned long long *op2_row = op2_part + (size_t)(1 + (int)blockIdx.x) * 1;"), "{src}");
+        assert!(src.contains("const unsigned long long *op2_from = (int)blockIdx.x < op2_done ? op2_row : op2_part;"));
+        assert!(src.contains("op2_g2[op2_k] = threadIdx.x == 0 ? op2_f2[op2_k] : (double)0;"));
+        assert!(src.contains("    int op2_done,\n"));
         assert!(src.contains("extern __shared__ unsigned long long op2_sh[];"));
         assert!(src.contains("((double *)(op2_mine + 0))[op2_k] += ((const double *)(op2_other + 0))[op2_k];"));
         assert!(!src.contains("#include"));

@@ -15,9 +15,13 @@
 //!   `IncStrategy::TwoLevel` the packed plan instead: `nb` (blocks), the plan's first element,
 //!   then `blkmap`, `offset`, `nelems`, `nthrcol` (`nb` each, OP2's names and meanings) and
 //!   `thrcol` (one per element), with `op2_start`/`op2_count` the colour's range of `blkmap`;
-//! - `u64 *op2_part`: reduction partials, one row of `partial_words(args)` words per
-//!   work-item, seeded by the host (INC: zero; MIN/MAX and info payloads: the caller's values),
-//!   combined by the host in work-item order;
+//! - `int op2_done`: partials rows below `1 + op2_done` hold what earlier launches of the same
+//!   loop left there (a coloured loop's launches carry their rows on); the others start from
+//!   the seed row;
+//! - `u64 *op2_part`: reduction partials, rows of `partial_words(args)` words: row 0 the seed
+//!   (INC: zero; MIN/MAX and info payloads: the caller's values), written by the host only when
+//!   it changed (a write waits for every launch queued before it), then one row per work-item
+//!   (per thread block on `cuda`), combined by the host in order;
 //! - per argument, in order: a dat's buffer (then `int op2_s{i}`, its rows, in the
 //!   structure-of-arrays layout, then its map, when indirect, then `int op2_on{i}` when
 //!   optional); a READ global's buffer; an index argument's map (when it has one); a matrix's
@@ -257,6 +261,7 @@ pub fn generate_fused(
     w.open("");
     w.line(d.ids);
     w.line("(void)op2_part;");
+    w.line("(void)op2_done;");
     w.line("(void)op2_elems;");
     for (i, a) in args.iter().enumerate() {
         if let ArgDesc::Gbl { ty, dim, acc: Access::Read } = *a {
@@ -510,6 +515,16 @@ pub fn soa_arg(a: &ArgDesc, soa: bool) -> bool {
     soa && matches!(a, ArgDesc::Dat { dim, .. } if *dim > 1)
 }
 
+/// Whether a dat argument's map is passed transposed (column after column, `op2_mr{i}` rows
+/// each: consecutive elements read consecutive words of a column) in the structure-of-arrays
+/// layout: maps of more than one column through which a dat is accessed.
+pub fn soa_map(a: &ArgDesc, soa: bool) -> bool {
+    soa && matches!(
+        a,
+        ArgDesc::Dat { how: DatAccess::Indirect { map_dim, .. } | DatAccess::Vector { map_dim }, .. } if *map_dim > 1
+    )
+}
+
 /// The entry point's parameters for `args` (the ABI note): the fixed ones, then each argument's;
 /// `scr_bytes` > 0 adds the global-memory scratch.
 fn entry_params(d: &Dialect, args: &[ArgDesc], soa: bool, scr_bytes: usize) -> Vec<String> {
@@ -517,6 +532,7 @@ fn entry_params(d: &Dialect, args: &[ArgDesc], soa: bool, scr_bytes: usize) -> V
     let mut params = vec![
         "int op2_start".to_string(),
         "int op2_count".to_string(),
+        "int op2_done".to_string(),
         format!("{g}const int *op2_elems"),
         format!("{g}{u} *op2_part", u = d.u64_type),
     ];
@@ -529,6 +545,9 @@ fn entry_params(d: &Dialect, args: &[ArgDesc], soa: bool, scr_bytes: usize) -> V
                 }
                 if how != DatAccess::Direct {
                     params.push(format!("{g}const int *op2_m{i}"));
+                }
+                if soa_map(a, soa) {
+                    params.push(format!("int op2_mr{i}"));
                 }
                 if optional {
                     params.push(format!("int op2_on{i}"));
@@ -576,10 +595,15 @@ fn emit_wrapper(
     w.open("");
     w.line(d.ids);
     if stride > 0 {
-        let row = if d.block_reduce { "blockIdx.x" } else { "op2_w" };
-        w.line(format!("{g}{} *op2_row = op2_part + (size_t){row} * {stride};", d.u64_type));
+        // Row 0 is the seed; this work-item's (block's) row is 1 + its index, and starts from the
+        // seed unless an earlier launch of the loop left a value in it.
+        let row = if d.block_reduce { "(int)blockIdx.x" } else { "op2_w" };
+        let u = d.u64_type;
+        w.line(format!("{g}{u} *op2_row = op2_part + (size_t)(1 + {row}) * {stride};"));
+        w.line(format!("{g}const {u} *op2_from = {row} < op2_done ? op2_row : op2_part;"));
     } else {
         w.line("(void)op2_part;");
+        w.line("(void)op2_done;");
     }
     let blocks = inc == IncStrategy::Blocks;
     if !coloured && !blocks {
@@ -599,13 +623,17 @@ fn emit_wrapper(
             }
             ArgDesc::Gbl { ty, dim, .. } | ArgDesc::Info { ty, dim, .. } => {
                 let words = (dim * ty.size()).div_ceil(8).max(1);
-                w.line(format!("{g}{0} *op2_r{i} = ({g}{0} *)(op2_row + {off});", (d.buffer_type)(ty)));
+                let bt = (d.buffer_type)(ty);
+                if !d.block_reduce {
+                    w.line(format!("{g}{bt} *op2_r{i} = ({g}{bt} *)(op2_row + {off});"));
+                }
+                w.line(format!("{g}const {bt} *op2_f{i} = ({g}const {bt} *)(op2_from + {off});"));
                 w.line(format!("{} op2_g{i}[{dim}];", (d.private_type)(ty)));
                 // A block's row is shared by its threads: one of them starts increments from it.
                 let from = if d.block_reduce && matches!(a, ArgDesc::Gbl { acc: Access::Inc, .. }) {
-                    format!("threadIdx.x == 0 ? op2_r{i}[op2_k] : ({})0", (d.private_type)(ty))
+                    format!("threadIdx.x == 0 ? op2_f{i}[op2_k] : ({})0", (d.private_type)(ty))
                 } else {
-                    format!("op2_r{i}[op2_k]")
+                    format!("op2_f{i}[op2_k]")
                 };
                 w.line(format!("for (int op2_k = 0; op2_k < {dim}; op2_k++) op2_g{i}[op2_k] = {from};"));
                 off += words;
@@ -722,21 +750,26 @@ fn stage_args(
         match *a {
             ArgDesc::Dat { ty, dim, acc, how, optional } => {
                 let pt = (d.private_type)(ty);
+                // Entry `col` of this element's map row: rows of map_dim entries, or transposed.
+                let entry = |map_dim: usize, col: &str| {
+                    if soa_map(a, soa) {
+                        format!("(size_t)op2_m{i}[(size_t){col} * op2_mr{i} + op2_e]")
+                    } else {
+                        format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {col}]")
+                    }
+                };
                 // (private array, element row) per staged element.
                 let rows: Vec<(String, String)> = match how {
                     DatAccess::Direct => vec![(format!("op2_p{i}"), "(size_t)op2_e".to_string())],
                     DatAccess::Indirect { map_dim, idx } => {
-                        vec![(format!("op2_p{i}"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {idx}]"))]
+                        vec![(format!("op2_p{i}"), entry(map_dim, &idx.to_string()))]
                     }
-                    DatAccess::Vector { map_dim } if map_dim > UNROLL_VECTOR_MAX => vec![(
-                        format!("op2_p{i}[op2_vj]"),
-                        format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + op2_vj]"),
-                    )],
-                    DatAccess::Vector { map_dim } => (0..map_dim)
-                        .map(|j| {
-                            (format!("op2_p{i}[{j}]"), format!("(size_t)op2_m{i}[(size_t)op2_e * {map_dim} + {j}]"))
-                        })
-                        .collect(),
+                    DatAccess::Vector { map_dim } if map_dim > UNROLL_VECTOR_MAX => {
+                        vec![(format!("op2_p{i}[op2_vj]"), entry(map_dim, "op2_vj"))]
+                    }
+                    DatAccess::Vector { map_dim } => {
+                        (0..map_dim).map(|j| (format!("op2_p{i}[{j}]"), entry(map_dim, &j.to_string()))).collect()
+                    }
                 };
                 // A wide vector argument's rows are staged by a loop over the map's columns
                 // (`op2_vj`), not one statement per column.

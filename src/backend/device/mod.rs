@@ -168,6 +168,10 @@ pub enum KernelArg {
     Rows(Option<DatId>),
     /// A map's device buffer (None: none; any buffer will do).
     Map(Option<MapId>),
+    /// A map's transposed device copy (`codegen::soa_map`), then its rows (an `int`), for a
+    /// map of `dim` columns (None: none; any buffer will do, and 0 rows).
+    MapT(Option<MapId>, usize),
+    MapRows(Option<MapId>, usize),
     /// An `int` flag (an optional argument's `op2_on`).
     Flag(i32),
     /// The device copy of READ global argument `i`.
@@ -197,7 +201,14 @@ pub fn kernel_arg_owners(call: &LoopCall, soa: bool) -> Result<Vec<(usize, Kerne
                 if crate::backend::device::codegen::soa_arg(d, soa) {
                     out.push((i, KernelArg::Rows(dat)));
                 }
-                if how != DatAccess::Direct {
+                if crate::backend::device::codegen::soa_map(d, soa) {
+                    let dim = match how {
+                        DatAccess::Indirect { map_dim, .. } | DatAccess::Vector { map_dim } => map_dim,
+                        DatAccess::Direct => 1,
+                    };
+                    out.push((i, KernelArg::MapT(map_of(i), dim)));
+                    out.push((i, KernelArg::MapRows(map_of(i), dim)));
+                } else if how != DatAccess::Direct {
                     out.push((i, KernelArg::Map(map_of(i))));
                 }
                 if optional {
@@ -242,6 +253,125 @@ pub fn read_globals<'c>(call: &'c LoopCall) -> Vec<(usize, &'c [u8])> {
             _ => None,
         })
         .collect()
+}
+
+/// A small device buffer that `SmallWrites` tracks: a READ global by argument position, or the
+/// reduction partials' seed row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SmallBuf {
+    Global(usize),
+    Seed,
+}
+
+/// What was last written to each small device buffer. A write from host memory waits for every
+/// launch queued before it (loops without results return once launched), so a loop whose READ
+/// globals and reduction seeds are what the buffers already hold writes nothing: Airfoil's
+/// `update` then launches behind `res_calc` without waiting for it.
+#[derive(Default)]
+pub struct SmallWrites {
+    last: std::collections::HashMap<SmallBuf, Vec<u8>>,
+    /// Writes made so far (`Backend::small_writes`); the ones left out are not counted.
+    pub count: u64,
+}
+
+impl SmallWrites {
+    /// Whether the buffer already holds `bytes`; `fresh`: it was just (re)allocated.
+    pub fn holds(&self, buf: SmallBuf, bytes: &[u8], fresh: bool) -> bool {
+        !fresh && self.last.get(&buf).is_some_and(|b| b.as_slice() == bytes)
+    }
+
+    /// Records a write of `bytes` that succeeded.
+    pub fn wrote(&mut self, buf: SmallBuf, bytes: &[u8]) {
+        let last = self.last.entry(buf).or_default();
+        last.clear();
+        last.extend_from_slice(bytes);
+        self.count += 1;
+    }
+
+    /// Forgets a buffer whose write failed or that was freed.
+    pub fn forget(&mut self, buf: SmallBuf) {
+        self.last.remove(&buf);
+    }
+}
+
+/// `OP2_DEVICE_PROFILE=1`: per loop, the kernels' time by the device's own clock against the
+/// loop's whole time in the backend (staging, launches, waiting, reading results back), so a
+/// slow loop shows whether its kernels or everything around them take the time.
+#[derive(Default)]
+pub struct DeviceProfile {
+    rows: Vec<ProfileRow>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+struct ProfileRow {
+    name: String,
+    calls: u64,
+    launches: u64,
+    kernel_ns: u64,
+    backend: std::time::Duration,
+}
+
+impl DeviceProfile {
+    /// Adds one call of loop `name`: its launches, their kernels' summed time, its time in the backend.
+    pub fn record(&mut self, name: &str, launches: u64, kernel_ns: u64, backend: std::time::Duration) {
+        let i = match self.index.get(name) {
+            Some(&i) => i,
+            None => {
+                self.rows.push(ProfileRow {
+                    name: name.to_string(),
+                    calls: 0,
+                    launches: 0,
+                    kernel_ns: 0,
+                    backend: std::time::Duration::ZERO,
+                });
+                self.index.insert(name.to_string(), self.rows.len() - 1);
+                self.rows.len() - 1
+            }
+        };
+        let r = &mut self.rows[i];
+        r.calls += 1;
+        r.launches += launches;
+        r.kernel_ns += kernel_ns;
+        r.backend += backend;
+    }
+
+    /// The table `op_timing_output` prints after its own (through `Backend::work_report`).
+    pub fn report(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::from("device profile (OP2_DEVICE_PROFILE=1; kernels timed by the device's clock)\n");
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>8} {:>9} {:>12} {:>12} {:>9}",
+            "loop", "calls", "launches", "kernels (ms)", "backend (ms)", "kernels %"
+        );
+        for r in &self.rows {
+            let (k, b) = (r.kernel_ns as f64 / 1e6, r.backend.as_secs_f64() * 1e3);
+            let pct = if b > 0.0 { 100.0 * k / b } else { 0.0 };
+            let _ =
+                writeln!(s, "  {:<24} {:>8} {:>9} {:>12.4} {:>12.4} {:>8.1}%", r.name, r.calls, r.launches, k, b, pct);
+        }
+        s.pop();
+        s
+    }
+}
+
+/// A map's values column after column (`dim` columns): what `KernelArg::MapT` points to.
+pub fn transpose_map(values: &[i32], dim: usize) -> Vec<i32> {
+    let dim = dim.max(1);
+    let rows = values.len() / dim;
+    let mut out = vec![0i32; rows * dim];
+    for (r, row) in values.chunks_exact(dim).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            out[c * rows + r] = v;
+        }
+    }
+    out
+}
+
+/// A slice of words as bytes.
+pub fn word_bytes(w: &[u64]) -> &[u8] {
+    // SAFETY: u64 slices are valid, aligned byte slices of 8x the length.
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
 }
 
 /// Rows of dim values (array of structures) to one array per component (structure of

@@ -311,6 +311,9 @@ mod tests {
             "op2_atomic_add_double(&op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k], op2_p1[op2_k]);"
         ));
         assert!(src.contains("__global double *op2_r2 = (__global double *)(op2_row + 0);"));
+        assert!(src.contains("__global ulong *op2_row = op2_part + (size_t)(1 + op2_w) * 1;"), "{src}");
+        assert!(src.contains("__global const ulong *op2_from = op2_w < op2_done ? op2_row : op2_part;"));
+        assert!(src.contains("op2_g2[op2_k] = op2_f2[op2_k];"));
         assert_eq!(partial_words(&args), 1);
         let plain = generate(&sig, &[&v], false, IncStrategy::Plain, false);
         assert!(plain.contains("op2_d1[(size_t)op2_m1[(size_t)op2_e * 2 + 1] * 4 + op2_k] += op2_p1[op2_k];"));
@@ -335,9 +338,12 @@ mod tests {
         let soa = generate(&sig, &[&v], false, IncStrategy::Plain, true);
         assert!(soa.contains("__global double *op2_d0,\n    int op2_s0,"), "{soa}");
         assert!(soa.contains("op2_p0[op2_k] = (double)op2_d0[(size_t)op2_k * op2_s0 + (size_t)op2_e];"));
-        assert!(
-            soa.contains("op2_d1[(size_t)op2_k * op2_s1 + (size_t)op2_m1[(size_t)op2_e * 2 + 1]] += op2_p1[op2_k];")
-        );
+        // The map is passed transposed, with its rows: consecutive elements read consecutive words.
+        assert!(soa.contains("__global const int *op2_m1,\n    int op2_mr1)"), "{soa}");
+        assert!(soa.contains(
+            "op2_d1[(size_t)op2_k * op2_s1 + (size_t)op2_m1[(size_t)1 * op2_mr1 + op2_e]] += op2_p1[op2_k];"
+        ));
+        assert!(!soa.contains("op2_e * 2"), "{soa}");
     }
 
     /// A fused unit (device fusion, issue 23 point 10): every part's arguments numbered on from

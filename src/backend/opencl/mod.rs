@@ -8,12 +8,13 @@
 //! (the default here, see `IncChoice`), one launch per colour of an element colouring (the
 //! plan built with one element per block), so no two work-items of a launch increment the same
 //! target. `OP2_INC=atomics` uses compare-and-swap adds instead and one launch. Reductions:
-//! one partials row per work-item (seeded and combined on the host in work-item order, by the
-//! same code as the threads backend's blocks): deterministic for a given device and set size.
+//! one partials row per work-item, started from a seed row that is written only when the
+//! caller's values change, and combined on the host in work-item order (by the same code as
+//! the threads backend's blocks): deterministic for a given device and set size.
 
 pub mod codegen;
 
-use super::device::KernelArg;
+use super::device::{word_bytes, KernelArg, SmallBuf};
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
 use crate::arg::ArgDesc;
@@ -126,11 +127,18 @@ pub struct OpenCl {
     /// Host memory behind dat buffers made with `huge_buffer` (unmapped after the buffers).
     host_mem: HashMap<DatId, crate::core::buffer::AlignedBuf>,
     maps: HashMap<MapId, Buffer<cl_int>>,
+    /// Maps transposed (`codegen::soa_map`), with their rows.
+    maps_t: HashMap<MapId, (Buffer<cl_int>, usize)>,
+    /// `OP2_DEVICE_PROFILE=1`: each loop's kernel time (profiling events) and backend time.
+    profile: Option<super::device::DeviceProfile>,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
     colour_lists: HashMap<u64, ColourLists>,
     /// Buffers of READ globals, by argument position, reused from call to call.
     globals: Vec<Option<(Buffer<u8>, usize)>>,
+    /// What the READ globals' buffers and the partials' seed row hold (written only when that
+    /// changes).
+    small: super::device::SmallWrites,
     partials: Option<(Buffer<u64>, usize)>,
     /// Global-memory staging of arguments too large for private memory, and its bytes.
     scratch: Option<(Buffer<u8>, usize)>,
@@ -198,13 +206,19 @@ unsafe impl Send for OpenCl {}
 
 impl OpenCl {
     pub fn new(config: &crate::config::Config) -> Result<OpenCl> {
-        let (selector, inc, cflags, soa, part_size) =
-            (config.opencl_device.as_deref(), config.inc, &config.cflags, config.auto_soa, config.part_size);
+        let (selector, inc, cflags, soa, part_size) = (
+            config.opencl_device.as_deref(),
+            config.inc,
+            &config.cflags,
+            config.auto_soa.unwrap_or(false),
+            config.part_size,
+        );
         let device = probe(selector)
             .map_err(|e| Op2Error::new(ErrorCode::BackendUnavailable, format!("op_init: backend 'opencl': {e}")))?;
         let context = ClContext::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, 0).map_err(|e| cl_err("clCreateCommandQueue", e))?;
+        let props = if config.device_profile { opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE } else { 0 };
+        let queue = CommandQueue::create_default(&context, props).map_err(|e| cl_err("clCreateCommandQueue", e))?;
         // SAFETY: a 16-byte device buffer with no host pointer.
         let dummy = unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, 16, std::ptr::null_mut()) }
             .map_err(|e| cl_err("clCreateBuffer", e))?;
@@ -249,9 +263,11 @@ impl OpenCl {
             dats: HashMap::new(),
             host_mem: HashMap::new(),
             maps: HashMap::new(),
+            maps_t: HashMap::new(),
             colourings: PlanCache::new(),
             colour_lists: HashMap::new(),
             globals: Vec::new(),
+            small: Default::default(),
             partials: None,
             scratch: None,
             dummy: std::mem::ManuallyDrop::new(dummy),
@@ -267,6 +283,7 @@ impl OpenCl {
             diags: config.diags,
             cpu,
             launches: 0,
+            profile: config.device_profile.then(Default::default),
         })
     }
 
@@ -596,6 +613,14 @@ impl Backend for OpenCl {
         self.launches
     }
 
+    fn work_report(&self) -> Option<String> {
+        self.profile.as_ref().map(|p| p.report())
+    }
+
+    fn small_writes(&self) -> u64 {
+        self.small.count
+    }
+
     fn alloc(&mut self, d: DatId, shape: DatShape, bytes: usize) -> Result<()> {
         self.check_process("device allocation")?;
         if !self.dats.contains_key(&d) {
@@ -739,24 +764,45 @@ impl Backend for OpenCl {
                 i
             }
         };
-        // Inputs: maps, READ globals, partials.
-        for (m, values) in call.maps.iter().flatten() {
-            self.map_buffer(*m, values)?;
+        // Inputs: maps, READ globals, partials. (The profile's backend time starts here: code
+        // generation and program builds are the loop's JIT time.)
+        let t0 = std::time::Instant::now();
+        let mut events = Vec::new();
+        for (owner, a) in super::device::kernel_arg_owners(call, soa)? {
+            let Some((_, values)) = call.maps[owner].as_ref() else { continue };
+            match a {
+                KernelArg::Map(Some(m)) => self.map_buffer(m, values)?,
+                KernelArg::MapT(Some(m), dim) if !self.maps_t.contains_key(&m) => {
+                    let mut buf = self.create_buffer::<cl_int>(values.len(), "a map")?;
+                    self.write(&mut buf, &super::device::transpose_map(values, dim), "map")?;
+                    self.maps_t.insert(m, (buf, values.len() / dim.max(1)));
+                }
+                _ => {}
+            }
         }
         if self.globals.len() < call.descs.len() {
             self.globals.resize_with(call.descs.len(), || None);
         }
         for (i, host) in super::device::read_globals(call) {
-            let fits = matches!(&self.globals[i], Some((_, n)) if *n >= host.len());
-            if !fits {
+            let fresh = !matches!(&self.globals[i], Some((_, n)) if *n >= host.len());
+            if fresh {
+                self.globals[i] = None;
                 let b = self.create_buffer::<u8>(host.len(), "a global")?;
                 self.globals[i] = Some((b, host.len()));
             }
-            let mut slot = self.globals[i].take();
-            if let Some((buf, _)) = slot.as_mut() {
-                self.write(buf, host, "global")?;
+            let key = SmallBuf::Global(i);
+            if self.small.holds(key, host, fresh) {
+                continue;
             }
+            self.small.forget(key);
+            let mut slot = self.globals[i].take();
+            let written = match slot.as_mut() {
+                Some((buf, _)) => self.write(buf, host, "global"),
+                None => Ok(()),
+            };
             self.globals[i] = slot;
+            written?;
+            self.small.wrote(key, host);
         }
         let launches: Vec<(usize, usize)>;
         let colour_key = if coloured {
@@ -774,8 +820,8 @@ impl Backend for OpenCl {
             None
         };
         let stride = emit::partial_words(call.descs);
-        // One partials row per work-item of the widest launch, so only those rows go up, come
-        // back and are combined (all max_work_items of them did, 1.5 MB each way for Airfoil's
+        // One partials row per work-item of the widest launch, so only those rows come back and
+        // are combined (the seed row goes up when it changes) (all max_work_items of them did, 1.5 MB each way for Airfoil's
         // update: on NVIDIA's OpenCL over PCIe that loop took 3.9 ms a call at 45K cells).
         let rows = launches
             .iter()
@@ -796,16 +842,27 @@ impl Backend for OpenCl {
             let Some(p) = Partials::new(&call.reductions, rows) else {
                 op2_bail!(OutOfMemory, "op_par_loop '{name}': cannot allocate reduction partials");
             };
-            let need = stride * rows;
-            if !matches!(&self.partials, Some((_, n)) if *n >= need) {
+            // The seed row (every work-item's seeds are the same), then a row per work-item.
+            let need = stride * (rows + 1);
+            let fresh = !matches!(&self.partials, Some((_, n)) if *n >= need);
+            if fresh {
+                self.partials = None;
                 let b = self.create_buffer::<u64>(need, "reduction partials")?;
                 self.partials = Some((b, need));
             }
-            let mut slot = self.partials.take();
-            if let Some((buf, _)) = slot.as_mut() {
-                self.write(buf, p.words(), "reduction partials")?;
+            let seed = &p.words()[..stride];
+            let key = SmallBuf::Seed;
+            if !self.small.holds(key, word_bytes(seed), fresh) {
+                self.small.forget(key);
+                let mut slot = self.partials.take();
+                let written = match slot.as_mut() {
+                    Some((buf, _)) => self.write(buf, seed, "reduction seeds"),
+                    None => Ok(()),
+                };
+                self.partials = slot;
+                written?;
+                self.small.wrote(key, word_bytes(seed));
             }
-            self.partials = slot;
             Some(p)
         } else {
             None
@@ -827,7 +884,7 @@ impl Backend for OpenCl {
         let prog = &self.programs[prog_index];
         let k = &prog.kernel;
         // Fixed arguments: elems and part; per-argument buffers.
-        let mut idx = 2u32;
+        let mut idx = 3u32;
         // SAFETY (every argument set): the argument order and types are those of the generated
         // kernel's parameter list (backend::opencl::codegen's ABI).
         macro_rules! arg {
@@ -885,6 +942,14 @@ impl Backend for OpenCl {
                     Some(b) => arg!(b),
                     None => arg!(self.dummy_i32()),
                 },
+                KernelArg::MapT(m, _) => match m.and_then(|m| self.maps_t.get(&m)) {
+                    Some((b, _)) => arg!(b),
+                    None => arg!(self.dummy_i32()),
+                },
+                KernelArg::MapRows(m, _) => {
+                    let rows = m.and_then(|m| self.maps_t.get(&m)).map_or(0, |&(_, r)| r as cl_int);
+                    arg!(&rows);
+                }
                 KernelArg::Flag(f) => {
                     let f: cl_int = f;
                     arg!(&f);
@@ -926,11 +991,13 @@ impl Backend for OpenCl {
         // The runtime may compile and link work-group functions at the first launch: children
         // must be waitable even if the program set SIGCHLD to SIG_IGN.
         let _reaping = crate::jit::child::Reaping::begin();
+        // Partials rows written by this loop's launches so far (the rest start from the seed).
+        let mut done = 0usize;
         for &(first, count) in &launches {
             if count == 0 {
                 continue;
             }
-            let (s, c) = (first as cl_int, count as cl_int);
+            let (s, c, dn) = (first as cl_int, count as cl_int, done as cl_int);
             // Without reductions, one work-item per element (the runtime packs them into
             // work-groups and vectorises across them); with reductions, a bounded number of
             // grid-striding work-items, one partials row each.
@@ -948,11 +1015,17 @@ impl Backend for OpenCl {
             unsafe {
                 k.set_arg(0, &s).map_err(|e| cl_err("clSetKernelArg 0", e))?;
                 k.set_arg(1, &c).map_err(|e| cl_err("clSetKernelArg 1", e))?;
-                self.queue
+                k.set_arg(2, &dn).map_err(|e| cl_err("clSetKernelArg 2", e))?;
+                let ev = self
+                    .queue
                     .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), global.as_ptr(), local, &[])
                     .map_err(|e| cl_err(&format!("clEnqueueNDRangeKernel (op_par_loop '{name}')"), e))?;
+                if self.profile.is_some() {
+                    events.push(ev);
+                }
             }
             self.launches += 1;
+            done = done.max(global[0]);
         }
         self.queue.finish().map_err(|e| cl_err(&format!("clFinish (op_par_loop '{name}')"), e))?;
         for (i, vb, _) in &mat_bufs {
@@ -965,10 +1038,28 @@ impl Backend for OpenCl {
             }
         }
         if let Some(mut p) = partials.take() {
-            if let Some((buf, _)) = &self.partials {
-                self.read(buf, p.words_mut(), "reduction partials")?;
+            if let Some((buf, n)) = &self.partials {
+                let out = p.words_mut();
+                if out.len() + stride > *n {
+                    op2_bail!(Internal, "opencl: op_par_loop '{name}': partials rows past their buffer");
+                }
+                // SAFETY: blocking read of rows 1..=rows, inside the buffer (checked above).
+                unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, stride * 8, out, &[]) }
+                    .map_err(|e| cl_err("clEnqueueReadBuffer (reduction partials)", e))?;
             }
             p.combine_into(&mut call.reductions, rows);
+        }
+        if let Some(prof) = self.profile.as_mut() {
+            let mut kernel_ns = 0u64;
+            for ev in &events {
+                let (start, end) = (ev.profiling_command_start(), ev.profiling_command_end());
+                let (start, end) = (
+                    start.map_err(|e| cl_err("clGetEventProfilingInfo", e))?,
+                    end.map_err(|e| cl_err("clGetEventProfilingInfo", e))?,
+                );
+                kernel_ns += end.saturating_sub(start);
+            }
+            prof.record(name, events.len() as u64, kernel_ns, t0.elapsed());
         }
         Ok(())
     }
@@ -998,6 +1089,9 @@ impl Drop for OpenCl {
                 std::mem::forget(b);
             }
             for (_, b) in self.maps.drain() {
+                std::mem::forget(b);
+            }
+            for (_, b) in self.maps_t.drain() {
                 std::mem::forget(b);
             }
             for (_, b) in self.idx_maps.drain() {
