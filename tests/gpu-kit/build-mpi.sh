@@ -18,11 +18,14 @@
 #                       installed here, which mpicc compiled against; without a network, the
 #                       same packages' installed files, `dpkg -L`). step-mpi.sh points
 #                       OPAL_PREFIX, PMIX_PREFIX, LD_LIBRARY_PATH and PATH into it.
+#   mpi/compat/         arc4random for Debian 12's libevent on a glibc before 2.36 (below)
+#   bin/airfoil-mpi     Airfoil reporting op_dat_transfers and op_diagnostic_output (airfoil_mpi.c)
 #   tests/mpi/bin/      the MPI C tests of tests/mpi/list.txt, compiled with mpicc
 #   step-mpi.sh         the step, sourced by run.sh
-# and a line "mpi: ..." in kit-info.txt with the glibc the carried OpenMPI needs (Debian 12's libevent
-# calls arc4random: 2.36 or newer). Fails when a carried file needs a library that is neither carried nor glibc's
-# and libgcc_s, or when the kit is over KIT_MAX_MIB (48).
+# and a line "mpi: ..." in kit-info.txt with the glibc the MPI part needs (2.34, as the kit's
+# library: libevent_core's arc4random, glibc 2.36's, is made optional and provided by
+# mpi/compat/ on an older glibc). Fails when a carried file needs a library that is neither
+# carried nor glibc's and libgcc_s, or when the kit is over KIT_MAX_MIB (48).
 #
 # Environment: MPICC (mpicc), KIT_MAX_MIB.
 set -eu
@@ -118,6 +121,13 @@ done
 mkdir -p "$m/usr/share/openmpi"
 cp "$tree/usr/share/openmpi"/help-*.txt "$m/usr/share/openmpi/"
 cp -a "$tree/etc/openmpi" "$m/etc/"
+# Debian 12's libevent_core calls arc4random and arc4random_buf, glibc 2.36's, and nothing else
+# in the part needs more than glibc 2.34 (as the kit's libop2): its need of GLIBC_2.36 is made
+# weak and those two references unversioned (glibc's own where it has them), and a compat
+# library provides them, which env.sh preloads on an older glibc (Ubuntu 22.04 has 2.35).
+python3 "$here/elf_weak_version.py" "$m/usr/lib/$arch/libevent_core-2.1.so.7" GLIBC_2.36 arc4random arc4random_buf > /dev/null
+mkdir -p "$m/compat"
+${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -shared -fPIC -o "$m/compat/libkit-arc4random.so" "$here/arc4random.c"
 strip --strip-unneeded "$m/usr/bin/orterun" "$m/usr/bin/orted" "$m/usr/bin/ompi_info" "$m/usr/lib/$arch"/*.so* \
   "$m/usr/lib/$arch/openmpi/lib/openmpi3"/*.so "$m/usr/lib/$arch/pmix2/lib/pmix"/*.so 2>/dev/null || true
 rm -rf "$tree"
@@ -161,7 +171,7 @@ cp "$here/mpi-env.sh" "$m/env.sh"
 carried=" $(cd "$m/usr/lib/$arch" && ls | tr '\n' ' ') libop2.so "
 bad=
 for f in "$kit/lib-mpi/libop2.so" "$kit/bin/airfoil-mpi" "$kit"/tests/mpi/bin/* "$m/usr/bin/orterun" "$m/usr/bin/orted" "$m/usr/bin/ompi_info" \
-  "$m/usr/lib/$arch"/*.so* "$m/usr/lib/$arch/openmpi/lib/openmpi3"/*.so "$m/usr/lib/$arch/pmix2/lib/pmix"/*.so; do
+  "$m/usr/lib/$arch"/*.so* "$m/usr/lib/$arch/openmpi/lib/openmpi3"/*.so "$m/usr/lib/$arch/pmix2/lib/pmix"/*.so "$m/compat"/*.so; do
   for n in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     case $n in
       libc.so.6 | libm.so.6 | libgcc_s.so.1 | ld-linux-x86-64.so.2 | libpthread.so.0 | libdl.so.2) ;;

@@ -88,24 +88,32 @@ fi
 
 # The carried OpenMPI with this machine's hidden (a private mount namespace, as root: its
 # libraries, components, help texts and /etc/openmpi made unreadable; hide-mpi.sh): Airfoil and
-# t835 under the kit's mpiexec on seq still run, every MPI library loaded from the kit.
+# t835 under the kit's mpiexec on seq still run, every MPI library loaded from the kit; with
+# KIT_MPI_COMPAT=1, as on a glibc before 2.36, libevent binds the kit's arc4random.
 here=$(cd "$(dirname "$0")" && pwd)
 if unshare -m true 2> /dev/null; then
   kitabs=$(cd "$kit" && pwd)
+  dirabs=$(cd "$dir" && pwd)
   gunzip -c "$kit/meshes/new_grid_45k.dat.gz" > "$dir/m45.dat"
   head -n 5 "$kit/ref/rms-45k-1000.log" > "$dir/ref5.log"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  if unshare -m "$here/hide-mpi.sh" env KIT="$kitabs" D="$dir" bash -c '
+  if unshare -m "$here/hide-mpi.sh" env KIT="$kitabs" D="$dirabs" KIT_MPI_COMPAT=1 bash -c '
       set -e
       if head -c 1 /usr/lib/x86_64-linux-gnu/libmpi.so.40 2> /dev/null | grep -q .; then echo "libmpi not hidden"; exit 1; fi
       . "$KIT/mpi/env.sh"
       cd "$D"
-      LD_DEBUG=files LD_DEBUG_OUTPUT="$D/hidden-ld" mpiexec -n 2 "$KIT/bin/airfoil-mpi" --mesh m45.dat --iters 5 \
+      LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$D/hidden-ld" mpiexec -n 2 "$KIT/bin/airfoil-mpi" --mesh m45.dat --iters 5 \
         --rms-log rms5.log OP2_BACKEND=seq > hidden-airfoil.txt 2>&1
       out=$(mpiexec -n 2 "$KIT/tests/mpi/bin/t835-mpi-device-halo" seq 2>&1)
       if [ -n "$out" ]; then echo "t835: $out"; exit 1; fi
-      outside=$(grep -h "calling init: " "$D"/hidden-ld.* | awk "{ print \$NF }" | grep -E "mpi|open-(rte|pal)|pmix|mca_|hwloc|libevent" | grep -v "^$KIT/" || true)
+      loaded=$(grep -h "calling init: " "$D"/hidden-ld.* | awk "{ print \$NF }" | grep -E "mpi|open-(rte|pal)|pmix|mca_|hwloc|libevent")
+      if ! echo "$loaded" | grep -q "^$KIT/mpi/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so"; then echo "no LD_DEBUG log of the kit libraries"; exit 1; fi
+      outside=$(echo "$loaded" | grep -v "^$KIT/" || true)
       if [ -n "$outside" ]; then echo "loaded from outside the kit: $outside"; exit 1; fi
+      # the compat arc4random (KIT_MPI_COMPAT=1: preloaded as on a glibc before 2.36) is what libevent binds
+      if ! grep -hq "libevent_core-2.1.so.7 \[0\] to $KIT/mpi/compat/libkit-arc4random.so \[0\]: normal symbol .arc4random" "$D"/hidden-ld.*; then
+        echo "libevent did not bind the compat arc4random of the kit"; exit 1
+      fi
       "$KIT/bin/cmp_rms" --rel 1e-12 rms5.log ref5.log
     ' > "$dir/hidden.txt" 2>&1; then
     echo "test-gpu-kit: the kit's OpenMPI ran with this machine's hidden (unshare -m): $(tail -n 1 "$dir/hidden.txt" | cut -c1-120)"

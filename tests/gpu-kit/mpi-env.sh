@@ -27,5 +27,12 @@ export OMPI_MCA_mpi_yield_when_idle=1
 export HWLOC_PLUGINS_PATH=$KIT_MPI/no-hwloc-plugins
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# glibc older than 2.36 (Ubuntu 22.04: 2.35): the arc4random Debian 12's libevent_core calls
+# comes from the kit's compat library (build-mpi.sh); KIT_MPI_COMPAT=1 preloads it anyway (to
+# test it on a newer glibc)
+KIT_GLIBC=$(getconf GNU_LIBC_VERSION 2> /dev/null | awk '{ print $2 }')
+if [ "${KIT_MPI_COMPAT:-0}" = 1 ] || awk -v v="${KIT_GLIBC:-0.0}" 'BEGIN { split(v, a, "."); exit !(a[1] < 2 || (a[1] == 2 && a[2] < 36)) }'; then
+  export LD_PRELOAD=$KIT_MPI/compat/libkit-arc4random.so${LD_PRELOAD:+:$LD_PRELOAD}
+fi
 # PT-Scotch's ParMETIS interface, carried (op_partition's PARMETIS and PTSCOTCH)
 export OP2_PARMETIS_LIB=$KIT_MPI/usr/lib/x86_64-linux-gnu/libptscotchparmetisv3-7.0.so

@@ -20,8 +20,9 @@
 #                    'CUDA-aware MPI: yes|no|unknown'): where it is, Airfoil again with
 #                    OP2_MPI_CUDA_AWARE=1 (device to device: no host staging); where not, the
 #                    step says the direct path was not run and why.
-#                  NOT RUN, with why, where the machine's glibc is older than the carried
-#                  OpenMPI needs (Debian 12's: 2.36) or the kit has no MPI part.
+#                  NOT RUN, with why, where the machine's glibc is older than the MPI part
+#                  needs (2.34, as the rest of the kit; below 2.36 mpi/env.sh preloads the
+#                  kit's arc4random for Debian 12's libevent) or the kit has no MPI part.
 #   mpi-seq-smoke  (--dry only) the same on seq, 20 iterations: the carried MPI works here.
 #
 # Environment: KIT_MPI_S (seconds for the step, 150), KIT_MPI_ITERS (1000).
@@ -41,7 +42,7 @@ mpi_why_not() {
   if [ -z "$have" ]; then
     echo "cannot tell this machine's glibc version (ldd --version); the carried OpenMPI needs ${need:-?}"
   elif [ -n "$need" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -t . -k 1,1n -k 2,2n | head -n 1)" != "$need" ]; then
-    echo "glibc $have here; the carried OpenMPI (Debian 12's, libevent's arc4random) needs glibc $need or newer"
+    echo "glibc $have here; the kit's MPI part (Debian 12's OpenMPI) needs glibc $need or newer"
   fi
 }
 
@@ -141,6 +142,10 @@ mpi_run() {
     prefix=$(sed -n 's/^path:prefix://p' "$d/ompi_info.txt")
     built=$(sed -n 's/^mca:opal:base:param:opal_built_with_cuda_support:value://p' "$d/ompi_info.txt")
     version=$(sed -n 's/^ompi:version:full://p' "$d/ompi_info.txt")
+    case ${LD_PRELOAD:-} in
+      *libkit-arc4random*) say "glibc ${KIT_GLIBC:-?}: the kit's arc4random preloaded for libevent (glibc before 2.36, or KIT_MPI_COMPAT=1)" ;;
+      *) say "glibc ${KIT_GLIBC:-?}: libevent uses glibc's arc4random" ;;
+    esac
     if [ "$prefix" = "$KIT/mpi/usr" ]; then
       say "PASS ompi_info: Open MPI ${version:-?}, prefix $prefix (relocated), built with CUDA support: ${built:-?}"
     else
