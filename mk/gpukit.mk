@@ -11,7 +11,7 @@
 #                      second libop2.so built with --no-default-features --features mpi in
 #                      $(GPU_KIT_MPI_TARGET) (lib-mpi/), Debian's OpenMPI run time unpacked from
 #                      the packages apt-get downloads into $(BUILD)/gpu-kit-debs (mpi/; the
-#                      installed packages' files without a network), airfoil-mpi and four MPI C
+#                      installed packages' files without a network), airfoil-mpi and six MPI C
 #                      tests for the mpi-cuda step (step-mpi.sh). Copy it to the GPU machine and
 #                      run `gpu-kit/run.sh` (see README).
 #   make test-gpu-kit  (appended to TESTS) builds the kit and runs `run.sh --dry` here: every

@@ -155,10 +155,12 @@ strip "$kit/bin/airfoil-mpi"
 rm -rf "$gen"
 
 # The MPI C tests the step runs: those about device halos and exchanges (t830, t835: exact
-# op_dat_transfers counts, the CUDA-aware path), loops over every partitioner (t800) and
-# grouped exchanges (t805). Compiled as tests/mpi/run.sh compiles them (warnings are errors).
+# op_dat_transfers counts, the CUDA-aware path), loops over every partitioner (t800),
+# grouped exchanges (t805) and loop chains with exchanges and reductions (t880, t881).
+# Compiled as tests/mpi/run.sh compiles them (warnings are errors).
 mkdir -p "$kit/tests/mpi/bin"
-printf '%s\n' t800-mpi-loops t805-mpi-dirty t830-mpi-device t835-mpi-device-halo > "$kit/tests/mpi/list.txt"
+printf '%s\n' t800-mpi-loops t805-mpi-dirty t830-mpi-device t835-mpi-device-halo t880-mpi-chain \
+  t881-mpi-chain-reductions > "$kit/tests/mpi/list.txt"
 while read -r t; do
   $MPICC -std=c99 -Wall -Wextra -Werror -O1 -I"$root/include" -I"$root/tests/c" -I"$root/tests/mpi" \
     "$root/tests/mpi/$t.c" -o "$kit/tests/mpi/bin/$t" -L"$kit/lib-mpi" -lop2 -Wl,-rpath,'$ORIGIN/../../../lib-mpi' -lm

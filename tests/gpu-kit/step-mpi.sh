@@ -14,7 +14,8 @@
 #                    one but the first: read after declaration it needs none);
 #                  - the MPI C tests of tests/mpi/list.txt at -n 2 (t800 loops over every
 #                    partitioner, t805 grouped exchanges, t830 device halos, t835 exact
-#                    op_dat_transfers counts of halo rows and OP2_MPI_CUDA_AWARE);
+#                    op_dat_transfers counts of halo rows and OP2_MPI_CUDA_AWARE, t880 and
+#                    t881 loop chains with exchanges and reductions);
 #                  - every MPI library the processes and mpiexec loaded is the kit's (LD_DEBUG);
 #                  - whether the MPI library is CUDA-aware (ompi_info, and op_diagnostic_output's
 #                    'CUDA-aware MPI: yes|no|unknown'): where it is, Airfoil again with
