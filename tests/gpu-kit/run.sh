@@ -23,6 +23,9 @@
 #   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC and OP_AUTO_SOA=1, each
 #               within 1e-12 of the reference at every iteration
 #   af45k-cuda-validate  OP2_VALIDATE=1 (every loop checked against seq), 10 iterations
+#   mpi-cuda    Airfoil 45K and the MPI C tests under mpiexec -n 2 on cuda with the OpenMPI the
+#               kit carries, halos through host memory: 1e-12 of one process, exact
+#               op_dat_transfers, whether the MPI is CUDA-aware (step-mpi.sh; KIT_MPI_S, 150 s)
 #   opencl-*    the same three on NVIDIA's OpenCL driver, if the machine has one
 #   bandwidth   cuMemcpyDtoD (op2-gpu-probe copy) and a direct op2 copy loop (op2_copy), 1 GiB
 #   af720k-cuda Airfoil on OP2's 720K mesh, 200 iterations: rms against the reference, ms per
@@ -30,7 +33,8 @@
 #   af720k-*    the same with OP2_DEVICE_SYNC=1 (each loop waited for: exact per-loop times),
 #               OP2_INC=colour, OP2_INC=blocks and OP_AUTO_SOA=1, if time is left
 # --dry (no GPU, e.g. CI): every step that needs no GPU runs (device, probe, seq, a C-suite
-# smoke test on seq, op2_copy on seq, the per-loop analysis on the seq run); the GPU steps are
+# smoke test on seq, Airfoil and two MPI C tests under the kit's mpiexec on seq, op2_copy on
+# seq, the per-loop analysis on the seq run); the GPU steps are
 # listed as not run. Exit status: 0 when every step that ran passed, 1 otherwise, 124 when the
 # watchdog stopped the run.
 #
@@ -38,7 +42,8 @@
 # KIT_WATCHDOG_S (seconds before the watchdog stops the run: the budget plus 20 s of grace),
 # KIT_RESERVE_720K_S (seconds the opencl steps leave for the bandwidth and 720K steps, 150),
 # KIT_JOBS (parallel C tests, default: CPUs / 2, at most 8), KIT_NO_OPENCL=1 (leave out the
-# opencl steps, for a rerun that needs the time for cuda), OP2_CUDA_DEVICE. For testing this
+# opencl steps, for a rerun that needs the time for cuda), KIT_MPI_S and KIT_MPI_ITERS (the
+# mpi-cuda step: step-mpi.sh), OP2_CUDA_DEVICE. For testing this
 # script without a GPU: KIT_SIMULATE=BACKEND (e.g. threads) runs every cuda step on that
 # backend instead (no cuMemcpyDtoD), reported as simulated.
 set -u
@@ -93,8 +98,8 @@ JOBS=${KIT_JOBS:-$(((NCPU + 1) / 2))}
 
 # ---- steps and the report -------------------------------------------------------------------
 
-STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
-[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-seq-smoke mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
 
 now() { date +%s; }
 left() { echo $((DEADLINE - $(now))); }
@@ -500,6 +505,11 @@ else
   skip af45k-cuda "cuda unavailable: $CUDA_WHY"
   skip af45k-cuda-validate "cuda unavailable: $CUDA_WHY"
 fi
+
+# ---- MPI on cuda: Debian's OpenMPI carried in the kit (step-mpi.sh) ----------------------------
+
+# shellcheck source=step-mpi.sh
+if [ -f "$KIT/step-mpi.sh" ]; then . "$KIT/step-mpi.sh" && mpi_steps; else skip mpi-cuda "this kit has no step-mpi.sh"; fi
 
 # ---- opencl on NVIDIA's OpenCL driver -----------------------------------------------------------
 
