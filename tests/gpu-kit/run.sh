@@ -27,6 +27,9 @@
 #   bandwidth   cuMemcpyDtoD (op2-gpu-probe copy) and a direct op2 copy loop (op2_copy), 1 GiB
 #   af720k-cuda Airfoil on OP2's 720K mesh, 200 iterations: rms against the reference, ms per
 #               iteration and per loop, GB/s per loop, each against the measured copy bandwidth
+#   op2common-cuda  OP2-Common's own CUDA Airfoil (in kits built with OP2_COMMON_DIR) and op2's,
+#               720K, 1000 iterations each: both times, both rms traces, op2 / OP2-Common
+#               (step-op2common.sh)
 #   af720k-*    the same with OP2_DEVICE_SYNC=1 (each loop waited for: exact per-loop times),
 #               OP2_INC=colour, OP2_INC=blocks and OP_AUTO_SOA=1, if time is left
 # --dry (no GPU, e.g. CI): every step that needs no GPU runs (device, probe, seq, a C-suite
@@ -93,8 +96,8 @@ JOBS=${KIT_JOBS:-$(((NCPU + 1) / 2))}
 
 # ---- steps and the report -------------------------------------------------------------------
 
-STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
-[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
 
 now() { date +%s; }
 left() { echo $((DEADLINE - $(now))); }
@@ -630,17 +633,20 @@ af720k() { # STEP ENV...
   fi
 }
 
+. "$KIT/step-op2common.sh"
 if [ "$CUDA_OK" = 1 ]; then
   # Loops without reductions return once launched, so the per-loop times of af720k-cuda and
   # af720k-cuda-soa are launch times; the -sync run (OP2_DEVICE_SYNC=1, as the colour and
   # blocks runs) gives each loop's own time, and the time per iteration of waiting.
   begin af720k-cuda && af720k af720k-cuda
+  op2common_step
   begin af720k-cuda-sync && af720k af720k-cuda-sync OP2_DEVICE_SYNC=1
   begin af720k-cuda-colour && af720k af720k-cuda-colour OP2_INC=colour OP2_DEVICE_SYNC=1
   begin af720k-cuda-blocks && af720k af720k-cuda-blocks OP2_INC=blocks OP2_DEVICE_SYNC=1
   begin af720k-cuda-soa && af720k af720k-cuda-soa OP_AUTO_SOA=1
 else
   for s in af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do skip "$s" "cuda unavailable: $CUDA_WHY"; done
+  op2common_step
   # the 720K mesh the GPU steps would use is whole
   if ! gzip -t "$KIT/meshes/new_grid.dat.gz" 2>> "$LOG"; then
     STEP_T=0
