@@ -14,6 +14,14 @@
 #                      installed packages' files without a network), airfoil-mpi and six MPI C
 #                      tests for the mpi-cuda step (step-mpi.sh). Copy it to the GPU machine and
 #                      run `gpu-kit/run.sh` (see README).
+#                      With OP2_COMMON_DIR=<an OP2-Common source tree> (never downloaded, never
+#                      in this repository) the kit also carries OP2-Common's own CUDA Airfoil
+#                      (op2-common/airfoil_cuda, and airfoil_seq for KIT_SIMULATE), built here by
+#                      tests/gpu-kit/build-op2common.sh: OP2-Common's translator and its CUDA
+#                      library sources, compiled with NVIDIA's nvcc 13.0 from PyPI wheels in
+#                      $(OP2C_VENV) (with the translator's packages; about 700 MB, made once) for
+#                      sm_80/sm_90; run.sh's op2common-cuda step runs it next to op2's cuda
+#                      Airfoil on the 720K mesh (both times, both rms traces, the ratio).
 #   make test-gpu-kit  (appended to TESTS) builds the kit and runs `run.sh --dry` here: every
 #                      step that needs no GPU runs (the MPI smoke test on seq under the kit's
 #                      OpenMPI, then again with this machine's OpenMPI hidden where unshare -m
@@ -30,6 +38,19 @@ GPU_KIT_MPI_TARGET := $(BUILD)/gpu-kit-mpi-target
 # are HDF5 files) answer OP2_ERR_BACKEND_UNAVAILABLE there.
 GPU_KIT_SKIP_TESTS := $(sort $(foreach f,$(shell grep -lE '_hdf5|op_checkpointing_init' tests/c/t*.c),$(firstword $(subst -, ,$(notdir $(f))))))
 
+# OP2-Common's CUDA Airfoil (only with OP2_COMMON_DIR): its translator's Python packages and
+# nvcc (CUDA 13.0: the GPU machines' driver 580 runs it) with the headers and static cudart.
+OP2_COMMON_DIR ?=
+OP2C_VENV := $(BUILD)/venv-op2c
+OP2C_PACKAGES ?= jinja2==3.1.6 fparser==0.2.5 pcpp==1.30 sympy==1.14.0 libclang==18.1.1 nvidia-cuda-nvcc==13.0.88 \
+  nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 \
+  nvidia-cuda-nvrtc==13.0.88
+
+$(OP2C_VENV)/.installed:
+	python3 -m venv $(OP2C_VENV)
+	$(OP2C_VENV)/bin/pip install -q $(OP2C_PACKAGES)
+	touch $@
+
 .PHONY: gpu-kit gpu-kit-lib gpu-kit-mpi-lib test-gpu-kit
 gpu-kit-lib:
 	$(CARGO) build --release --no-default-features --target-dir $(GPU_KIT_TARGET) --lib --bin op2-gpu-probe --bin op2-pack
@@ -37,8 +58,9 @@ gpu-kit-lib:
 gpu-kit-mpi-lib:
 	$(CARGO) build --release --no-default-features --features mpi --target-dir $(GPU_KIT_MPI_TARGET) --lib
 
-gpu-kit: gpu-kit-lib gpu-kit-mpi-lib
-	CC='$(CC)' KIT_SKIP_TESTS='$(GPU_KIT_SKIP_TESTS)' bash tests/gpu-kit/build.sh $(GPU_KIT) $(GPU_KIT_TARGET)/release $(AF_SHARED)
+gpu-kit: gpu-kit-lib gpu-kit-mpi-lib $(if $(OP2_COMMON_DIR),$(OP2C_VENV)/.installed)
+	CC='$(CC)' KIT_SKIP_TESTS='$(GPU_KIT_SKIP_TESTS)' OP2_COMMON_DIR='$(OP2_COMMON_DIR)' OP2C_VENV='$(OP2C_VENV)' \
+	  OP2C_WORK='$(BUILD)/op2-common-cuda' bash tests/gpu-kit/build.sh $(GPU_KIT) $(GPU_KIT_TARGET)/release $(AF_SHARED)
 	CC='$(CC)' bash tests/gpu-kit/build-mpi.sh $(GPU_KIT) $(GPU_KIT_MPI_TARGET)/release $(BUILD)/gpu-kit-debs
 
 TESTS += test-gpu-kit

@@ -8,9 +8,10 @@
 #   MESHES  OP2's meshes: new_grid_45k.dat and new_grid.dat.gz (../shared/meshes)
 #
 # Environment: CC (cc), KIT_SKIP_TESTS (C tests left out: those needing features the kit's
-# library lacks), KIT_MAX_MIB (48). Everything is compiled for any x86-64 CPU (no
-# -march=native): the kit runs on another machine. Fails when the kit is over KIT_MAX_MIB or a
-# file in it needs a library other than glibc's and libgcc_s.
+# library lacks), KIT_MAX_MIB (48), OP2_COMMON_DIR (an OP2-Common tree: its CUDA Airfoil goes
+# into op2-common/, built by build-op2common.sh with OP2C_VENV's nvcc in OP2C_WORK). Everything
+# is compiled for any x86-64 CPU (no -march=native): the kit runs on another machine. Fails when
+# the kit is over KIT_MAX_MIB or a file in it needs a library other than glibc's and libgcc_s.
 set -eu
 kit=$1
 libdir=$2
@@ -94,13 +95,17 @@ rm -rf "$packgen"
 
 gzip -9 -c "$meshes/new_grid_45k.dat" > "$kit/meshes/new_grid_45k.dat.gz"
 cp "$meshes/new_grid.dat.gz" "$kit/meshes/"
-cp "$here/ref/rms-45k-1000.log" "$here/ref/rms-720k-200.log" "$root/tests/airfoil/reference_720k.txt" "$kit/ref/"
-cp "$here/run.sh" "$kit/run.sh"
+cp "$here/ref/rms-45k-1000.log" "$here/ref/rms-720k-200.log" "$here/ref/rms-720k-1000.log" "$root/tests/airfoil/reference_720k.txt" "$kit/ref/"
+cp "$here/run.sh" "$here/step-op2common.sh" "$kit/"
 chmod +x "$kit/run.sh"
+
+if [ -n "${OP2_COMMON_DIR:-}" ]; then
+  bash "$here/build-op2common.sh" "$OP2_COMMON_DIR" "$kit/op2-common" "${OP2C_WORK:-$kit.op2-common-work}" "${OP2C_VENV:?OP2C_VENV: the venv with nvcc (make gpu-kit makes it)}"
+fi
 
 # Only glibc and libgcc_s: the GPU machine has those and the NVIDIA driver, nothing else.
 bad=
-for f in "$kit/lib/libop2.so" "$kit"/bin/* "$kit"/tests/c/bin/*; do
+for f in "$kit/lib/libop2.so" "$kit"/bin/* "$kit"/tests/c/bin/* "$kit"/op2-common/airfoil_*; do
   for n in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     case $n in
       libc.so.6 | libm.so.6 | libgcc_s.so.1 | ld-linux-x86-64.so.2 | libop2.so | libpthread.so.0 | libdl.so.2) ;;
@@ -109,7 +114,7 @@ for f in "$kit/lib/libop2.so" "$kit"/bin/* "$kit"/tests/c/bin/*; do
   done
 done
 [ -z "$bad" ] || { echo "gpu-kit: files need libraries the GPU machine may not have:$bad" >&2; exit 1; }
-glibc=$(objdump -T "$kit/lib/libop2.so" "$kit"/bin/* "$kit"/tests/c/bin/* 2>/dev/null |
+glibc=$(objdump -T "$kit/lib/libop2.so" "$kit"/bin/* "$kit"/tests/c/bin/* "$kit"/op2-common/airfoil_* 2>/dev/null |
   grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t . -k 1,1n -k 2,2n -k 3,3n -u | tail -n 1)
 kib=$(du -sk "$kit" | cut -f 1)
 commit=$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -120,6 +125,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
   echo "library: cargo build --release --no-default-features (no MPI, HDF5, PETSc); cuda (driver, NVRTC) and opencl load at run time"
   echo "size: $((kib / 1024)) MiB ($kib KiB)"
   echo "C tests: $(wc -l < "$kit/tests/c/list.txt") (left out: ${skip:-none})"
+  echo "OP2-Common: $(head -n 1 "$kit/op2-common/info.txt" 2>/dev/null || echo 'not in this kit (built without OP2_COMMON_DIR)')"
 } > "$kit/kit-info.txt"
 if [ "$kib" -gt $((max_mib * 1024)) ]; then
   echo "gpu-kit: the kit is $kib KiB, over the $max_mib MiB it may be" >&2

@@ -6,7 +6,9 @@
 # step is listed as not run (the MPI smoke test runs on seq under the kit's own OpenMPI; then
 # again with this machine's OpenMPI hidden, where unshare -m works). Then a run stopped from
 # outside (SIGTERM, what the watchdog sends) must still leave a report that lists the steps it
-# did not reach.
+# did not reach. In a kit with OP2-Common's
+# Airfoil (make gpu-kit OP2_COMMON_DIR=...): its CUDA build fails cleanly here (no driver) and
+# its sequential build's printed rms on the 45K mesh agree with the kit's reference.
 set -u
 kit=$1
 dir=$2
@@ -16,8 +18,8 @@ rm -rf "$dir"
 mkdir -p "$dir"
 
 # layout
-for f in run.sh kit-info.txt lib/libop2.so bin/airfoil bin/cmp_rms bin/op2_copy bin/op2-gpu-probe \
-  packs/host.op2pack meshes/new_grid_45k.dat.gz meshes/new_grid.dat.gz ref/rms-45k-1000.log ref/rms-720k-200.log \
+for f in run.sh step-op2common.sh kit-info.txt lib/libop2.so bin/airfoil bin/cmp_rms bin/op2_copy bin/op2-gpu-probe \
+  packs/host.op2pack meshes/new_grid_45k.dat.gz meshes/new_grid.dat.gz ref/rms-45k-1000.log ref/rms-720k-200.log ref/rms-720k-1000.log \
   ref/reference_720k.txt tests/c/list.txt tests/c/bin/t380-cuda tests/c/op2-style/jac_res.h \
   tests/golden/vtk/mesh2x2-binary.vtu step-mpi.sh lib-mpi/libop2.so bin/airfoil-mpi mpi/env.sh mpi/usr/bin/orterun \
   mpi/usr/lib/x86_64-linux-gnu/libmpi.so.40 mpi/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so \
@@ -29,6 +31,7 @@ kib=$(du -sk "$kit" | cut -f 1)
 [ "$kib" -le $((48 * 1024)) ] || fail "the kit is $kib KiB, over 48 MiB"
 [ "$(wc -l < "$kit/ref/rms-45k-1000.log")" -eq 1000 ] || fail "ref/rms-45k-1000.log has not 1000 lines"
 [ "$(wc -l < "$kit/ref/rms-720k-200.log")" -eq 200 ] || fail "ref/rms-720k-200.log has not 200 lines"
+[ "$(wc -l < "$kit/ref/rms-720k-1000.log")" -eq 1000 ] || fail "ref/rms-720k-1000.log has not 1000 lines"
 grep -q 'needs glibc >= 2\.[0-9]' "$kit/kit-info.txt" || fail "kit-info.txt names no glibc version"
 grep -q '^mpi: .*requires glibc 2\.[0-9]' "$kit/kit-info.txt" || fail "kit-info.txt names no glibc version for the MPI part"
 n=$(wc -l < "$kit/tests/c/list.txt")
@@ -65,12 +68,35 @@ expect mpi-seq-smoke PASS "MPI C tests 2 of 2 pass"
 expect mpi-cuda "NOT RUN" "cuda unavailable: dry run"
 expect bandwidth-seq INFO "op2 copy loop"
 expect analysis-seq PASS "furthest loop"
-for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
+for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos; do
   expect "$s" "NOT RUN" "cuda unavailable: dry run"
 done
 for s in opencl-ctest opencl-af45k opencl-af45k-validate; do
   expect "$s" "NOT RUN" "no NVIDIA OpenCL device"
 done
+if [ -x "$kit/op2-common/airfoil_cuda" ]; then
+  expect op2common-cuda "NOT RUN" "dry run (the kit has OP2-Common's CUDA Airfoil"
+  # OP2-Common's programs here: the CUDA one stops with CUDA's error (no driver), not a signal;
+  # the sequential one (what KIT_SIMULATE runs) prints the reference's rms on the 45K mesh
+  mkdir -p "$dir/oc"
+  oc=$(cd "$dir/oc" && pwd)
+  ocbin=$(cd "$kit/op2-common" && pwd)
+  gunzip -c "$kit/meshes/new_grid_45k.dat.gz" > "$oc/new_grid.dat"
+  (cd "$oc" && timeout 60 "$ocbin/airfoil_cuda" > "$oc/cuda.txt" 2>&1)
+  rc=$?
+  # (OP2-Common exits -1, 255; 124 is timeout's, 129-159 a signal's)
+  { [ $rc -ne 0 ] && [ $rc -ne 124 ] && { [ $rc -lt 129 ] || [ $rc -gt 159 ]; } && grep -qi 'cuda' "$oc/cuda.txt"; } ||
+    fail "OP2-Common's airfoil_cuda without a GPU: exit $rc, expected a CUDA error: $(tail -n 2 "$oc/cuda.txt")"
+  (cd "$oc" && timeout 120 "$ocbin/airfoil_seq" > "$oc/seq.txt" 2>&1) || fail "OP2-Common's airfoil_seq exited $?"
+  sed -n 's/^ *\([0-9][0-9]*\)  *\([0-9.eE+-]*\), max err:.*/\1 \2/p' "$oc/seq.txt" > "$oc/rms.txt"
+  awk '$1 % 100 == 0 { printf "%d %.5e\n", $1, $2 }' "$kit/ref/rms-45k-1000.log" > "$oc/expect.txt"
+  cmp -s "$oc/rms.txt" "$oc/expect.txt" ||
+    fail "OP2-Common's airfoil_seq on 45K: printed rms differ from the reference: $(diff "$oc/rms.txt" "$oc/expect.txt" | head -n 4 | tr '\n' ' ')"
+  echo "test-gpu-kit: OP2-Common's airfoil_cuda here: exit $rc, '$(grep -i -m 1 cuda "$oc/cuda.txt" | cut -c1-160)'; airfoil_seq 45K: $(wc -l < "$oc/rms.txt") printed rms as the reference"
+  rm -f "$oc/new_grid.dat" "$oc"/out_grid_seq.*
+else
+  expect op2common-cuda "NOT RUN" "built without OP2_COMMON_DIR"
+fi
 grep -q '^cuda: unavailable: no CUDA driver (' "$r" || fail "the report does not show the probe's output"
 grep -q '^PASS loaded: mpiexec and both processes loaded every MPI library from the kit' "$r" ||
   fail "the MPI smoke test does not show that every MPI library came from the kit"
@@ -129,7 +155,7 @@ fi
 KIT_WATCHDOG_S=2 "$kit/run.sh" --dry --out "$dir/stopped" > "$dir/stopped.txt" 2>&1
 rc=$?
 [ $rc -eq 124 ] || fail "run.sh stopped by its watchdog exited $rc, expected 124"
-grep -q '^| af720k-cuda-soa | NOT RUN (stopped by the watchdog' "$dir/stopped/gpu-report.md" ||
+grep -q '^| af720k-cuda-aos | NOT RUN (stopped by the watchdog' "$dir/stopped/gpu-report.md" ||
   fail "a stopped run's report does not list the steps it did not reach"
 
 if [ $fails -ne 0 ]; then

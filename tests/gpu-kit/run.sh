@@ -20,18 +20,23 @@
 #               packed on the device, moved area to area as MPI would, unpacked by the scatter
 #               kernel), each row checked, in both device layouts (no MPI needed)
 #   ctest-cuda  the C suite on cuda (in parallel)
-#   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC and OP_AUTO_SOA=1, each
+#   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC and OP_AUTO_SOA=0 and 1, each
 #               within 1e-12 of the reference at every iteration
 #   af45k-cuda-validate  OP2_VALIDATE=1 (every loop checked against seq), 10 iterations
 #   mpi-cuda    Airfoil 45K and the MPI C tests under mpiexec -n 2 on cuda with the OpenMPI the
 #               kit carries, halos through host memory: 1e-12 of one process, exact
 #               op_dat_transfers, whether the MPI is CUDA-aware (step-mpi.sh; KIT_MPI_S, 150 s)
-#   opencl-*    the same three on NVIDIA's OpenCL driver, if the machine has one
+#   opencl-*    the same three on NVIDIA's OpenCL driver, if the machine has one, then
+#               opencl-profile: Airfoil 45K, 100 iterations with OP2_DEVICE_PROFILE=1 (per loop
+#               the kernels' time by the device's clock against the loop's time in op2)
 #   bandwidth   cuMemcpyDtoD (op2-gpu-probe copy) and a direct op2 copy loop (op2_copy), 1 GiB
 #   af720k-cuda Airfoil on OP2's 720K mesh, 200 iterations: rms against the reference, ms per
 #               iteration and per loop, GB/s per loop, each against the measured copy bandwidth
+#   op2common-cuda  OP2-Common's own CUDA Airfoil (in kits built with OP2_COMMON_DIR) and op2's,
+#               720K, 1000 iterations each: both times, both rms traces, op2 / OP2-Common
+#               (step-op2common.sh)
 #   af720k-*    the same with OP2_DEVICE_SYNC=1 (each loop waited for: exact per-loop times),
-#               OP2_INC=colour, OP2_INC=blocks and OP_AUTO_SOA=1, if time is left
+#               OP2_INC=colour, OP2_INC=blocks and OP_AUTO_SOA=0 (array-of-structures), if time is left
 # --dry (no GPU, e.g. CI): every step that needs no GPU runs (device, probe, seq, a C-suite
 # smoke test on seq, Airfoil and two MPI C tests under the kit's mpiexec on seq, op2_copy on
 # seq, the per-loop analysis on the seq run); the GPU steps are
@@ -98,8 +103,8 @@ JOBS=${KIT_JOBS:-$(((NCPU + 1) / 2))}
 
 # ---- steps and the report -------------------------------------------------------------------
 
-STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
-[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-seq-smoke mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate bandwidth-seq bandwidth analysis-seq af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa"
+STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos"
+[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-seq-smoke mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth-seq bandwidth analysis-seq af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos"
 
 now() { date +%s; }
 left() { echo $((DEADLINE - $(now))); }
@@ -474,20 +479,22 @@ fi
 
 # ---- Airfoil 45K on cuda ----------------------------------------------------------------------
 
-# af_strategies STEP BACKEND-ENV...: 1000 iterations with each OP2_INC and with OP_AUTO_SOA=1.
+# af_strategies STEP BACKEND-ENV...: 1000 iterations with each OP2_INC and with each device
+# layout (OP_AUTO_SOA=0 and 1; unset, cuda stores dats structure-of-arrays and opencl not).
 af_strategies() {
   local step=$1
   shift
   local fails=0 cfg r tag notes=
-  for cfg in OP2_INC=atomics OP2_INC=colour OP2_INC=blocks OP_AUTO_SOA=1; do
+  for cfg in OP2_INC=atomics OP2_INC=colour OP2_INC=blocks OP_AUTO_SOA=0 OP_AUTO_SOA=1; do
     tag=${cfg#*=}
+    [ "$cfg" = OP_AUTO_SOA=0 ] && tag=aos
     [ "$cfg" = OP_AUTO_SOA=1 ] && tag=soa
     r=$(airfoil_check "$step-$tag" "$MESH45" 1000 "$REF/rms-45k-1000.log" 60 "$@" "$cfg")
     echo "$r" >> "$W/$step.txt"
     case $r in PASS*) notes="$notes ${cfg}: $(echo "$r" | sed -n 's/.*(\([0-9.?]*\) ms\/iter).*/\1/p') ms/iter;" ;; *) fails=$((fails + 1)) ;; esac
   done
   fence < "$W/$step.txt" | section
-  if [ $fails -eq 0 ]; then finish PASS "1000 iterations within 1e-12 of the reference with each strategy;$notes"; else finish FAIL "$fails of 4 configurations failed"; fi
+  if [ $fails -eq 0 ]; then finish PASS "1000 iterations within 1e-12 of the reference with each strategy;$notes"; else finish FAIL "$fails of 5 configurations failed"; fi
 }
 
 af_validate() { # STEP BACKEND-ENV...
@@ -496,6 +503,23 @@ af_validate() { # STEP BACKEND-ENV...
   r=$(airfoil_check "$step" "$MESH45" 10 "$REF/rms-45k-1000.log" 90 "$@" OP2_VALIDATE=1)
   echo "$r" | fence | section
   case $r in PASS*) finish PASS "10 iterations with OP2_VALIDATE=1: every loop agrees with seq; rms within 1e-12" ;; *) finish FAIL "$r" ;; esac
+}
+
+# af_profile STEP BACKEND-ENV...: 100 iterations with OP2_DEVICE_PROFILE=1: per loop, the
+# kernels' time by the device's clock against the loop's whole time in the backend.
+af_profile() {
+  local step=$1 r
+  shift
+  r=$(airfoil_check "$step" "$MESH45" 100 "$REF/rms-45k-1000.log" 60 "$@" OP2_DEVICE_PROFILE=1)
+  { echo "$r"; sed -n '/^op2 timing/,$p' "$W/af-$step.out"; } | fence | section
+  case $r in
+    PASS*)
+      finish INFO "$(awk '/^op2 [a-z]* backend: device profile/ { on = 1; next }
+        on && $1 != "loop" && NF >= 6 { k += $4; b += $5 }
+        END { if (b > 0) printf "kernels %.1f ms of %.1f ms in the backend (%.0f%%), 100 iterations", k, b, 100 * k / b; else printf "no device profile in the output" }' "$W/af-$step.out")"
+      ;;
+    *) finish FAIL "$r" ;;
+  esac
 }
 
 if [ "$CUDA_OK" = 1 ]; then
@@ -520,13 +544,14 @@ if [ -n "$NV_OPENCL" ] && [ "$DRY" = 0 ] && [ "$HAVE_CC" = 1 ] && [ "${KIT_NO_OP
   begin opencl-ctest && ctest opencl-ctest opencl 120 "" "OP2_OPENCL_DEVICE=$NV_OPENCL"
   begin opencl-af45k && af_strategies opencl-af45k OP2_BACKEND=opencl "OP2_OPENCL_DEVICE=$NV_OPENCL"
   begin opencl-af45k-validate && af_validate opencl-af45k-validate OP2_BACKEND=opencl "OP2_OPENCL_DEVICE=$NV_OPENCL"
+  begin opencl-profile && af_profile opencl-profile OP2_BACKEND=opencl "OP2_OPENCL_DEVICE=$NV_OPENCL"
   DEADLINE=$SAVED_DEADLINE
 else
   why="no NVIDIA OpenCL device with fp64 (op2-gpu-probe lists: $(grep '^opencl' "$W/probe.txt" 2>/dev/null | cut -c1-120 | tr '\n' ';'))"
   [ "$DRY" = 1 ] && why="dry run; $why"
   [ "$HAVE_CC" = 0 ] && why="no C compiler: the opencl steps are left out; $why"
   [ "${KIT_NO_OPENCL:-0}" = 1 ] && why="left out with KIT_NO_OPENCL=1"
-  for s in opencl-ctest opencl-af45k opencl-af45k-validate; do skip "$s" "$why"; done
+  for s in opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile; do skip "$s" "$why"; done
 fi
 
 # ---- bandwidth --------------------------------------------------------------------------------
@@ -640,17 +665,20 @@ af720k() { # STEP ENV...
   fi
 }
 
+. "$KIT/step-op2common.sh"
 if [ "$CUDA_OK" = 1 ]; then
   # Loops without reductions return once launched, so the per-loop times of af720k-cuda and
-  # af720k-cuda-soa are launch times; the -sync run (OP2_DEVICE_SYNC=1, as the colour and
+  # af720k-cuda-aos are launch times; the -sync run (OP2_DEVICE_SYNC=1, as the colour and
   # blocks runs) gives each loop's own time, and the time per iteration of waiting.
   begin af720k-cuda && af720k af720k-cuda
+  op2common_step
   begin af720k-cuda-sync && af720k af720k-cuda-sync OP2_DEVICE_SYNC=1
   begin af720k-cuda-colour && af720k af720k-cuda-colour OP2_INC=colour OP2_DEVICE_SYNC=1
   begin af720k-cuda-blocks && af720k af720k-cuda-blocks OP2_INC=blocks OP2_DEVICE_SYNC=1
-  begin af720k-cuda-soa && af720k af720k-cuda-soa OP_AUTO_SOA=1
+  begin af720k-cuda-aos && af720k af720k-cuda-aos OP_AUTO_SOA=0
 else
-  for s in af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do skip "$s" "cuda unavailable: $CUDA_WHY"; done
+  for s in af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos; do skip "$s" "cuda unavailable: $CUDA_WHY"; done
+  op2common_step
   # the 720K mesh the GPU steps would use is whole
   if ! gzip -t "$KIT/meshes/new_grid.dat.gz" 2>> "$LOG"; then
     STEP_T=0
