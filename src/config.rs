@@ -77,12 +77,29 @@ pub enum IncChoice {
     /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
     /// accepted for it).
     Blocks,
+    /// By measure, per loop: its first calls try each strategy that can run it (two calls
+    /// each, the second timed: the first may build the code), the fastest is kept for the
+    /// loop's later calls and, in the JIT cache, for later runs on the same device
+    /// (`backend::device::IncTuner`). `cuda`'s default.
+    Measure,
 }
 
 impl IncChoice {
+    /// The name `parse` reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            IncChoice::Auto => "auto",
+            IncChoice::Measure => "measure",
+            IncChoice::Colour => "colour",
+            IncChoice::Atomics => "atomics",
+            IncChoice::Blocks => "blocks",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<IncChoice> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "auto" => IncChoice::Auto,
+            "measure" => IncChoice::Measure,
             "colour" | "color" => IncChoice::Colour,
             "atomics" | "atomic" => IncChoice::Atomics,
             "blocks" | "block" | "stage" => IncChoice::Blocks,
@@ -351,7 +368,7 @@ impl Config {
             None => IncChoice::Auto,
             Some(v) => match IncChoice::parse(&v) {
                 Some(c) => c,
-                None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, colour, atomics or stage)"),
+                None => op2_bail!(BadConfig, "op_init: OP2_INC={v} (expected auto, measure, colour, atomics or stage)"),
             },
         };
         let cuda_device = match get("OP2_CUDA_DEVICE") {

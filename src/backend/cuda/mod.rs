@@ -233,6 +233,8 @@ pub struct Cuda {
     maps: HashMap<MapId, DevBuf>,
     /// Maps transposed (`codegen::soa_map`), with their rows.
     maps_t: HashMap<MapId, (DevBuf, usize)>,
+    /// `OP2_INC=measure`: each loop's strategy by measure.
+    tuner: super::device::IncTuner,
     colourings: PlanCache,
     colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
     /// READ globals by argument position, reused from call to call.
@@ -280,7 +282,9 @@ impl Cuda {
             device,
             ctx,
             generation: super::host::threads::fork_generation(),
-            inc: config.inc,
+            // Unset, increments are chosen by measure per loop (on the H200 at 720K, atomics,
+            // the earlier default, was the fastest of the three, but not at every size).
+            inc: if config.inc == IncChoice::Auto { IncChoice::Measure } else { config.inc },
             soa: config.auto_soa.unwrap_or(SOA_DEFAULT),
             include_dirs: crate::backend::device::codegen::include_dirs(&config.cflags),
             cache,
@@ -299,6 +303,7 @@ impl Cuda {
             globals: HashMap::new(),
             partials: None,
             maps_t: HashMap::new(),
+            tuner: Default::default(),
             small: Default::default(),
             launches: 0,
         })
@@ -691,9 +696,23 @@ impl Backend for Cuda {
         self.enter(&format!("op_par_loop '{name}'"))?;
         let sig = check_loop(call, "cuda")?;
         let coloured_loop = call.needs_colouring();
-        let staged = coloured_loop && self.inc == IncChoice::Blocks;
+        // OP2_INC=measure (the default): this loop's strategy, or the next one to try.
+        let tuning = (call.shape_key, start, end);
+        let (choice, trial) = if coloured_loop && self.inc == IncChoice::Measure {
+            let mut candidates = Vec::with_capacity(3);
+            if emit::atomics_possible(call.descs) {
+                candidates.push(IncChoice::Atomics);
+            }
+            candidates.extend([IncChoice::Colour, IncChoice::Blocks]);
+            let device = format!("cuda {} {} ({})", self.device.name, self.arch, if self.soa { "soa" } else { "aos" });
+            let note = || super::device::inc_note_key(&device, sig, end - start);
+            self.tuner.pick(tuning, name, &candidates, note, &self.cache)
+        } else {
+            (self.inc, false)
+        };
+        let staged = coloured_loop && choice == IncChoice::Blocks;
         let atomics = coloured_loop
-            && matches!(self.inc, IncChoice::Auto | IncChoice::Atomics)
+            && matches!(choice, IncChoice::Auto | IncChoice::Atomics)
             && emit::atomics_possible(call.descs);
         let coloured = coloured_loop && !atomics && !staged;
         let inc = match (atomics, staged) {
@@ -733,7 +752,9 @@ impl Backend for Cuda {
                 i
             }
         };
-        // Inputs: maps (once), READ globals, partials.
+        // Inputs: maps (once), READ globals, partials. (A trial of OP2_INC=measure is timed from
+        // here: building the module is not the strategy's cost.)
+        let t0 = std::time::Instant::now();
         let kargs = kernel_arg_owners(call, self.soa)?;
         for &(owner, a) in &kargs {
             let Some((_, values)) = call.maps[owner].as_ref() else { continue };
@@ -915,7 +936,7 @@ impl Backend for Cuda {
         // the default stream, and every later copy (up or down) and free waits for them. Waiting
         // here costs a round trip per loop (about 17 us a call on an H200: Airfoil's bres_calc,
         // 2 800 edges, took 35 us an iteration for its two calls).
-        if self.sync_each || stride > 0 || !mat_bufs.0.is_empty() {
+        if self.sync_each || trial || stride > 0 || !mat_bufs.0.is_empty() {
             cu::ctx::synchronize().map_err(|e| drv(&format!("op_par_loop '{name}' (cuCtxSynchronize)"), e))?;
         }
         for (i, v, _) in &mat_bufs.0 {
@@ -940,7 +961,14 @@ impl Backend for Cuda {
             }
             p.combine_into(&mut call.reductions, rows);
         }
+        if trial {
+            self.tuner.record(tuning, choice, t0.elapsed(), &self.cache);
+        }
         Ok(())
+    }
+
+    fn work_report(&self) -> Option<String> {
+        self.tuner.report()
     }
 }
 

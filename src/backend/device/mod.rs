@@ -355,6 +355,143 @@ impl DeviceProfile {
     }
 }
 
+/// Calls per strategy a loop makes while `OP2_INC=measure` measures it; the last one's time
+/// counts (the first may build the strategy's code, or the runtime may compile it at launch).
+pub const INC_TRIAL_CALLS: u32 = 2;
+
+/// `OP2_INC=measure`: the increment strategy of each loop chosen by measure. A loop's first
+/// calls try each strategy that can run it, `INC_TRIAL_CALLS` calls each, timed from launch to
+/// completion; then the fastest is kept for its later calls, and in the JIT cache as a note
+/// keyed by the device, the loop's code and arguments and its size (rounded up to a power of
+/// two), so a later run on the same device takes it without measuring again. Every strategy
+/// gives the loop's results (to rounding: the order of increments differs), so the trial calls
+/// are the program's own calls. Loops are told apart by shape and range: under MPI a loop's
+/// core and the rest of its elements are measured apart.
+#[derive(Default)]
+pub struct IncTuner {
+    loops: std::collections::HashMap<(usize, usize, usize), Tuning>,
+}
+
+struct Tuning {
+    name: String,
+    note: String,
+    candidates: Vec<crate::config::IncChoice>,
+    calls: Vec<u32>,
+    last: Vec<Option<std::time::Duration>>,
+    chosen: Option<crate::config::IncChoice>,
+    /// The choice came from the cache.
+    kept: bool,
+}
+
+impl IncTuner {
+    /// The strategy for a call of loop `name` over `[start, end)` (shape `shape`), from
+    /// `candidates` (in trial order), and whether the call is a trial to `record`. `note` makes
+    /// the cache note's key (the first call of the loop only).
+    pub fn pick(
+        &mut self,
+        (shape, start, end): (usize, usize, usize),
+        name: &str,
+        candidates: &[crate::config::IncChoice],
+        note: impl FnOnce() -> String,
+        cache: &crate::jit::cache::DiskCache,
+    ) -> (crate::config::IncChoice, bool) {
+        let t = self.loops.entry((shape, start, end)).or_insert_with(|| {
+            let note = note();
+            let kept = cache
+                .read_note(&note, "inc")
+                .and_then(|s| crate::config::IncChoice::parse(&s))
+                .filter(|c| candidates.contains(c));
+            Tuning {
+                name: name.to_string(),
+                note,
+                candidates: candidates.to_vec(),
+                calls: vec![0; candidates.len()],
+                last: vec![None; candidates.len()],
+                chosen: kept,
+                kept: kept.is_some(),
+            }
+        });
+        if let Some(c) = t.chosen {
+            return (c, false);
+        }
+        match t.calls.iter().position(|&n| n < INC_TRIAL_CALLS) {
+            Some(i) => (t.candidates[i], true),
+            None => (t.candidates[0], false),
+        }
+    }
+
+    /// Records a trial call's time; after the last trial the fastest strategy is kept, here
+    /// and in the cache.
+    pub fn record(
+        &mut self,
+        key: (usize, usize, usize),
+        choice: crate::config::IncChoice,
+        time: std::time::Duration,
+        cache: &crate::jit::cache::DiskCache,
+    ) {
+        let Some(t) = self.loops.get_mut(&key) else { return };
+        let Some(i) = t.candidates.iter().position(|&c| c == choice) else { return };
+        if t.chosen.is_some() {
+            return;
+        }
+        t.calls[i] += 1;
+        t.last[i] = Some(time);
+        if t.calls.iter().all(|&n| n >= INC_TRIAL_CALLS) {
+            let best =
+                (0..t.candidates.len()).min_by_key(|&j| t.last[j].unwrap_or(std::time::Duration::MAX)).unwrap_or(0);
+            let c = t.candidates[best];
+            t.chosen = Some(c);
+            // A cache that cannot be written only means measuring again next run.
+            let _ = cache.write_note(&t.note, "inc", c.name());
+        }
+    }
+
+    /// Per loop, what was chosen and why, for `op_timing_output` (None before any loop).
+    pub fn report(&self) -> Option<String> {
+        use std::fmt::Write;
+        if self.loops.is_empty() {
+            return None;
+        }
+        let mut rows: Vec<(&(usize, usize, usize), &Tuning)> = self.loops.iter().collect();
+        rows.sort_by(|a, b| (&a.1.name, a.0 .1, a.0 .2).cmp(&(&b.1.name, b.0 .1, b.0 .2)));
+        let mut s = String::from("increment strategy by measure (OP2_INC=measure)");
+        for ((_, start, end), t) in rows {
+            let _ = write!(s, "\n  inc: {} [{start}, {end}): ", t.name);
+            match t.chosen {
+                Some(c) if t.kept => {
+                    let _ = write!(s, "{} (kept from an earlier run)", c.name());
+                }
+                Some(c) => {
+                    let _ = write!(s, "{} (measured:", c.name());
+                    for (j, cand) in t.candidates.iter().enumerate() {
+                        let ms = t.last[j].map_or(0.0, |d| d.as_secs_f64() * 1e3);
+                        let _ = write!(s, " {} {ms:.4} ms", cand.name());
+                    }
+                    s.push(')');
+                }
+                None => s.push_str("measuring"),
+            }
+        }
+        Some(s)
+    }
+}
+
+/// The cache note key of a loop's measured strategy: the device, the loop's kernel and
+/// arguments, and its size rounded up to a power of two.
+pub fn inc_note_key(device: &str, sig: &LoopSignature, count: usize) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(device.as_bytes());
+    h.update([0]);
+    h.update(sig.kernel_name.as_bytes());
+    h.update([0]);
+    h.update(sig.kernel_source.as_bytes());
+    h.update([0]);
+    h.update(format!("{:?}", sig.args).as_bytes());
+    h.update(count.next_power_of_two().to_le_bytes());
+    format!("inc-{}", &crate::codegen::hex(&h.finalize())[..32])
+}
+
 /// A map's values column after column (`dim` columns): what `KernelArg::MapT` points to.
 pub fn transpose_map(values: &[i32], dim: usize) -> Vec<i32> {
     let dim = dim.max(1);

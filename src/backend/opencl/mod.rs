@@ -131,6 +131,8 @@ pub struct OpenCl {
     maps_t: HashMap<MapId, (Buffer<cl_int>, usize)>,
     /// `OP2_DEVICE_PROFILE=1`: each loop's kernel time (profiling events) and backend time.
     profile: Option<super::device::DeviceProfile>,
+    /// `OP2_INC=measure`: each loop's strategy by measure.
+    tuner: super::device::IncTuner,
     /// Element colourings (one element per plan block) and their element lists on the device.
     colourings: PlanCache,
     colour_lists: HashMap<u64, ColourLists>,
@@ -284,6 +286,7 @@ impl OpenCl {
             cpu,
             launches: 0,
             profile: config.device_profile.then(Default::default),
+            tuner: Default::default(),
         })
     }
 
@@ -614,7 +617,9 @@ impl Backend for OpenCl {
     }
 
     fn work_report(&self) -> Option<String> {
-        self.profile.as_ref().map(|p| p.report())
+        let parts: Vec<String> =
+            self.profile.as_ref().map(|p| p.report()).into_iter().chain(self.tuner.report()).collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
     }
 
     fn small_writes(&self) -> u64 {
@@ -721,11 +726,25 @@ impl Backend for OpenCl {
             self.idx_map(call, i)?;
         }
         let tables_key = tables.iter().fold(0u64, |h, &i| h.wrapping_mul(1_000_003).wrapping_add(i as u64 + 1));
-        let form = match self.inc {
+        // OP2_INC=measure: this loop's strategy, or the next one to try.
+        let tuning = (call.shape_key, start, end);
+        let (choice, trial) = if call.needs_colouring() && self.inc == IncChoice::Measure {
+            let mut candidates = Vec::with_capacity(3);
+            if crate::backend::cuda::codegen::atomics_possible(call.descs) {
+                candidates.push(IncChoice::Atomics);
+            }
+            candidates.extend([IncChoice::Colour, IncChoice::Blocks]);
+            let device = format!("opencl {} ({})", self.identity, if self.soa { "soa" } else { "aos" });
+            let note = || super::device::inc_note_key(&device, sig, end - start);
+            self.tuner.pick(tuning, call.name, &candidates, note, &self.cache)
+        } else {
+            (self.inc, false)
+        };
+        let form = match choice {
             _ if !call.needs_colouring() => Form::Direct,
             IncChoice::Atomics => Form::Atomics,
             IncChoice::Blocks => Form::Blocks,
-            IncChoice::Colour | IncChoice::Auto => Form::Elements,
+            IncChoice::Colour | IncChoice::Auto | IncChoice::Measure => Form::Elements,
         };
         let coloured = matches!(form, Form::Elements | Form::Blocks);
         let inc = match form {
@@ -1060,6 +1079,9 @@ impl Backend for OpenCl {
                 kernel_ns += end.saturating_sub(start);
             }
             prof.record(name, events.len() as u64, kernel_ns, t0.elapsed());
+        }
+        if trial {
+            self.tuner.record(tuning, choice, t0.elapsed(), &self.cache);
         }
         Ok(())
     }
