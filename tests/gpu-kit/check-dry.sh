@@ -54,7 +54,7 @@ expect device INFO
 expect probe PASS "no CUDA driver"
 expect seq PASS "within 1e-12"
 expect seq-pack PASS "OP2_JIT=off"
-expect ctest-seq-smoke PASS "6 of 6 tests pass on seq"
+expect ctest-seq-smoke PASS "7 of 7 tests pass on seq"
 expect bandwidth-seq INFO "op2 copy loop"
 expect analysis-seq PASS "furthest loop"
 for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-soa; do
