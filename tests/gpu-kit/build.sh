@@ -58,8 +58,12 @@ $CC $cflags -Wextra -I"$root/include" -o "$kit/bin/op2_copy" "$here/op2_copy.c" 
   -Wl,-rpath,'$ORIGIN/../lib' -lm
 rm -rf "$gen"
 
-# The C suite, built as tests/c/run.sh builds it (warnings are errors), one program per test,
-# compiled in parallel.
+# The C suite, built as tests/c/run.sh builds it (warnings are errors, -g), one program per test,
+# compiled in parallel. Not stripped: op2 reads names from a program's symbol table (.symtab),
+# which tests check as a user's program gets them: a loop of a compiled function named after
+# its symbol (t970, op_par_loop_fptr without a name) and a constant declared by address named
+# after its variable (t650, OP2's three-argument op_decl_const; unnamed, a kernel using it
+# does not compile on a device). A stripped program has no such names (op2 documents it).
 : > "$kit/tests/c/list.txt"
 for src in "$root"/tests/c/t*.c; do
   name=$(basename "$src" .c)
@@ -72,8 +76,8 @@ names=$(sed 's/$/.c/' "$kit/tests/c/list.txt")
 (cd "$root/tests/c" && grep -l '\.f90"' $names | sed 's/\.c$//') > "$kit/tests/c/needs-fortran.txt" || true
 export CC root kit
 xargs -a "$kit/tests/c/list.txt" -P "$(nproc 2>/dev/null || echo 2)" -I '{}' sh -c \
-  '$CC -std=c99 -Wall -Wextra -Werror -O1 -I"$root/include" -I"$root/tests/c" "$root/tests/c/$1.c" \
-     -o "$kit/tests/c/bin/$1" -L"$kit/lib" -lop2 -Wl,-rpath,"\$ORIGIN/../../../lib" -lm && strip "$kit/tests/c/bin/$1"' _ '{}'
+  '$CC -std=c99 -Wall -Wextra -Werror -g -O1 -I"$root/include" -I"$root/tests/c" "$root/tests/c/$1.c" \
+     -o "$kit/tests/c/bin/$1" -L"$kit/lib" -lop2 -Wl,-rpath,"\$ORIGIN/../../../lib" -lm' _ '{}'
 # what the tests read, relative to the kit's root (they run from there)
 cp -r "$root/tests/c/op2-style" "$kit/tests/c/"
 cp -r "$root/tests/golden/vtk" "$kit/tests/golden/"

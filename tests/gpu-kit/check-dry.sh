@@ -63,7 +63,7 @@ expect device INFO
 expect probe PASS "no CUDA driver"
 expect seq PASS "within 1e-12"
 expect seq-pack PASS "OP2_JIT=off"
-expect ctest-seq-smoke PASS "6 of 6 tests pass on seq"
+expect ctest-seq-smoke PASS "7 of 7 tests pass on seq"
 expect mpi-seq-smoke PASS "MPI C tests 2 of 2 pass"
 expect mpi-cuda "NOT RUN" "cuda unavailable: dry run"
 expect bandwidth-seq INFO "op2 copy loop"
