@@ -74,9 +74,11 @@ pub enum IncChoice {
     Colour,
     Atomics,
     /// The plan's blocks (mini-partitions of `OP_PART_SIZE` elements), block-coloured: each
-    /// work-item runs whole blocks in element order, one launch per block colour (`stage` is
-    /// accepted for it).
+    /// work-item runs whole blocks in element order, one launch per block colour.
     Blocks,
+    /// `Blocks`, with each block's indirect data staged in shared memory (`cuda`; OP2's own
+    /// scheme); `opencl` runs it as `Blocks`.
+    Stage,
     /// By measure, per loop: its first calls try each strategy that can run it (two calls
     /// each, the second timed: the first may build the code), the fastest is kept for the
     /// loop's later calls and, in the JIT cache, for later runs on the same device
@@ -93,6 +95,7 @@ impl IncChoice {
             IncChoice::Colour => "colour",
             IncChoice::Atomics => "atomics",
             IncChoice::Blocks => "blocks",
+            IncChoice::Stage => "stage",
         }
     }
 
@@ -102,7 +105,8 @@ impl IncChoice {
             "measure" => IncChoice::Measure,
             "colour" | "color" => IncChoice::Colour,
             "atomics" | "atomic" => IncChoice::Atomics,
-            "blocks" | "block" | "stage" => IncChoice::Blocks,
+            "blocks" | "block" => IncChoice::Blocks,
+            "stage" => IncChoice::Stage,
             _ => return None,
         })
     }

@@ -167,9 +167,12 @@ pub fn sources(
         }],
         Target::Cuda => crate::backend::cuda::codegen::variants(sig.args)
             .into_iter()
-            .map(|(v, col, inc, soa)| Generated {
+            .map(|(v, col, inc, soa, stage)| Generated {
                 variant: Some(v),
-                source: crate::backend::cuda::codegen::generate(sig, const_values, col, inc, soa),
+                source: match stage {
+                    Some(p) => crate::backend::cuda::codegen::generate_staged(sig, const_values, soa, p),
+                    None => crate::backend::cuda::codegen::generate(sig, const_values, col, inc, soa),
+                },
             })
             .collect(),
     })

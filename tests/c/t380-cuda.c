@@ -2,7 +2,7 @@
  * OP2_BACKEND=cuda is OP2_ERR_BACKEND_UNAVAILABLE naming what is missing, never a crash; where it
  * can, an indirect increment and a reduction give the hand-computed values with each OP2_INC
  * strategy. On any backend, OP2_GENERATE_TARGETS=cuda writes one CUDA source per variant
- * (colour/blocks/atomics, each also -soa) with the kernel inlined and the entry point extern "C";
+ * (colour/blocks/stage/atomics, each also -soa) with the kernel inlined and the entry point extern "C";
  * OP2_CUDA_DEVICE must be an index. */
 #include "test.h"
 #include <unistd.h>
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
     test_init_tokens(argv[0], "OP2_BACKEND=cuda", "OP2_CUDA_DEVICE=99", (const char *)NULL);
     CHECK_ERR(OP2_ERR_BACKEND_UNAVAILABLE, "op_init", "backend 'cuda'");
   } else {
-    const char *incs[] = {"OP2_INC=auto", "OP2_INC=atomics", "OP2_INC=colour", "OP2_INC=blocks", "OP2_INC=stage"};
-    for (int i = 0; i < 5; i++) {
+    const char *incs[] = {"OP2_INC=auto", "OP2_INC=measure", "OP2_INC=atomics", "OP2_INC=colour", "OP2_INC=blocks", "OP2_INC=stage"};
+    for (int i = 0; i < COUNT_OF(incs); i++) {
       test_init_tokens(argv[0], "OP2_BACKEND=cuda", incs[i], (const char *)NULL);
       CHECK_OK();
       run_loops();
@@ -89,13 +89,15 @@ int main(int argc, char **argv)
   snprintf(path, sizeof path, "%s/gen/manifest.json", dir);
   manifest = test_read_file(path);
   CHECK(manifest != NULL);
-  CHECK_INT(count(manifest, "\"target\": \"cuda\""), 7);
-  CHECK_INT(count(manifest, "\"loop\": \"add12\""), 6);
+  CHECK_INT(count(manifest, "\"target\": \"cuda\""), 9);
+  CHECK_INT(count(manifest, "\"loop\": \"add12\""), 8);
   CHECK_INT(count(manifest, "\"variant\": \"colour\""), 1);
   CHECK_INT(count(manifest, "\"variant\": \"atomics-soa\""), 1);
   CHECK_INT(count(manifest, "\"variant\": \"blocks\""), 1);
   CHECK_INT(count(manifest, "\"variant\": \"plain\""), 1);
-  CHECK_INT(count(manifest, ".cu\""), 7);
+  CHECK_INT(count(manifest, "\"variant\": \"stage\""), 1);
+  CHECK_INT(count(manifest, "\"variant\": \"stage-soa\""), 1);
+  CHECK_INT(count(manifest, ".cu\""), 9);
   {
     const char *p = manifest;
     int files = 0, atomic = 0;
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
       files++;
       p = e;
     }
-    CHECK_INT(files, 7);
+    CHECK_INT(files, 9);
     CHECK_INT(atomic, 2);
   }
   free(manifest);

@@ -68,7 +68,7 @@ expect mpi-seq-smoke PASS "MPI C tests 2 of 2 pass"
 expect mpi-cuda "NOT RUN" "cuda unavailable: dry run"
 expect bandwidth-seq INFO "op2 copy loop"
 expect analysis-seq PASS "furthest loop"
-for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos; do
+for s in halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate bandwidth af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-stage af720k-cuda-aos; do
   expect "$s" "NOT RUN" "cuda unavailable: dry run"
 done
 for s in opencl-ctest opencl-af45k opencl-af45k-validate; do

@@ -20,7 +20,7 @@
 #               packed on the device, moved area to area as MPI would, unpacked by the scatter
 #               kernel), each row checked, in both device layouts (no MPI needed)
 #   ctest-cuda  the C suite on cuda (in parallel)
-#   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC and OP_AUTO_SOA=0 and 1, each
+#   af45k-cuda  Airfoil 45K, 1000 iterations on cuda with each OP2_INC (stage too) and OP_AUTO_SOA=0 and 1, each
 #               within 1e-12 of the reference at every iteration
 #   af45k-cuda-validate  OP2_VALIDATE=1 (every loop checked against seq), 10 iterations
 #   mpi-cuda    Airfoil 45K and the MPI C tests under mpiexec -n 2 on cuda with the OpenMPI the
@@ -103,8 +103,8 @@ JOBS=${KIT_JOBS:-$(((NCPU + 1) / 2))}
 
 # ---- steps and the report -------------------------------------------------------------------
 
-STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos"
-[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-seq-smoke mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth-seq bandwidth analysis-seq af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos"
+STEPS="device probe seq seq-pack halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-stage af720k-cuda-aos"
+[ "$DRY" = 1 ] && STEPS="device probe seq seq-pack ctest-seq-smoke halo-cuda ctest-cuda af45k-cuda af45k-cuda-validate mpi-seq-smoke mpi-cuda opencl-ctest opencl-af45k opencl-af45k-validate opencl-profile bandwidth-seq bandwidth analysis-seq af720k-cuda op2common-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-stage af720k-cuda-aos"
 
 now() { date +%s; }
 left() { echo $((DEADLINE - $(now))); }
@@ -486,7 +486,7 @@ af_strategies() {
   local step=$1
   shift
   local fails=0 cfg r tag notes=
-  for cfg in OP2_INC=atomics OP2_INC=colour OP2_INC=blocks OP_AUTO_SOA=0 OP_AUTO_SOA=1; do
+  for cfg in OP2_INC=atomics OP2_INC=colour OP2_INC=blocks OP2_INC=stage OP_AUTO_SOA=0 OP_AUTO_SOA=1; do
     tag=${cfg#*=}
     [ "$cfg" = OP_AUTO_SOA=0 ] && tag=aos
     [ "$cfg" = OP_AUTO_SOA=1 ] && tag=soa
@@ -495,7 +495,7 @@ af_strategies() {
     case $r in PASS*) notes="$notes ${cfg}: $(echo "$r" | sed -n 's/.*(\([0-9.?]*\) ms\/iter).*/\1/p') ms/iter;" ;; *) fails=$((fails + 1)) ;; esac
   done
   fence < "$W/$step.txt" | section
-  if [ $fails -eq 0 ]; then finish PASS "1000 iterations within 1e-12 of the reference with each strategy;$notes"; else finish FAIL "$fails of 5 configurations failed"; fi
+  if [ $fails -eq 0 ]; then finish PASS "1000 iterations within 1e-12 of the reference with each strategy;$notes"; else finish FAIL "$fails of 6 configurations failed"; fi
 }
 
 af_validate() { # STEP BACKEND-ENV...
@@ -676,9 +676,10 @@ if [ "$CUDA_OK" = 1 ]; then
   begin af720k-cuda-sync && af720k af720k-cuda-sync OP2_DEVICE_SYNC=1
   begin af720k-cuda-colour && af720k af720k-cuda-colour OP2_INC=colour OP2_DEVICE_SYNC=1
   begin af720k-cuda-blocks && af720k af720k-cuda-blocks OP2_INC=blocks OP2_DEVICE_SYNC=1
+  begin af720k-cuda-stage && af720k af720k-cuda-stage OP2_INC=stage OP2_DEVICE_SYNC=1
   begin af720k-cuda-aos && af720k af720k-cuda-aos OP_AUTO_SOA=0
 else
-  for s in af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-aos; do skip "$s" "cuda unavailable: $CUDA_WHY"; done
+  for s in af720k-cuda af720k-cuda-sync af720k-cuda-colour af720k-cuda-blocks af720k-cuda-stage af720k-cuda-aos; do skip "$s" "cuda unavailable: $CUDA_WHY"; done
   op2common_step
   # the 720K mesh the GPU steps would use is whole
   if ! gzip -t "$KIT/meshes/new_grid.dat.gz" 2>> "$LOG"; then

@@ -16,7 +16,7 @@
 
 use crate::arg::{Access, ArgDesc};
 pub use crate::backend::device::codegen::IncStrategy;
-use crate::backend::device::codegen::{drop_std_includes, Dialect};
+use crate::backend::device::codegen::{drop_std_includes, Dialect, StagePattern};
 use crate::codegen::LoopSignature;
 use crate::core::ElemType;
 
@@ -100,24 +100,39 @@ pub fn generate_fused(
     crate::backend::device::codegen::generate_fused(&DIALECT, parts, consts, values, soa)
 }
 
-/// The variants of a loop's CUDA code that a run may need, as (name, coloured, strategy, SoA):
-/// for loops with indirect increments, element colouring (`colour`), plan blocks with two-level
-/// colouring (`blocks`) and, where possible, `atomics`; each also in the structure-of-arrays layout when some dat has dim > 1.
-pub fn variants(args: &[ArgDesc]) -> Vec<(String, bool, IncStrategy, bool)> {
+/// The CUDA source of a loop run by plan blocks with their indirect data staged in shared
+/// memory (`device::generate_staged`).
+pub fn generate_staged(sig: &LoopSignature, values: &[&[u8]], soa: bool, pattern: StagePattern) -> String {
+    crate::backend::device::codegen::generate_staged(&DIALECT, sig, values, soa, pattern)
+}
+
+/// One variant of a loop's CUDA code: its name, coloured, strategy, SoA, and the staging
+/// pattern of a `stage` variant.
+pub type Variant = (String, bool, IncStrategy, bool, Option<StagePattern>);
+
+/// The variants of a loop's CUDA code that a run may need: for loops with indirect increments,
+/// element colouring (`colour`), plan blocks with two-level colouring (`blocks`), the same with
+/// the blocks' indirect data in shared memory where the loop can be staged (`stage`, each
+/// indirect argument in its own area) and, where possible, `atomics`; each also in the
+/// structure-of-arrays layout when some dat has dim > 1.
+pub fn variants(args: &[ArgDesc]) -> Vec<Variant> {
     let inc = args.iter().any(ArgDesc::needs_colouring);
-    let mut strategies = vec![("plain", false, IncStrategy::Plain)];
+    let mut strategies = vec![("plain", false, IncStrategy::Plain, None)];
     if inc {
-        strategies = vec![("colour", true, IncStrategy::Plain), ("blocks", false, IncStrategy::TwoLevel)];
+        strategies = vec![("colour", true, IncStrategy::Plain, None), ("blocks", false, IncStrategy::TwoLevel, None)];
+        if let Some(p) = crate::backend::device::codegen::own_pairs(args) {
+            strategies.push(("stage", false, IncStrategy::TwoLevel, Some(p)));
+        }
         if atomics_possible(args) {
-            strategies.push(("atomics", false, IncStrategy::Atomics));
+            strategies.push(("atomics", false, IncStrategy::Atomics, None));
         }
     }
     let soa = args.iter().any(|a| crate::backend::device::codegen::soa_arg(a, true));
     let mut out = Vec::new();
-    for (name, coloured, s) in strategies {
-        out.push((name.to_string(), coloured, s, false));
+    for (name, coloured, s, p) in strategies {
+        out.push((name.to_string(), coloured, s, false, p));
         if soa {
-            out.push((format!("{name}-soa"), coloured, s, true));
+            out.push((format!("{name}-soa"), coloured, s, true, p));
         }
     }
     out
@@ -187,7 +202,54 @@ mod tests {
             optional: false,
         }];
         assert!(!atomics_possible(&b));
-        assert_eq!(variants(&b).len(), 2);
+        let names: Vec<String> = variants(&b).into_iter().map(|v| v.0).collect();
+        assert_eq!(names, ["colour", "blocks", "stage"]);
         assert_eq!(variants(&args[..1]).len(), 2);
+    }
+
+    /// OP2_INC=stage: a res_calc-like loop whose two READ arguments share a (dat, map) pair and
+    /// whose two INC arguments share another; each block reads its targets into shared memory,
+    /// the elements work there, and the block adds its increments once at its end.
+    #[test]
+    fn staged_wrapper() {
+        use crate::backend::device::codegen::{own_pairs, stage_pattern, NO_PAIR};
+        let dat = |dim, acc, how| ArgDesc::Dat { ty: ElemType::Double, dim, acc, how, optional: false };
+        let args = vec![
+            dat(4, Access::Read, DatAccess::Direct),
+            dat(2, Access::Read, DatAccess::Indirect { map_dim: 2, idx: 0 }),
+            dat(2, Access::Read, DatAccess::Indirect { map_dim: 2, idx: 1 }),
+            dat(4, Access::Inc, DatAccess::Indirect { map_dim: 2, idx: 0 }),
+            dat(4, Access::Inc, DatAccess::Indirect { map_dim: 2, idx: 1 }),
+        ];
+        let pattern = stage_pattern(&args, &[None, Some(0), Some(0), Some(1), Some(1)]).expect("stageable");
+        assert_eq!(pattern.npairs, 2);
+        assert_eq!(&pattern.pair[..6], &[NO_PAIR, 0, 0, 1, 1, NO_PAIR]);
+        // A pair's arguments must agree (a READ and an INC in one area cannot be staged), and
+        // every indirect argument needs a pair.
+        assert!(stage_pattern(&args, &[None, Some(0), Some(0), Some(0), Some(1)]).is_none());
+        assert!(stage_pattern(&args, &[None, Some(0), None, Some(1), Some(1)]).is_none());
+        assert_eq!(own_pairs(&args).map(|p| p.npairs), Some(4));
+        let sig = LoopSignature {
+            loop_name: "res",
+            kernel_name: "res",
+            kernel_source: "void res(const double *q, const double *x0, const double *x1, double *r0, double *r1) {}",
+            kernel_origin: "\"res.c\"",
+            args: &args,
+            consts: &[],
+        };
+        let src = generate_staged(&sig, &[], false, pattern);
+        assert!(src.contains("indirect data staged in shared memory"), "{src}");
+        assert!(src.contains("const int *op2_blkmap = op2_elems + 4,"), "{src}");
+        assert!(src.contains("double *op2_sh0 = (double *)(op2_stage + op2_so);"), "{src}");
+        assert!(src.contains("op2_sh0[op2_r] = op2_d1[(size_t)op2_gr * 2 + op2_k];"), "{src}");
+        assert!(src.contains("op2_sh1[op2_r] = (double)0;"), "{src}");
+        assert!(src.contains("(size_t)op2_lm[(size_t)op2_al[2] * op2_ntot + (op2_e - op2_pstart)]"), "{src}");
+        assert!(src.contains("op2_sh1[(size_t)op2_lm[(size_t)op2_al[4] * op2_ntot + (op2_e - op2_pstart)] * 4 + op2_k] += op2_p4[op2_k];"), "{src}");
+        assert!(src.contains("op2_d3[(size_t)op2_gr * 4 + op2_k] += op2_sh1[op2_r];"), "{src}");
+        // Only the first argument of a pair writes its area back.
+        assert!(!src.contains("op2_d4[(size_t)op2_gr"), "{src}");
+        // The structure-of-arrays layout reads and writes the dats by component.
+        let soa = generate_staged(&sig, &[], true, pattern);
+        assert!(soa.contains("op2_sh0[op2_r] = op2_d1[(size_t)op2_k * op2_s1 + op2_gr];"), "{soa}");
     }
 }

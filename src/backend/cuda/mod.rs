@@ -218,7 +218,7 @@ pub struct Cuda {
     modules: Vec<Module>,
     by_source: HashMap<String, usize>,
     /// Index in `modules` per (loop shape, constants epoch, coloured, increment strategy).
-    by_shape: HashMap<(usize, u64, bool, IncStrategy), usize>,
+    by_shape: HashMap<(usize, u64, bool, IncStrategy, Option<crate::backend::device::codegen::StagePattern>), usize>,
     dats: HashMap<DatId, DevBuf>,
     /// Rows of each dat on the device (the component stride of the SoA layout).
     rows: HashMap<DatId, usize>,
@@ -235,6 +235,8 @@ pub struct Cuda {
     maps_t: HashMap<MapId, (DevBuf, usize)>,
     /// `OP2_INC=measure`: each loop's strategy by measure.
     tuner: super::device::IncTuner,
+    /// `OP2_INC=stage`: per staged plan key, the pattern and staging bytes (None: not staged).
+    stage_info: HashMap<u64, Option<(crate::backend::device::codegen::StagePattern, usize)>>,
     colourings: PlanCache,
     colour_lists: HashMap<u64, (DevBuf, Vec<(usize, usize)>)>,
     /// READ globals by argument position, reused from call to call.
@@ -304,6 +306,7 @@ impl Cuda {
             partials: None,
             maps_t: HashMap::new(),
             tuner: Default::default(),
+            stage_info: HashMap::new(),
             small: Default::default(),
             launches: 0,
         })
@@ -514,6 +517,37 @@ impl Cuda {
     }
 
     /// The module for this source, loaded on first use; its index in `modules`.
+    /// The staged plan of `[start, end)` (`device::staged_plan`), its packed arrays uploaded once
+    /// (in `colour_lists`, under the returned key): (pattern, staging bytes, key), or None when
+    /// the loop cannot be staged or a block's data needs more than `room` bytes.
+    fn staged_plan(
+        &mut self,
+        call: &LoopCall,
+        start: usize,
+        end: usize,
+        room: usize,
+    ) -> Result<Option<(crate::backend::device::codegen::StagePattern, usize, u64)>> {
+        // Distinct from the unstaged plan's key of the same blocks.
+        let key = colouring_key(call, start, end, self.block) ^ 0x5741_4745_5354_4147;
+        if let Some(&known) = self.stage_info.get(&key) {
+            return Ok(known.map(|(p, b)| (p, b, key)));
+        }
+        let made = super::device::staged_plan(&mut self.colourings, call, start, end, self.block)?;
+        let info = match made {
+            Some(sp) if sp.bytes <= room => {
+                if !self.colour_lists.contains_key(&key) {
+                    let buf = self.alloc_buf(std::mem::size_of_val(&sp.packed[..]), "a staged plan")?;
+                    self.write(&buf, &sp.packed, "staged plan")?;
+                    self.colour_lists.insert(key, (buf, sp.ranges));
+                }
+                Some((sp.pattern, sp.bytes))
+            }
+            _ => None,
+        };
+        self.stage_info.insert(key, info);
+        Ok(info.map(|(p, b)| (p, b, key)))
+    }
+
     fn module(&mut self, source: String, what: &str, loop_name: &str) -> Result<usize> {
         if let Some(&i) = self.by_source.get(&source) {
             return Ok(i);
@@ -710,7 +744,18 @@ impl Backend for Cuda {
         } else {
             (self.inc, false)
         };
-        let staged = coloured_loop && choice == IncChoice::Blocks;
+        let staged = coloured_loop && matches!(choice, IncChoice::Blocks | IncChoice::Stage);
+        let stride = crate::backend::device::codegen::partial_words(call.descs);
+        // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
+        // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
+        let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
+        // OP2_INC=stage: the plan blocks' indirect data in shared memory, where the loop can be
+        // staged and a block's data fits beside the reductions' rows (else plain blocks).
+        let stage = if staged && choice == IncChoice::Stage {
+            self.staged_plan(call, start, end, SHARED_BYTES.saturating_sub(block * stride * 8))?
+        } else {
+            None
+        };
         let atomics = coloured_loop
             && matches!(choice, IncChoice::Auto | IncChoice::Atomics)
             && emit::atomics_possible(call.descs);
@@ -720,7 +765,7 @@ impl Backend for Cuda {
             (_, true) => IncStrategy::TwoLevel,
             _ => IncStrategy::Plain,
         };
-        let shape = (call.shape_key, call.const_epoch, coloured, inc);
+        let shape = (call.shape_key, call.const_epoch, coloured, inc, stage.map(|s| s.0));
         let module = match self.by_shape.get(&shape) {
             Some(&i) => i,
             None => {
@@ -732,7 +777,10 @@ impl Backend for Cuda {
                     )
                     .map_err(|e| Op2Error::new(ErrorCode::Compile, format!("op_par_loop '{name}': {e}")))?;
                     let sig = crate::codegen::LoopSignature { kernel_source: &expanded, ..sig.clone() };
-                    emit::generate(&sig, &call.const_values, coloured, inc, self.soa)
+                    match stage {
+                        Some((pattern, ..)) => emit::generate_staged(&sig, &call.const_values, self.soa, pattern),
+                        None => emit::generate(&sig, &call.const_values, coloured, inc, self.soa),
+                    }
                 } else {
                     if coloured_loop {
                         op2_bail!(Internal, "op_par_loop '{name}': a fused unit that needs colouring");
@@ -792,11 +840,10 @@ impl Backend for Cuda {
                 }
             }
         }
-        let stride = crate::backend::device::codegen::partial_words(call.descs);
-        // With reductions: blocks of at most `block` threads whose partials fit 48 KiB of shared
-        // memory, at most MAX_REDUCTION_THREADS threads a launch, one partials row per block.
-        let block = if stride == 0 { self.block } else { self.block.min((SHARED_BYTES / (stride * 8)).max(1)) };
-        let (elems, launches) = if coloured || staged {
+        let (elems, launches) = if let Some((_, _, key)) = stage {
+            let (buf, ranges) = &self.colour_lists[&key];
+            (buf.ptr, ranges.clone())
+        } else if coloured || staged {
             // Element colourings, or plans of `block`-element blocks, uploaded once.
             let part = if staged { self.block } else { 1 };
             let key = colouring_key(call, start, end, part);
@@ -916,7 +963,7 @@ impl Backend for Cuda {
             vals[2] = Val::Int(done as c_int);
             let grid = grid_of(count) as u32;
             done = done.max(grid as usize);
-            let shared = (block * stride * 8) as u32;
+            let shared = (block * stride * 8 + stage.map_or(0, |s| s.1)) as u32;
             let mut params: Vec<*mut c_void> = vals
                 .iter_mut()
                 .map(|v| match v {

@@ -271,7 +271,7 @@ pub fn generate_fused(
     }
     w.open("for (int op2_i = op2_w; op2_i < op2_count; op2_i += op2_nw)");
     w.line("const int op2_e = op2_start + op2_i;");
-    let staging = Staging { scratch: None, inc: IncStrategy::Plain, soa };
+    let staging = Staging { scratch: None, inc: IncStrategy::Plain, soa, shared: None };
     let mut base = 0;
     for p in parts {
         w.line(format!(
@@ -424,11 +424,130 @@ pub fn generate(
     generate_with(d, sig, values, coloured, inc, soa, Options::default())
 }
 
+/// `generate` for `IncStrategy::TwoLevel` with each plan block's indirect data staged in shared
+/// memory by `pattern` (CUDA): the block's threads read its targets of each (dat, map) pair once
+/// (or zero them, for OP_INC), the elements work on them there, increments added one thread
+/// colour at a time, and the block adds (OP_INC) or stores (OP_RW) each target once at its end.
+/// The launch's dynamic shared memory is the reductions' rows (threads x `partial_words` words)
+/// then the plan's largest `staging_bytes`; `op2_elems` is the packed plan with its staging
+/// arrays (`backend::device::staged_plan`).
+pub fn generate_staged(d: &Dialect, sig: &LoopSignature, values: &[&[u8]], soa: bool, pattern: StagePattern) -> String {
+    generate_with(
+        d,
+        sig,
+        values,
+        false,
+        IncStrategy::TwoLevel,
+        soa,
+        Options { stage: Some(pattern), ..Default::default() },
+    )
+}
+
 /// What `generate_with` adds to `generate` (see there).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     pub scratch: bool,
     pub contiguous: bool,
+    /// `IncStrategy::TwoLevel` only (CUDA): the indirect data of each plan block staged in
+    /// shared memory, by this pattern (`stage_pattern`).
+    pub stage: Option<StagePattern>,
+}
+
+/// Most arguments a loop staged in shared memory may have.
+pub const STAGE_MAX_ARGS: usize = 32;
+
+/// Which staging area (the plan's (dat, map) pair) each argument of a loop staged in shared
+/// memory uses: `pair[i]` for indirect dat argument `i`, `NO_PAIR` for the others. A loop's
+/// pattern comes from its call (which arguments share a dat and map), so the generated code and
+/// the plan's arrays agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StagePattern {
+    pub pair: [u8; STAGE_MAX_ARGS],
+    pub npairs: u8,
+}
+
+impl Default for StagePattern {
+    fn default() -> Self {
+        StagePattern { pair: [NO_PAIR; STAGE_MAX_ARGS], npairs: 0 }
+    }
+}
+
+/// `StagePattern::pair` of an argument that is not staged.
+pub const NO_PAIR: u8 = u8::MAX;
+
+/// Whether a loop's arguments can be staged in shared memory: every indirect dat argument reads
+/// one map column (no vector argument), is not optional, and is OP_READ, OP_RW or OP_INC; at
+/// most `STAGE_MAX_ARGS` arguments.
+pub fn stageable(args: &[ArgDesc]) -> bool {
+    args.len() <= STAGE_MAX_ARGS
+        && args.iter().any(|a| matches!(a, ArgDesc::Dat { how: DatAccess::Indirect { .. }, .. }))
+        && args.iter().all(|a| match *a {
+            ArgDesc::Dat { how: DatAccess::Direct, .. } => true,
+            ArgDesc::Dat { how: DatAccess::Vector { .. }, .. } => false,
+            ArgDesc::Dat { optional: true, .. } => false,
+            ArgDesc::Dat { acc, .. } => matches!(acc, Access::Read | Access::Rw | Access::Inc),
+            ArgDesc::Mat { .. } => false,
+            _ => true,
+        })
+}
+
+/// The pattern of `pairs` (each argument's pair, None for arguments not staged), if the
+/// arguments of each pair agree in type, dim and access and the loop is `stageable`.
+pub fn stage_pattern(args: &[ArgDesc], pairs: &[Option<usize>]) -> Option<StagePattern> {
+    if !stageable(args) || pairs.len() != args.len() {
+        return None;
+    }
+    let mut p = StagePattern::default();
+    let mut first: Vec<Option<usize>> = Vec::new();
+    for (i, (a, pair)) in args.iter().zip(pairs).enumerate() {
+        let indirect = matches!(a, ArgDesc::Dat { how: DatAccess::Indirect { .. }, .. });
+        match (indirect, *pair) {
+            (false, None) => {}
+            (true, Some(q)) if q < NO_PAIR as usize => {
+                if first.len() <= q {
+                    first.resize(q + 1, None);
+                }
+                match first[q] {
+                    None => first[q] = Some(i),
+                    Some(f) => {
+                        let same = match (args[f], *a) {
+                            (
+                                ArgDesc::Dat { ty: t1, dim: d1, acc: a1, .. },
+                                ArgDesc::Dat { ty: t2, dim: d2, acc: a2, .. },
+                            ) => t1 == t2 && d1 == d2 && a1 == a2,
+                            _ => false,
+                        };
+                        if !same {
+                            return None;
+                        }
+                    }
+                }
+                p.pair[i] = q as u8;
+            }
+            _ => return None,
+        }
+    }
+    if first.iter().any(Option::is_none) {
+        return None;
+    }
+    p.npairs = first.len() as u8;
+    Some(p)
+}
+
+/// A pattern with each indirect argument in its own pair (what `OP2_GENERATE` writes for the
+/// `stage` variant: a call whose arguments share a dat and map gets its own).
+pub fn own_pairs(args: &[ArgDesc]) -> Option<StagePattern> {
+    let mut n = 0;
+    let pairs: Vec<Option<usize>> = args
+        .iter()
+        .map(|a| {
+            matches!(a, ArgDesc::Dat { how: DatAccess::Indirect { .. }, .. }).then(|| {
+                n += 1;
+                n - 1
+            })
+        })
+        .collect();
+    stage_pattern(args, &pairs)
 }
 
 /// `generate`; with `opts.contiguous`, each work-item of a launch with reductions runs a contiguous
@@ -466,6 +585,9 @@ pub fn generate_with(
         },
         match inc {
             IncStrategy::Atomics => ", atomic increments",
+            IncStrategy::TwoLevel if opts.stage.is_some() => {
+                ", plan blocks with two-level colouring, indirect data staged in shared memory"
+            }
             IncStrategy::TwoLevel => ", plan blocks with two-level colouring",
             IncStrategy::Plain | IncStrategy::Blocks => "",
         },
@@ -580,7 +702,8 @@ fn emit_wrapper(
     soa: bool,
     opts: Options,
 ) {
-    let Options { scratch, contiguous } = opts;
+    let Options { scratch, contiguous, stage } = opts;
+    let stage = stage.filter(|_| inc == IncStrategy::TwoLevel && d.block_reduce);
     let g = d.global;
     let big = |a: &ArgDesc| scratch && in_scratch(a);
     let (scr_bytes, scr_off) = if scratch { scratch_layout(sig.args) } else { (0, vec![None; sig.args.len()]) };
@@ -642,17 +765,72 @@ fn emit_wrapper(
         }
     }
     let two_level = inc == IncStrategy::TwoLevel;
+    // Staged pairs: (pair, first argument, element type, dim, access).
+    let pairs: Vec<(usize, usize, ElemType, usize, Access)> = match stage {
+        Some(p) => (0..p.npairs as usize)
+            .filter_map(|q| {
+                let i = (0..sig.args.len()).find(|&i| p.pair[i] as usize == q)?;
+                match sig.args[i] {
+                    ArgDesc::Dat { ty, dim, acc, .. } => Some((q, i, ty, dim, acc)),
+                    _ => None,
+                }
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     if two_level {
         // op2_elems is the packed plan (the ABI note above); op2_start/op2_count select the
         // colour's blocks in blkmap. Control flow is uniform in a thread block (barriers).
+        let h = if stage.is_some() { 4 } else { 2 };
         w.line("const int op2_nb = op2_elems[0], op2_pstart = op2_elems[1];");
-        w.line("const int *op2_blkmap = op2_elems + 2, *op2_offset = op2_blkmap + op2_nb;");
+        w.line(format!("const int *op2_blkmap = op2_elems + {h}, *op2_offset = op2_blkmap + op2_nb;"));
         w.line("const int *op2_nelems = op2_offset + op2_nb, *op2_nthrcol = op2_nelems + op2_nb;");
         w.line("const int *op2_thrcol = op2_nthrcol + op2_nb;");
+        if stage.is_some() {
+            // The staging arrays follow (`backend::device::staged_plan`): per (block, pair) the
+            // start and length of its targets in ind_map; per argument its loc_map column; then
+            // loc_map (a column of ntot entries per column) and ind_map.
+            let (np, na) = (pairs.len(), sig.args.len());
+            w.line("const int op2_ntot = op2_elems[2], op2_ncols = op2_elems[3];");
+            w.line(format!("const int *op2_ioffs = op2_thrcol + op2_ntot, *op2_isizes = op2_ioffs + op2_nb * {np};"));
+            w.line(format!(
+                "const int *op2_al = op2_isizes + op2_nb * {np}, *op2_lm = op2_al + {na}, *op2_im = op2_lm + (size_t)op2_ncols * op2_ntot;"
+            ));
+            w.line(format!("extern __shared__ {} op2_shm[];", d.u64_type));
+        }
         w.line("(void)op2_nw;");
         w.open("for (int op2_bi = (int)blockIdx.x; op2_bi < op2_count; op2_bi += (int)gridDim.x)");
         w.line("const int op2_b = op2_blkmap[op2_start + op2_bi];");
         w.line("const int op2_n = op2_nelems[op2_b], op2_nc = op2_nthrcol[op2_b];");
+        if stage.is_some() {
+            // This block's targets of each pair, in shared memory after the reductions' rows:
+            // read (OP_READ, OP_RW) or zeroed (OP_INC) by all threads together.
+            let np = pairs.len();
+            w.line(format!("unsigned char *op2_stage = (unsigned char *)(op2_shm + (size_t)blockDim.x * {stride});"));
+            w.line("size_t op2_so = 0;");
+            for &(q, i, ty, dim, acc) in &pairs {
+                let bt = (d.buffer_type)(ty);
+                let bytes = dim * ty.size();
+                w.line(format!(
+                    "const int op2_io{q} = op2_ioffs[op2_b * {np} + {q}], op2_is{q} = op2_isizes[op2_b * {np} + {q}];"
+                ));
+                w.line(format!("{bt} *op2_sh{q} = ({bt} *)(op2_stage + op2_so);"));
+                w.line(format!("op2_so += ((size_t)op2_is{q} * {bytes} + 15) / 16 * 16;"));
+                let load = match acc {
+                    Access::Inc => format!("op2_sh{q}[op2_r] = ({bt})0;"),
+                    _ => format!("op2_sh{q}[op2_r] = op2_d{i}[{}];", stage_global(sig.args, i, dim, soa)),
+                };
+                w.open(format!(
+                    "for (int op2_r = (int)threadIdx.x; op2_r < op2_is{q} * {dim}; op2_r += (int)blockDim.x)"
+                ));
+                w.line(format!("const int op2_gr = op2_im[op2_io{q} + op2_r / {dim}], op2_k = op2_r % {dim};"));
+                w.line("(void)op2_gr;");
+                w.line("(void)op2_k;");
+                w.line(load);
+                w.close();
+            }
+            w.line("__syncthreads();");
+        }
         w.open("for (int op2_j0 = 0; op2_j0 < op2_n; op2_j0 += (int)blockDim.x)");
         w.line("const int op2_j = op2_j0 + (int)threadIdx.x;");
         w.line("const bool op2_live = op2_j < op2_n;");
@@ -679,7 +857,7 @@ fn emit_wrapper(
             w.line("const int op2_e = op2_start + op2_i;");
         }
     }
-    let staging = Staging { scratch: scratch.then_some((scr_bytes, scr_off.as_slice())), inc, soa };
+    let staging = Staging { scratch: scratch.then_some((scr_bytes, scr_off.as_slice())), inc, soa, shared: stage };
     let (call, scatter) = stage_args(d, w, sig.args, 0, &staging);
     if two_level {
         // Every thread gathers (in bounds: a dead thread reads its block's first element); live
@@ -696,6 +874,25 @@ fn emit_wrapper(
         w.line("__syncthreads();");
         w.close();
         w.close();
+        if stage.is_some() {
+            // The block's increments (OP_INC) added and its OP_RW rows stored, each target once:
+            // no other block of this colour has them.
+            w.line("__syncthreads();");
+            for &(q, i, _, dim, acc) in &pairs {
+                let store = match acc {
+                    Access::Inc => "+=",
+                    Access::Rw => "=",
+                    _ => continue,
+                };
+                w.open(format!(
+                    "for (int op2_r = (int)threadIdx.x; op2_r < op2_is{q} * {dim}; op2_r += (int)blockDim.x)"
+                ));
+                w.line(format!("const int op2_gr = op2_im[op2_io{q} + op2_r / {dim}], op2_k = op2_r % {dim};"));
+                w.line(format!("op2_d{i}[{}] {store} op2_sh{q}[op2_r];", stage_global(sig.args, i, dim, soa)));
+                w.close();
+            }
+            w.line("__syncthreads();");
+        }
     } else {
         w.call(sig.kernel_name, &call);
         for s in scatter {
@@ -722,12 +919,24 @@ fn emit_wrapper(
 }
 
 /// How `stage_args` stages: the global-memory scratch (bytes per work-item, each argument's
-/// offset in it) when large arguments go there, the increment strategy and the dats' layout.
+/// offset in it) when large arguments go there, the increment strategy, the dats' layout, and
+/// the shared-memory staging of a plan block's indirect data (`op2_sh{pair}`, rows of dim values
+/// at the element's `loc_map` position).
 #[derive(Clone, Copy)]
 struct Staging<'s> {
     scratch: Option<(usize, &'s [Option<usize>])>,
     inc: IncStrategy,
     soa: bool,
+    shared: Option<StagePattern>,
+}
+
+/// Where component `op2_k` of global row `op2_gr` of argument `i`'s dat lives.
+fn stage_global(args: &[ArgDesc], i: usize, dim: usize, soa: bool) -> String {
+    if soa_arg(&args[i], soa) {
+        format!("(size_t)op2_k * op2_s{i} + op2_gr")
+    } else {
+        format!("(size_t)op2_gr * {dim} + op2_k")
+    }
 }
 
 /// Emits the staging of one element's arguments `args` (named from `base` on: argument `j` of
@@ -741,7 +950,7 @@ fn stage_args(
     st: &Staging,
 ) -> (Vec<String>, Vec<String>) {
     let g = d.global;
-    let Staging { scratch, inc, soa } = *st;
+    let Staging { scratch, inc, soa, shared } = *st;
     let big = |a: &ArgDesc| scratch.is_some() && in_scratch(a);
     let mut call = Vec::new();
     let mut scatter: Vec<String> = Vec::new();
@@ -750,6 +959,14 @@ fn stage_args(
         match *a {
             ArgDesc::Dat { ty, dim, acc, how, optional } => {
                 let pt = (d.private_type)(ty);
+                // Staged in shared memory: the pair's area, rows of dim values at the element's
+                // position in its block's list of targets.
+                let pair =
+                    shared.map(|p| p.pair[i]).filter(|&q| q != NO_PAIR && matches!(how, DatAccess::Indirect { .. }));
+                let arr = match pair {
+                    Some(q) => format!("op2_sh{q}"),
+                    None => format!("op2_d{i}"),
+                };
                 // Entry `col` of this element's map row: rows of map_dim entries, or transposed.
                 let entry = |map_dim: usize, col: &str| {
                     if soa_map(a, soa) {
@@ -761,6 +978,10 @@ fn stage_args(
                 // (private array, element row) per staged element.
                 let rows: Vec<(String, String)> = match how {
                     DatAccess::Direct => vec![(format!("op2_p{i}"), "(size_t)op2_e".to_string())],
+                    DatAccess::Indirect { .. } if pair.is_some() => vec![(
+                        format!("op2_p{i}"),
+                        format!("(size_t)op2_lm[(size_t)op2_al[{i}] * op2_ntot + (op2_e - op2_pstart)]"),
+                    )],
                     DatAccess::Indirect { map_dim, idx } => {
                         vec![(format!("op2_p{i}"), entry(map_dim, &idx.to_string()))]
                     }
@@ -782,7 +1003,7 @@ fn stage_args(
                 // Where component op2_k of a row lives: rows of dim values, or one array per
                 // component (op2_s rows long) in the structure-of-arrays layout.
                 let at = |row: &str| {
-                    if soa_arg(a, soa) {
+                    if soa_arg(a, soa) && pair.is_none() {
                         format!("(size_t)op2_k * op2_s{i} + {row}")
                     } else {
                         format!("{row} * {dim} + op2_k")
@@ -827,12 +1048,12 @@ fn stage_args(
                     match acc {
                         Access::Read | Access::Rw => {
                             w.line(format!(
-                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
+                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt}){arr}[{base}];"
                             ));
                         }
                         Access::Inc if direct_inc => {
                             w.line(format!(
-                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt})op2_d{i}[{base}];"
+                                "{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {priv_}[op2_k] = ({pt}){arr}[{base}];"
                             ));
                         }
                         Access::Inc => {
@@ -842,15 +1063,15 @@ fn stage_args(
                     }
                     let store = match acc {
                         Access::Write | Access::Rw => {
-                            format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
+                            format!("{arr}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
                         }
                         Access::Inc if direct_inc => {
-                            format!("op2_d{i}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
+                            format!("{arr}[{base}] = ({}){priv_}[op2_k];", (d.buffer_type)(ty))
                         }
                         Access::Inc if inc == IncStrategy::Atomics => {
-                            (d.atomic_add)(ty, &format!("&op2_d{i}[{base}]"), &format!("{priv_}[op2_k]"))
+                            (d.atomic_add)(ty, &format!("&{arr}[{base}]"), &format!("{priv_}[op2_k]"))
                         }
-                        Access::Inc => format!("op2_d{i}[{base}] += {priv_}[op2_k];"),
+                        Access::Inc => format!("{arr}[{base}] += {priv_}[op2_k];"),
                         _ => continue,
                     };
                     scatter.push(format!("{guard}for (int op2_k = 0; op2_k < {dim}; op2_k++) {store}"));

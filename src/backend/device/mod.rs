@@ -103,6 +103,78 @@ fn plan_of(
     })
 }
 
+/// A plan packed for a launch with its blocks' indirect data staged in shared memory
+/// (`codegen::generate_staged`): `nb`, `start`, the plan's length `ntot`, its `loc_map` columns,
+/// `blkmap`, `offset`, `nelems`, `nthrcol`, `thrcol`, then per (block, pair) the start and length
+/// of the block's targets in `ind_map`, per loop argument its `loc_map` column (-1: not staged),
+/// `loc_map` and `ind_map`; the (first entry of `blkmap`, blocks) of each block colour; the
+/// pattern of pairs the code is generated for; and the largest block's staging bytes.
+pub struct StagedPlan {
+    pub packed: Vec<i32>,
+    pub ranges: Vec<(usize, usize)>,
+    pub pattern: crate::backend::device::codegen::StagePattern,
+    pub bytes: usize,
+}
+
+/// The staged form of the plan of `[start, end)` in blocks of `part_size`, or None when the
+/// loop cannot be staged (`codegen::stageable`, or arguments of one (dat, map) pair that differ).
+pub fn staged_plan(
+    plans: &mut PlanCache,
+    call: &LoopCall,
+    start: usize,
+    end: usize,
+    part_size: usize,
+) -> Result<Option<StagedPlan>> {
+    if !crate::backend::device::codegen::stageable(call.descs) {
+        return Ok(None);
+    }
+    let indirect_args =
+        call.descs.iter().filter(|a| matches!(a, ArgDesc::Dat { how: DatAccess::Indirect { .. }, .. })).count();
+    if call.indirect.len() != indirect_args {
+        return Ok(None);
+    }
+    let args = call.plan_args();
+    let req = PlanRequest { staging: true, ..plan_request(call, &args, start, end, part_size) };
+    let plan = plans.get_or_build(&req).map_err(|e| {
+        let code = if e.is_out_of_memory() { ErrorCode::OutOfMemory } else { ErrorCode::Internal };
+        Op2Error::new(code, format!("op_par_loop '{}': staging plan: {e}", call.name))
+    })?;
+    let loop_arg_of: Vec<usize> = call.indirect.iter().map(|a| a.arg).collect();
+    Ok(pack_staged(&plan, call.descs, &loop_arg_of, start))
+}
+
+/// `staged_plan`'s packing of a plan built with staging for a loop of arguments `descs`, whose
+/// plan argument `a` (indirect argument) is loop argument `loop_arg_of[a]`; None when the loop
+/// cannot be staged.
+pub fn pack_staged(
+    plan: &crate::plan::Plan,
+    descs: &[ArgDesc],
+    loop_arg_of: &[usize],
+    start: usize,
+) -> Option<StagedPlan> {
+    if !plan.staged || loop_arg_of.len() != plan.pair_of_arg.len() {
+        return None;
+    }
+    let mut pairs = vec![None; descs.len()];
+    let mut loc = vec![-1i32; descs.len()];
+    for (a, &arg) in loop_arg_of.iter().enumerate() {
+        *pairs.get_mut(arg)? = Some(plan.pair_of_arg[a]);
+        loc[arg] = plan.loc_col[plan.arg_col_start[a]] as i32;
+    }
+    let pattern = crate::backend::device::codegen::stage_pattern(descs, &pairs)?;
+    let nb = plan.nelems.len();
+    let mut packed: Vec<i32> = Vec::new();
+    packed.extend([nb as i32, start as i32, plan.thrcol.len() as i32, plan.nloc_cols as i32]);
+    for a in [&plan.blkmap, &plan.offset, &plan.nelems, &plan.nthrcol, &plan.thrcol, &plan.ind_offs, &plan.ind_sizes] {
+        packed.extend_from_slice(a);
+    }
+    packed.extend_from_slice(&loc);
+    packed.extend_from_slice(&plan.loc_map);
+    packed.extend_from_slice(&plan.ind_map);
+    let ranges = (0..plan.ncolours).map(|c| (plan.colour_offsets[c], plan.ncolblk[c] as usize)).collect();
+    Some(StagedPlan { packed, ranges, pattern, bytes: plan.max_staging_bytes })
+}
+
 /// A colouring's launch list and its (offset, count) per colour.
 pub type LaunchLists = (Vec<i32>, Vec<(usize, usize)>);
 

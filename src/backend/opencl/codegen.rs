@@ -169,7 +169,7 @@ pub fn generate_scratch(
             coloured,
             inc,
             soa,
-            Options { scratch: false, contiguous },
+            Options { scratch: false, contiguous, stage: None },
         ));
     }
     let Some(src) =
@@ -190,7 +190,7 @@ pub fn generate_scratch(
         coloured,
         inc,
         soa,
-        Options { scratch: true, contiguous },
+        Options { scratch: true, contiguous, stage: None },
     ))
 }
 

@@ -743,7 +743,7 @@ impl Backend for OpenCl {
         let form = match choice {
             _ if !call.needs_colouring() => Form::Direct,
             IncChoice::Atomics => Form::Atomics,
-            IncChoice::Blocks => Form::Blocks,
+            IncChoice::Blocks | IncChoice::Stage => Form::Blocks,
             IncChoice::Colour | IncChoice::Auto | IncChoice::Measure => Form::Elements,
         };
         let coloured = matches!(form, Form::Elements | Form::Blocks);
