@@ -17,6 +17,9 @@
 #                              (1e-12 relative); AF_REF_PLAIN=1 runs airfoil-plain too
 #   make bench-fortran         bench/fortran.sh: C Airfoil vs OP2-style Fortran Airfoil (JIT and
 #                              call-per-element tiers), seq and threads, interleaved
+#   make bench-fortran-op2common OP2_COMMON_DIR=<OP2-Common tree>
+#                              bench/op2common-fortran.sh: OP2-Common's Fortran Airfoil on op2's
+#                              JIT tier against OP2-Common's own generated seq Fortran code
 #   make bench                 bench/run.sh: 720K generated mesh, STREAM triad, airfoil-plain
 #                              and airfoil on each backend; markdown table + bench/results.json
 #
@@ -107,6 +110,28 @@ bench-opencl: $(BIN)/airfoil $(BIN)/op2-meshgen
 	test -f $(BUILD)/bench/mesh-720000.dat || $(BIN)/op2-meshgen --cells 720000 -o $(BUILD)/bench/mesh-720000.dat
 	BIN=$(BIN) MESH=$(BUILD)/bench/mesh-720000.dat bench/opencl.sh
 endif
+
+# make bench-fortran-op2common OP2_COMMON_DIR=<an OP2-Common source tree, never downloaded>:
+# bench/op2common-fortran.sh, OP2-Common's Fortran Airfoil (apps/fortran/airfoil, unchanged but
+# for its iteration count) on op2's JIT tier against the same program translated by OP2-Common's
+# translator (seq target) and linked with OP2-Common's libop2_for_seq, both built here with
+# OP2-Common's GNU flags; OP2's 720K mesh (needs $(AF_SHARED)/new_grid.dat.gz), 200 iterations,
+# BENCH_REPS (3) interleaved runs each. The translator's Python packages go into a venv
+# (OP2CF_VENV, made on first use; set it to an existing venv with them to skip that).
+OP2_COMMON_DIR ?=
+OP2CF_VENV ?= $(BUILD)/venv-op2c-fortran
+OP2CF_PACKAGES ?= jinja2==3.1.6 fparser==0.2.5 pcpp==1.30 sympy==1.14.0 libclang==18.1.1
+
+$(BUILD)/venv-op2c-fortran/.installed:
+	python3 -m venv $(BUILD)/venv-op2c-fortran
+	$(BUILD)/venv-op2c-fortran/bin/pip install -q $(OP2CF_PACKAGES)
+	touch $@
+
+.PHONY: bench-fortran-op2common
+bench-fortran-op2common: lib $(AF_DIR)/new_grid.dat $(if $(filter $(BUILD)/venv-op2c-fortran,$(OP2CF_VENV)),$(BUILD)/venv-op2c-fortran/.installed)
+	@test -n '$(OP2_COMMON_DIR)' || { echo 'bench-fortran-op2common: set OP2_COMMON_DIR to an OP2-Common source tree' >&2; exit 1; }
+	OP2_COMMON_DIR='$(OP2_COMMON_DIR)' VENV='$(OP2CF_VENV)' MESH=$(AF_DIR)/new_grid.dat \
+	  WORK=$(BUILD)/bench/op2common-fortran bash bench/op2common-fortran.sh
 
 # make bench-fortran: bench/fortran.sh, the C Airfoil against the OP2-style Fortran Airfoil on
 # the JIT tier and on the call-per-element tier, seq and threads (2 threads), interleaved, 200
