@@ -3,8 +3,9 @@
  * events) and how long the loop took in the backend: where a slow device loop's time goes.
  * A direct loop (3 calls: 3 launches) and an indirect increment (2 calls, one launch or more
  * each); every backend gives the hand-computed values; on opencl the table's rows are checked:
- * calls and launches exact, kernel time positive and within the backend time. Elsewhere there
- * is no such table (nothing runs on a device). */
+ * calls and launches exact, kernel time positive and within the backend time (with OP2_LAZY=1
+ * the direct calls run as fused units, so only that they ran is checked). Elsewhere there is no
+ * such table (nothing runs on a device). */
 #include "test.h"
 
 #define N 4000
@@ -29,9 +30,10 @@ int main(int argc, char **argv)
 {
   char token[64];
   double x0[N], y[N], zero[NN], r[NN], want[NN];
-  int c2n[2 * N], i, it, opencl;
+  int c2n[2 * N], i, it, opencl, lazy;
   if (argc < 2) return 2;
   opencl = strcmp(argv[1], "opencl") == 0;
+  lazy = getenv("OP2_LAZY") != NULL && strcmp(getenv("OP2_LAZY"), "1") == 0;
   for (i = 0; i < N; i++) {
     x0[i] = (double)(i % 13);
     c2n[2 * i] = i / 2;
@@ -71,8 +73,8 @@ int main(int argc, char **argv)
     text = test_stdout_of(op_timing_output);
     if (opencl) {
       CHECK(row_of(text, "scale", &calls, &launches, &kms, &bms));
-      CHECK_INT((int)calls, 3);
-      CHECK_INT((int)launches, 3);
+      CHECK(lazy ? calls >= 1 : calls == 3);
+      CHECK(lazy ? launches >= 1 : launches == 3);
       CHECK(kms > 0.0);
       CHECK(kms <= bms);
       CHECK(row_of(text, "edge", &calls, &launches, &kms, &bms));
