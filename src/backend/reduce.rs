@@ -101,9 +101,10 @@ impl Partials {
     }
 }
 
-fn as_bytes(w: &[u64]) -> &[u8] {
-    // SAFETY: u64 slices are valid, aligned byte slices of 8x the length.
-    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 8) }
+/// A slice of plain numbers (no padding: u64, i32, f64, ...) as its bytes.
+pub(crate) fn as_bytes<T: Copy>(w: &[T]) -> &[u8] {
+    // SAFETY: primitive numbers have no padding; any byte of theirs may be read.
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
 }
 
 fn as_bytes_mut(w: &mut [u64]) -> &mut [u8] {

@@ -7,6 +7,7 @@
 //! increments and for reductions, whose order depends on the backend.
 
 use crate::arg::{Access, ArgDesc, BoundArg, DatAccess};
+use crate::backend::reduce::as_bytes;
 use crate::backend::{Backend, LoopCall, Reduction};
 use crate::core::{Dat, DatId, ElemType};
 use crate::error::Result;
@@ -334,11 +335,6 @@ pub fn inc_read(src: &str, kernel: &str, args: &[ArgDesc]) -> Option<IncRead> {
         }
     }
     first
-}
-
-fn as_bytes(w: &[u64]) -> &[u8] {
-    // SAFETY: u64 words viewed as their bytes.
-    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 8) }
 }
 
 fn tolerance(ty: ElemType, rtol: Option<f64>) -> f64 {

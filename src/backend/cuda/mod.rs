@@ -20,10 +20,11 @@
 
 pub mod codegen;
 
+use super::device::SmallBuf;
 use super::device::{
     check_loop, check_process, colouring_key, element_lists, kernel_arg_owners, packed_plan, read_globals, KernelArg,
 };
-use super::device::{word_bytes, SmallBuf};
+use super::reduce::as_bytes;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
 use crate::backend::cuda::codegen::{self as emit, IncStrategy};
@@ -733,14 +734,9 @@ impl Backend for Cuda {
         // OP2_INC=measure (the default): this loop's strategy, or the next one to try.
         let tuning = (call.shape_key, start, end);
         let (choice, trial) = if coloured_loop && self.inc == IncChoice::Measure {
-            let mut candidates = Vec::with_capacity(3);
-            if emit::atomics_possible(call.descs) {
-                candidates.push(IncChoice::Atomics);
-            }
-            candidates.extend([IncChoice::Colour, IncChoice::Blocks]);
-            let device = format!("cuda {} {} ({})", self.device.name, self.arch, if self.soa { "soa" } else { "aos" });
-            let note = || super::device::inc_note_key(&device, sig, end - start);
-            self.tuner.pick(tuning, name, &candidates, note, &self.cache)
+            let (dev, arch, soa) = (&self.device.name, &self.arch, self.soa);
+            let device = || format!("cuda {dev} {arch} ({})", if soa { "soa" } else { "aos" });
+            self.tuner.choose(call, sig, (start, end), device, &self.cache)
         } else {
             (self.inc, false)
         };
@@ -888,11 +884,11 @@ impl Backend for Cuda {
             let buf = self.ensure(old, bytes, "reduction partials")?;
             let seed = &p.words()[..stride];
             let key = SmallBuf::Seed;
-            let written = if self.small.holds(key, word_bytes(seed), fresh) {
+            let written = if self.small.holds(key, as_bytes(seed), fresh) {
                 Ok(())
             } else {
                 self.small.forget(key);
-                self.write(&buf, seed, "reduction seeds").map(|()| self.small.wrote(key, word_bytes(seed)))
+                self.write(&buf, seed, "reduction seeds").map(|()| self.small.wrote(key, as_bytes(seed)))
             };
             self.partials = Some(buf);
             written?;

@@ -492,6 +492,24 @@ impl IncTuner {
         }
     }
 
+    /// `pick` for a call of `call`'s loop over `[start, end)`: the candidates are atomics (where
+    /// they can run the loop), colour and blocks; `device` names the device for the cache note
+    /// (made only at the loop's first call). Returns the strategy and whether to `record` it.
+    pub fn choose(
+        &mut self,
+        call: &LoopCall,
+        sig: &LoopSignature,
+        (start, end): (usize, usize),
+        device: impl FnOnce() -> String,
+        cache: &crate::jit::cache::DiskCache,
+    ) -> (crate::config::IncChoice, bool) {
+        use crate::config::IncChoice;
+        const ALL: [IncChoice; 3] = [IncChoice::Atomics, IncChoice::Colour, IncChoice::Blocks];
+        let candidates = if crate::backend::cuda::codegen::atomics_possible(call.descs) { &ALL[..] } else { &ALL[1..] };
+        let note = || inc_note_key(&device(), sig, end - start);
+        self.pick((call.shape_key, start, end), call.name, candidates, note, cache)
+    }
+
     /// Records a trial call's time; after the last trial the fastest strategy is kept, here
     /// and in the cache.
     pub fn record(
@@ -564,23 +582,10 @@ pub fn inc_note_key(device: &str, sig: &LoopSignature, count: usize) -> String {
     format!("inc-{}", &crate::codegen::hex(&h.finalize())[..32])
 }
 
-/// A map's values column after column (`dim` columns): what `KernelArg::MapT` points to.
-pub fn transpose_map(values: &[i32], dim: usize) -> Vec<i32> {
-    let dim = dim.max(1);
-    let rows = values.len() / dim;
-    let mut out = vec![0i32; rows * dim];
-    for (r, row) in values.chunks_exact(dim).enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            out[c * rows + r] = v;
-        }
-    }
-    out
-}
-
-/// A slice of words as bytes.
-pub fn word_bytes(w: &[u64]) -> &[u8] {
-    // SAFETY: u64 slices are valid, aligned byte slices of 8x the length.
-    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
+/// A map's values column after column (`dim` columns, `transpose` of 4-byte elements): what
+/// `KernelArg::MapT` points to.
+pub fn transpose_map(values: &[i32], dim: usize) -> Vec<u8> {
+    transpose(super::reduce::as_bytes(values), super::DatShape { dim: dim.max(1), elem: 4 }, true)
 }
 
 /// Rows of dim values (array of structures) to one array per component (structure of

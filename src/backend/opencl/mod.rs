@@ -14,7 +14,8 @@
 
 pub mod codegen;
 
-use super::device::{word_bytes, KernelArg, SmallBuf};
+use super::device::{KernelArg, SmallBuf};
+use super::reduce::as_bytes;
 use super::reduce::Partials;
 use super::{Backend, DatShape, LoopCall};
 use crate::arg::ArgDesc;
@@ -128,7 +129,7 @@ pub struct OpenCl {
     host_mem: HashMap<DatId, crate::core::buffer::AlignedBuf>,
     maps: HashMap<MapId, Buffer<cl_int>>,
     /// Maps transposed (`codegen::soa_map`), with their rows.
-    maps_t: HashMap<MapId, (Buffer<cl_int>, usize)>,
+    maps_t: HashMap<MapId, (Buffer<u8>, usize)>,
     /// `OP2_DEVICE_PROFILE=1`: each loop's kernel time (profiling events) and backend time.
     profile: Option<super::device::DeviceProfile>,
     /// `OP2_INC=measure`: each loop's strategy by measure.
@@ -729,14 +730,9 @@ impl Backend for OpenCl {
         // OP2_INC=measure: this loop's strategy, or the next one to try.
         let tuning = (call.shape_key, start, end);
         let (choice, trial) = if call.needs_colouring() && self.inc == IncChoice::Measure {
-            let mut candidates = Vec::with_capacity(3);
-            if crate::backend::cuda::codegen::atomics_possible(call.descs) {
-                candidates.push(IncChoice::Atomics);
-            }
-            candidates.extend([IncChoice::Colour, IncChoice::Blocks]);
-            let device = format!("opencl {} ({})", self.identity, if self.soa { "soa" } else { "aos" });
-            let note = || super::device::inc_note_key(&device, sig, end - start);
-            self.tuner.pick(tuning, call.name, &candidates, note, &self.cache)
+            let (identity, soa) = (&self.identity, self.soa);
+            let device = || format!("opencl {identity} ({})", if soa { "soa" } else { "aos" });
+            self.tuner.choose(call, sig, (start, end), device, &self.cache)
         } else {
             (self.inc, false)
         };
@@ -787,12 +783,13 @@ impl Backend for OpenCl {
         // generation and program builds are the loop's JIT time.)
         let t0 = std::time::Instant::now();
         let mut events = Vec::new();
-        for (owner, a) in super::device::kernel_arg_owners(call, soa)? {
+        let owners = super::device::kernel_arg_owners(call, soa)?;
+        for &(owner, a) in &owners {
             let Some((_, values)) = call.maps[owner].as_ref() else { continue };
             match a {
                 KernelArg::Map(Some(m)) => self.map_buffer(m, values)?,
                 KernelArg::MapT(Some(m), dim) if !self.maps_t.contains_key(&m) => {
-                    let mut buf = self.create_buffer::<cl_int>(values.len(), "a map")?;
+                    let mut buf = self.create_buffer::<u8>(std::mem::size_of_val(*values), "a map")?;
                     self.write(&mut buf, &super::device::transpose_map(values, dim), "map")?;
                     self.maps_t.insert(m, (buf, values.len() / dim.max(1)));
                 }
@@ -871,7 +868,7 @@ impl Backend for OpenCl {
             }
             let seed = &p.words()[..stride];
             let key = SmallBuf::Seed;
-            if !self.small.holds(key, word_bytes(seed), fresh) {
+            if !self.small.holds(key, as_bytes(seed), fresh) {
                 self.small.forget(key);
                 let mut slot = self.partials.take();
                 let written = match slot.as_mut() {
@@ -880,7 +877,7 @@ impl Backend for OpenCl {
                 };
                 self.partials = slot;
                 written?;
-                self.small.wrote(key, word_bytes(seed));
+                self.small.wrote(key, as_bytes(seed));
             }
             Some(p)
         } else {
@@ -926,7 +923,7 @@ impl Backend for OpenCl {
         // argument's declared-index map (`None` here) in its argument's place.
         let mut kargs: Vec<(usize, Option<KernelArg>)> = Vec::new();
         let mut pending = tables.iter().copied().peekable();
-        for (owner, a) in super::device::kernel_arg_owners(call, soa)? {
+        for (owner, a) in owners {
             while let Some(t) = pending.next_if(|&t| t < owner) {
                 kargs.push((t, None));
             }
