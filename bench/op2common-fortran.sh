@@ -78,27 +78,7 @@ sed -i "s/integer(4), parameter :: niter = 1000/integer(4), parameter :: niter =
 grep -q "niter = $ITERS\$" "$work/src/airfoil.F90" || { echo "op2common-fortran: no 'niter = 1000' in $app/airfoil.F90" >&2; exit 1; }
 
 # 2. OP2-Common's translator
-cat > "$work/translate.py" << 'EOF'
-import ctypes, runpy, sys
-translator = sys.argv[1]
-sys.path.insert(0, translator)
-from clang.cindex import conf, Cursor
-lib = conf.lib
-lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
-lib.clang_Cursor_Evaluate.argtypes = [Cursor]
-lib.clang_EvalResult_getAsInt.restype = ctypes.c_int
-lib.clang_EvalResult_getAsInt.argtypes = [ctypes.c_void_p]
-lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
-import cpp
-def on_file_open(self, is_system_include, includepath):
-    if is_system_include:
-        raise IOError("left to libclang")
-    return open(includepath, "r", encoding="utf-8")
-cpp.Preprocessor.on_file_open = on_file_open
-sys.argv = [translator] + sys.argv[2:]
-runpy.run_path(translator, run_name="__main__")
-EOF
-(cd "$work/src" && run "$VENV/bin/python" "$work/translate.py" "$oc/translator-v2/op2-translator" -v -DPLAIN \
+(cd "$work/src" && run "$VENV/bin/python" "$root/tools/op2common_translate.py" "$oc/translator-v2/op2-translator" -v -DPLAIN \
   --consts-module airfoil_constants.F90 -t seq airfoil_constants.F90 airfoil_kernels.F90 airfoil.F90 -o "$work/gen")
 [ -f "$work/gen/seq/op2_kernels.F90" ] || { tail -n 30 "$log" >&2; echo "op2common-fortran: the translator wrote no seq/op2_kernels.F90 (log: $log)" >&2; exit 1; }
 

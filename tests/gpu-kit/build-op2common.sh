@@ -32,6 +32,8 @@
 # was built from which commit.
 set -eu
 oc=$(cd "$1" && pwd)
+# our wrapper of OP2-Common's translator (tools/op2common_translate.py)
+tools=$(cd "$(dirname "$0")/../../tools" && pwd)
 dest=$2
 rm -rf "$3" "$dest"
 mkdir -p "$3/gen" "$3/obj" "$dest"
@@ -53,27 +55,7 @@ log=$work/build.log
 run() { echo "+ $*" >> "$log"; "$@" >> "$log" 2>&1 || { tail -n 30 "$log" >&2; echo "build-op2common: failed: $* (log: $log)" >&2; exit 1; }; }
 
 # 1. the translator
-cat > "$work/translate.py" << 'EOF'
-import ctypes, runpy, sys
-translator = sys.argv[1]
-sys.path.insert(0, translator)
-from clang.cindex import conf, Cursor
-lib = conf.lib
-lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
-lib.clang_Cursor_Evaluate.argtypes = [Cursor]
-lib.clang_EvalResult_getAsInt.restype = ctypes.c_int
-lib.clang_EvalResult_getAsInt.argtypes = [ctypes.c_void_p]
-lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
-import cpp
-def on_file_open(self, is_system_include, includepath):
-    if is_system_include:
-        raise IOError("left to libclang")
-    return open(includepath, "r", encoding="utf-8")
-cpp.Preprocessor.on_file_open = on_file_open
-sys.argv = [translator] + sys.argv[2:]
-runpy.run_path(translator, run_name="__main__")
-EOF
-(cd "$app" && run "$py" "$work/translate.py" "$oc/translator-v2/op2-translator" -v -I. -I"$inc" -t cuda -t seq airfoil.cpp -o "$work/gen")
+(cd "$app" && run "$py" "$tools/op2common_translate.py" "$oc/translator-v2/op2-translator" -v -I. -I"$inc" -t cuda -t seq airfoil.cpp -o "$work/gen")
 [ -f "$work/gen/cuda/op2_kernels.cu" ] && [ -f "$work/gen/airfoil.cpp" ] ||
   { tail -n 30 "$log" >&2; echo "build-op2common: the translator wrote no cuda/op2_kernels.cu (log: $log)" >&2; exit 1; }
 
