@@ -178,6 +178,37 @@ fn queued_and_tiled_chains_equal_eager() {
     let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("op2-lazy-cache-{}", std::process::id())));
 }
 
+/// A tile's iterations of an edge loop scattered over the set run as one list (the list
+/// wrappers, `op2_loop_list` and `op2_loop_simd_list`), with the vectorised wrapper forced on
+/// and off: dats and sums bit for bit eager's with the same wrapper, and the chain's timing row
+/// says the edge loop was listed.
+#[test]
+fn listed_tiles_equal_eager_with_either_wrapper() {
+    for simd in ["OP2_SIMD=on", "OP2_SIMD=off"] {
+        for backend in ["seq", "threads"] {
+            let (eager, eager_sums) = run(backend, &[simd], 3000, 5, 3, false);
+            let lazy = ["OP2_LAZY=1", "OP2_TILE_SIZE=40", "OP2_TILE_VERIFY=1", simd];
+            let (got, sums) = run(backend, &lazy, 3000, 5, 3, false);
+            assert!(got == eager, "{backend} {simd}: listed tiles' dats differ from eager");
+            assert_eq!(sums, eager_sums, "{backend} {simd}");
+        }
+    }
+    // Which loops the tiling listed: the chain's row in op_timing_output.
+    let cache = std::env::temp_dir().join(format!("op2-lazy-cache-{}", std::process::id()));
+    let tokens =
+        [format!("OP2_CACHE_DIR={}", cache.display()), "OP2_BACKEND=seq".to_string(), "OP2_TILE_SIZE=40".into()];
+    let mut ctx = Context::new(Config::from_env(&tokens, 0).unwrap()).unwrap();
+    let m = mesh(&mut ctx, 3000, 5);
+    ctx.lazy.chain = Some("iteration".to_string());
+    iteration(&mut ctx, &m, &mut [0.0; 2]);
+    ctx.lazy.chain = None;
+    op2::exec::chain::flush(&mut ctx, "test").unwrap();
+    let row = ctx.timings.loops().iter().find(|r| r.members.is_some()).and_then(|r| r.members.clone());
+    let row = row.unwrap_or_default();
+    // The seed loop's tiles are whole blocks of cells: never listed.
+    assert!(row.contains("; listed: flux "), "{row}");
+}
+
 #[test]
 fn a_reduction_outside_a_chain_runs_the_queue_before_it_returns() {
     let cache = dir("reduce");

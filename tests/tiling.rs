@@ -667,7 +667,7 @@ fn random_chain<'a>(rng: &mut Rng, m: &'a Mesh, legal: bool) -> Vec<ChainLoop<'a
 fn random_chains() {
     let mut rng = Rng(0x5eed_0f71_11e5);
     let (mut cases, mut rejected, mut moved) = (0, 0, 0);
-    let mut max_levels = 0;
+    let (mut max_levels, mut listed, mut loops) = (0, 0, 0);
     for round in 0..300 {
         let mesh = random_mesh(&mut rng);
         let legal = round % 2 == 0;
@@ -697,6 +697,8 @@ fn random_chains() {
                 if let Err(e) = verify(&chain, &t) {
                     panic!("round {round} tile size {tile_size} {schedule:?}: {e}\n{chain:?}\n{t:?}");
                 }
+                listed += check_lists(&t);
+                loops += chain.len();
                 match schedule {
                     Schedule::Sequential => {
                         assert_eq!(t.level, (0..t.tiles as u32).collect::<Vec<_>>());
@@ -731,8 +733,39 @@ fn random_chains() {
             }
         }
     }
-    eprintln!("random chains: {cases} tilings verified, {rejected} of {moved} moved iterations rejected, at most {max_levels} levels on Parallel");
+    eprintln!("random chains: {cases} tilings verified, {rejected} of {moved} moved iterations rejected, at most {max_levels} levels on Parallel, {listed} loops listed");
     assert!(rejected > moved / 4, "{rejected} of {moved}");
+    // Both kinds occur: loops listed (short runs) and loops left as runs.
+    assert!(listed > loops / 10 && listed < loops * 9 / 10, "{listed} of {loops} loops listed");
+}
+
+/// `Tiling::lists`: a loop is listed exactly when its tiles average fewer than `LIST_RUN_MAX`
+/// iterations a run, and its list holds each tile's runs' iterations, in order. Returns how
+/// many loops are listed.
+fn check_lists(t: &Tiling) -> usize {
+    assert_eq!(t.lists.len(), t.runs.len());
+    let mut listed = 0;
+    for (l, runs) in t.runs.iter().enumerate() {
+        let nruns: usize = runs.iter().map(Vec::len).sum();
+        let n: usize = (0..t.tiles).map(|b| t.tile_len(l, b)).sum();
+        match &t.lists[l] {
+            None => {
+                assert!(nruns == 0 || n >= nruns * LIST_RUN_MAX, "loop {l}: {n} iterations in {nruns} runs, not listed")
+            }
+            Some(list) => {
+                assert!(n < nruns * LIST_RUN_MAX, "loop {l}: {n} iterations in {nruns} runs, listed");
+                assert_eq!(list.offsets.len(), t.tiles + 1);
+                assert_eq!(list.elems.len(), n);
+                for (b, tile) in runs.iter().enumerate() {
+                    let want: Vec<i32> = tile.iter().flat_map(|&(s, e)| s as i32..e as i32).collect();
+                    assert_eq!(list.tile(b), &want[..], "loop {l} tile {b}");
+                }
+                assert!(list.tile(t.tiles).is_empty());
+                listed += 1;
+            }
+        }
+    }
+    listed
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -126,6 +126,38 @@ impl<'a> LoopCall<'a> {
         if start >= end {
             return Ok(());
         }
+        let mut scratch = self.scratch(slots)?;
+        crate::jit::simd_choice::run(self.lib, start, end, slots.as_ptr());
+        scratch.clear();
+        Ok(())
+    }
+
+    /// Runs the loop's iterations of a sparse tile in increasing order: `runs` (sorted,
+    /// disjoint `[start, end)`), one call each; or, when the tiling listed them (`list`, for
+    /// loops whose tiles hold many short runs: `plan::tiling::Tiling::lists`) and the library
+    /// has list wrappers, one call over the list, so that the vectorised wrapper gets whole
+    /// blocks. The elements run in the same order either way.
+    ///
+    /// # Safety
+    /// As `run_range`, for every run; `list` holds exactly the runs' elements, in order.
+    pub unsafe fn run_runs(&self, runs: &[(u32, u32)], list: Option<&[i32]>, slots: &mut [*mut c_void]) -> Result<()> {
+        if let Some(list) = list.filter(|l| !l.is_empty()) {
+            if self.lib.list_fn.is_some() {
+                let mut scratch = self.scratch(slots)?;
+                crate::jit::simd_choice::run_list(self.lib, 0, list.len(), list.as_ptr(), slots.as_ptr());
+                scratch.clear();
+                return Ok(());
+            }
+        }
+        for &(s, e) in runs {
+            self.run_range(s as usize, e as usize, slots)?;
+        }
+        Ok(())
+    }
+
+    /// The scratch array of one call (empty when the loop needs none), its address in the last
+    /// slot; it must live until the call returns.
+    fn scratch(&self, slots: &mut [*mut c_void]) -> Result<Vec<*mut c_void>> {
         let mut scratch: Vec<*mut c_void> = Vec::new();
         if self.scratch_entries > 0 {
             if scratch.try_reserve_exact(self.scratch_entries).is_err() {
@@ -141,8 +173,7 @@ impl<'a> LoopCall<'a> {
                 *last = scratch.as_mut_ptr() as *mut c_void;
             }
         }
-        crate::jit::simd_choice::run(self.lib, start, end, slots.as_ptr());
-        Ok(())
+        Ok(scratch)
     }
 }
 
@@ -275,13 +306,13 @@ pub trait Backend: Send {
     fn compute_tiled(&mut self, calls: &mut [LoopCall], tiling: &crate::plan::tiling::Tiling) -> Result<()> {
         for t in 0..tiling.tiles {
             for (l, call) in calls.iter_mut().enumerate() {
-                for &(s, e) in &tiling.runs[l][t] {
-                    let mut slots = std::mem::take(&mut call.slots);
-                    // SAFETY: the driver built `slots` for this loop and the runs lie in its set.
-                    let r = unsafe { call.run_range(s as usize, e as usize, &mut slots) };
-                    call.slots = slots;
-                    r?;
-                }
+                let mut slots = std::mem::take(&mut call.slots);
+                let list = tiling.lists.get(l).and_then(|x| x.as_ref()).map(|x| x.tile(t));
+                // SAFETY: the driver built `slots` for this loop; the runs (and the tiling's list
+                // of them) lie in its set.
+                let r = unsafe { call.run_runs(&tiling.runs[l][t], list, &mut slots) };
+                call.slots = slots;
+                r?;
             }
         }
         Ok(())

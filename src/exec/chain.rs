@@ -853,13 +853,23 @@ fn chain_row(
 }
 
 /// The start of a tiled chain's description: its groups, tiles and levels.
+/// Groups whose tiles hold many short runs (`Tiling::lists`) are named as listed: each of
+/// their tiles runs in one call of the list wrappers.
 fn tiles_line(queue: &[ParLoop], groups: &[Group], tiling: &tiling::Tiling) -> String {
+    let names = group_names(queue, groups);
+    let listed: Vec<&str> = names
+        .iter()
+        .enumerate()
+        .filter(|&(g, _)| tiling.lists.get(g).is_some_and(Option::is_some))
+        .map(|(_, n)| n.as_str())
+        .collect();
     format!(
-        "{} ({} tiles, {} level{}",
-        group_names(queue, groups).join(" "),
+        "{} ({} tiles, {} level{}{}",
+        names.join(" "),
         tiling.tiles,
         tiling.nlevels,
-        if tiling.nlevels == 1 { "" } else { "s" }
+        if tiling.nlevels == 1 { "" } else { "s" },
+        if listed.is_empty() { String::new() } else { format!("; listed: {}", listed.join(" ")) }
     )
 }
 /// Each group's name: its loop's, or its fused loops' joined by `+`.

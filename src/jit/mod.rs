@@ -46,6 +46,8 @@ pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-ffp-contract=off"
 
 /// `void op2_loop(int start, int end, void *const *slots)`
 pub type LoopFn = unsafe extern "C" fn(i32, i32, *const *mut c_void);
+/// `void op2_loop_list(int start, int end, const int *list, void *const *slots)`
+pub type ListFn = unsafe extern "C" fn(i32, i32, *const i32, *const *mut c_void);
 /// `void op2_set_constants(void *const *src)`
 pub type ConstsFn = unsafe extern "C" fn(*const *const c_void);
 
@@ -271,6 +273,10 @@ pub struct HostLibrary {
     pub consts_fn: Option<ConstsFn>,
     /// `op2_loop_simd`, the vectorised wrapper (`backend::host::codegen::simd`), when the library has one.
     pub simd_fn: Option<LoopFn>,
+    /// `op2_loop_list` and `op2_loop_simd_list`, the wrappers over a list of elements (loops
+    /// with a map: `backend::host::codegen::has_list`), when the library has them.
+    pub list_fn: Option<ListFn>,
+    pub simd_list_fn: Option<ListFn>,
     /// Which wrapper runs (`OP2_SIMD`), shared by every call of this library.
     pub simd: Arc<simd_choice::SimdChooser>,
     /// The constant epoch whose values were last loaded into this library (u64::MAX: none).
@@ -318,6 +324,8 @@ impl HostLibrary {
         // SAFETY: as above; op2_simd_mode is a `const int` and op2_simd_refused a
         // NUL-terminated `const char[]` wherever they exist (backend::host::codegen::simd).
         let simd_fn = unsafe { loaded.lib.get::<LoopFn>(b"op2_loop_simd\0") }.ok().map(|s| *s);
+        let list_fn = unsafe { loaded.lib.get::<ListFn>(b"op2_loop_list\0") }.ok().map(|s| *s);
+        let simd_list_fn = unsafe { loaded.lib.get::<ListFn>(b"op2_loop_simd_list\0") }.ok().map(|s| *s);
         let forced =
             unsafe { loaded.lib.get::<*const i32>(b"op2_simd_mode\0") }.ok().is_some_and(|p| unsafe { **p } == 1);
         let refused = unsafe { loaded.lib.get::<*const std::ffi::c_char>(b"op2_simd_refused\0") }
@@ -328,6 +336,8 @@ impl HostLibrary {
             loop_fn,
             consts_fn,
             simd_fn,
+            list_fn,
+            simd_list_fn,
             simd,
             consts_epoch: AtomicU64::new(u64::MAX),
             path,

@@ -196,6 +196,35 @@ pub unsafe fn run(lib: &super::HostLibrary, start: usize, end: usize, slots: *co
     }
 }
 
+/// Runs `lib`'s list wrappers over the elements `list[start..end)` as its chooser says (as
+/// `run`); the library must have `op2_loop_list` (`HostLibrary::list_fn`), else nothing runs
+/// and false is returned.
+///
+/// # Safety
+/// As `run`, and every entry of `list[start..end)` is an element of the iteration set.
+pub unsafe fn run_list(
+    lib: &super::HostLibrary,
+    start: usize,
+    end: usize,
+    list: *const i32,
+    slots: *const *mut std::ffi::c_void,
+) -> bool {
+    let Some(scalar) = lib.list_fn else { return false };
+    let f = |v: Variant| match (v, lib.simd_list_fn) {
+        (Variant::Simd, Some(f)) => f,
+        _ => scalar,
+    };
+    match lib.simd.pick(end - start) {
+        Pick::Run(v) => f(v)(start as i32, end as i32, list, slots),
+        Pick::Time(v) => {
+            let t = std::time::Instant::now();
+            f(v)(start as i32, end as i32, list, slots);
+            lib.simd.record(v, end - start, t.elapsed().as_nanos() as u64);
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

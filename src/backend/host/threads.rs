@@ -268,14 +268,13 @@ fn run_tile(sh: &TiledShared, t: usize) {
         for (r, red) in call.reductions.iter().enumerate() {
             slots[2 * red.arg] = sh.partials[l].ptr(t, r) as *mut c_void;
         }
-        for &(s, e) in runs {
-            // SAFETY: the driver's slots with reductions redirected to this tile's partials; the
-            // runs lie in the loop's set.
-            if let Err(e) = unsafe { call.run_range(s as usize, e as usize, &mut slots) } {
-                let mut first = sh.error.lock().unwrap_or_else(|p| p.into_inner());
-                first.get_or_insert(e);
-                return;
-            }
+        let list = sh.tiling.lists.get(l).and_then(|x| x.as_ref()).map(|x| x.tile(t));
+        // SAFETY: the driver's slots with reductions redirected to this tile's partials; the
+        // runs (and the tiling's list of them) lie in the loop's set.
+        if let Err(e) = unsafe { call.run_runs(runs, list, &mut slots) } {
+            let mut first = sh.error.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert(e);
+            return;
         }
     }
 }

@@ -8,6 +8,8 @@ use crate::core::ElemType;
 
 /// Name of the range wrapper symbol.
 pub const LOOP_SYMBOL: &str = "op2_loop";
+/// Name of the list wrapper symbol (`op2_loop` over elements given by a list).
+pub const LIST_SYMBOL: &str = "op2_loop_list";
 /// Name of the constant loader symbol.
 pub const CONSTS_SYMBOL: &str = "op2_set_constants";
 

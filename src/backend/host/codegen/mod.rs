@@ -11,6 +11,10 @@
 //!   private scratch array of `scratch_entries(args)` pointers when that is non-zero.
 //! - `void op2_set_constants(void *const *op2_src)`: copies each used constant, in name order,
 //!   from `op2_src[k]`. Present only when the kernel uses constants.
+//! - `void op2_loop_list(int op2_start, int op2_end, const int *op2_list, void *const *op2_slots)`:
+//!   as `op2_loop`, for the elements `op2_list[op2_start]` to `op2_list[op2_end - 1]` in that
+//!   order (a sparse tile's iterations of a loop scattered over its set: one call instead of one
+//!   per run). Present only in loops with an argument reached through a map (`has_list`).
 //!
 //! Every identifier the generated code introduces starts with `op2_` (the prefix is reserved for
 //! it), so any other name (`n`, `src`, `gamma`, `index`, ...) is free for the user's constants,
@@ -22,7 +26,7 @@ pub mod rewrite;
 pub mod simd;
 
 use crate::arg::{ArgDesc, DatAccess};
-use crate::backend::host::codegen::abi::{gbl_is_local, CONSTS_SYMBOL, LOOP_SYMBOL};
+use crate::backend::host::codegen::abi::{gbl_is_local, CONSTS_SYMBOL, LIST_SYMBOL, LOOP_SYMBOL};
 use crate::codegen::writer::{comment_text, CodeWriter};
 use crate::codegen::LoopSignature;
 
@@ -126,10 +130,18 @@ pub fn generate_with(sig: &LoopSignature, simd: Option<(crate::config::SimdMode,
     w.line("");
     emit_consts_loader(&mut w, sig.consts);
     emit_range_wrapper(&mut w, sig);
+    if has_list(sig.args) {
+        w.line("");
+        emit_range_wrapper_as(&mut w, sig, &format!("OP2_EXPORT void {LIST_SYMBOL}"), true);
+    }
     match (simd, &simd_kernel) {
         (Some((mode, lanes)), Some(Ok(r))) => {
             w.line("");
             crate::backend::host::codegen::simd::emit_wrapper(&mut w, sig, mode, lanes, &r.inc_order);
+            if has_list(sig.args) {
+                w.line("");
+                crate::backend::host::codegen::simd::emit_list_wrapper(&mut w, sig, lanes, &r.inc_order);
+            }
         }
         (_, Some(Err(reason))) => {
             w.line("");
@@ -181,7 +193,7 @@ pub fn generate_fused(sigs: &[LoopSignature], consts: &[crate::codegen::ConstDec
     w.line("");
     emit_consts_loader(&mut w, consts);
     for (k, sig) in sigs.iter().enumerate() {
-        emit_range_wrapper_as(&mut w, sig, &format!("static void {LOOP_SYMBOL}_{k}"));
+        emit_range_wrapper_as(&mut w, sig, &format!("static void {LOOP_SYMBOL}_{k}"), false);
         w.line("");
     }
     w.line(format!("/* Blocks of {FUSED_BLOCK} elements through each loop in turn. */"));
@@ -259,7 +271,19 @@ pub fn describe(a: &ArgDesc) -> String {
 }
 
 fn emit_range_wrapper(w: &mut CodeWriter, sig: &LoopSignature) {
-    emit_range_wrapper_as(w, sig, &format!("OP2_EXPORT void {LOOP_SYMBOL}"));
+    emit_range_wrapper_as(w, sig, &format!("OP2_EXPORT void {LOOP_SYMBOL}"), false);
+}
+
+/// Whether a loop's library has the list wrappers (`op2_loop_list`, `op2_loop_simd_list`): some
+/// argument is reached through a map, so a sparse tile may hold its iterations scattered over
+/// the set (a loop without one has only its tiles' few long runs).
+pub fn has_list(args: &[ArgDesc]) -> bool {
+    args.iter().any(|a| match *a {
+        ArgDesc::Dat { how, .. } => how != DatAccess::Direct,
+        ArgDesc::Idx { map_dim, .. } => map_dim.is_some(),
+        ArgDesc::Mat { .. } => true,
+        ArgDesc::Gbl { .. } | ArgDesc::Info { .. } => false,
+    })
 }
 
 /// Whether the elements of a loop over `args` may run in SIMD lanes at once, in any order: no
@@ -274,10 +298,15 @@ fn lanes_independent(args: &[ArgDesc]) -> bool {
     })
 }
 
-/// The range wrapper of `sig` as the function `head` (return type and name).
-fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
+/// The range wrapper of `sig` as the function `head` (return type and name); with `list`, the
+/// list wrapper (elements `op2_list[op2_start..op2_end]`).
+fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str, list: bool) {
     let nargs = sig.args.len();
-    w.line("/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */");
+    if list {
+        w.line("/* Runs the kernel for elements op2_list[op2_start] to op2_list[op2_end - 1], in that order. */");
+    } else {
+        w.line("/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */");
+    }
     // A Fortran kernel is a compiled subroutine that link-time optimisation may inline: GCC
     // judges most too large to inline on its own (Airfoil's adt_calc stayed a call), so the
     // loop is `flatten`ed; where elements are independent the loop is also `omp simd`, which
@@ -285,7 +314,8 @@ fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
     // multiply-adds, no reassociation).
     let fortran = crate::codegen::is_fortran_stand_in(sig.kernel_source);
     let head = if fortran { head.replacen("void ", "__attribute__((flatten)) void ", 1) } else { head.to_string() };
-    w.open(format!("{head}(int op2_start, int op2_end, void *const *op2_slots)"));
+    let list_param = if list { "const int *op2_list, " } else { "" };
+    w.open(format!("{head}(int op2_start, int op2_end, {list_param}void *const *op2_slots)"));
     let mut scratch_at = 0usize;
     if scratch_entries(sig.args) > 0 {
         w.line(format!("void **op2_scratch = (void **)op2_slots[{}];", 2 * nargs));
@@ -333,7 +363,12 @@ fn emit_range_wrapper_as(w: &mut CodeWriter, sig: &LoopSignature, head: &str) {
     if fortran && lanes_independent(sig.args) {
         w.line("#pragma omp simd");
     }
-    w.open("for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++)");
+    if list {
+        w.open("for (ptrdiff_t op2_p = op2_start; op2_p < op2_end; op2_p++)");
+        w.line("ptrdiff_t op2_n = op2_list[op2_p];");
+    } else {
+        w.open("for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++)");
+    }
     let mut call = Vec::with_capacity(nargs);
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
@@ -533,9 +568,31 @@ OP2_EXPORT void op2_loop(int op2_start, int op2_end, void *const *op2_slots) {{
 "#,
             sig.hash()
         );
-        assert_eq!(got, expected);
+        // The list wrapper follows (the loop has a map): the same body over op2_list's elements.
+        let range = &expected[expected.find("/* Runs the kernel").unwrap()..];
+        let list = range
+            .replace(
+                "/* Runs the kernel for elements [op2_start, op2_end); see the ABI note in op2's codegen/host.rs. */",
+                "/* Runs the kernel for elements op2_list[op2_start] to op2_list[op2_end - 1], in that order. */",
+            )
+            .replace(
+                "void op2_loop(int op2_start, int op2_end, void *const *op2_slots)",
+                "void op2_loop_list(int op2_start, int op2_end, const int *op2_list, void *const *op2_slots)",
+            )
+            .replace(
+                "  for (ptrdiff_t op2_n = op2_start; op2_n < op2_end; op2_n++) {\n",
+                "  for (ptrdiff_t op2_p = op2_start; op2_p < op2_end; op2_p++) {\n    ptrdiff_t op2_n = op2_list[op2_p];\n",
+            );
+        assert!(list.contains("op2_list[op2_p]") && list.contains("op2_loop_list("));
+        assert_eq!(got, format!("{expected}\n{list}"));
         // Deterministic: the same signature gives the same text, the loop name aside.
         assert_eq!(generate(&sig), got);
+        // A loop without a map has no list wrapper.
+        assert!(has_list(&args));
+        let direct = [args[2], args[3]];
+        assert!(!has_list(&direct));
+        let sig = LoopSignature { args: &direct, kernel_source: "void k(float *o, double *m) {}\n", ..sig };
+        assert!(!generate(&sig).contains("op2_loop_list"));
     }
 
     #[test]

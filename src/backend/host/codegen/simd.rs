@@ -28,12 +28,14 @@
 //!
 //! ABI additions to `backend::host::codegen`'s:
 //! - `void op2_loop_simd(int start, int end, void *const *slots)`: same slots as `op2_loop`;
+//! - `void op2_loop_simd_list(int start, int end, const int *list, void *const *slots)`: the
+//!   same over the elements `list[start..end)` (loops with a map, as `op2_loop_list`);
 //! - `const int op2_simd_mode`: 1 when `OP2_SIMD=on` forces it, 2 for `auto` (time both);
 //! - `const char op2_simd_refused[]`: instead of the two above, why the kernel was not
 //!   rewritten (for `op_timing_output` and diagnostics).
 
 use crate::arg::{Access, ArgDesc, DatAccess};
-use crate::backend::host::codegen::abi::{gbl_is_local, LOOP_SYMBOL};
+use crate::backend::host::codegen::abi::{gbl_is_local, LIST_SYMBOL, LOOP_SYMBOL};
 use crate::backend::host::codegen::rewrite;
 use crate::codegen::writer::{comment_text, CodeWriter};
 use crate::codegen::LoopSignature;
@@ -42,6 +44,8 @@ use crate::core::ElemType;
 
 /// Name of the vectorised range wrapper symbol.
 pub const SIMD_SYMBOL: &str = "op2_loop_simd";
+/// Name of the vectorised list wrapper symbol (loops with `codegen::has_list`).
+pub const SIMD_LIST_SYMBOL: &str = "op2_loop_simd_list";
 /// Name of the mode constant (1: on, 2: auto).
 pub const MODE_SYMBOL: &str = "op2_simd_mode";
 /// Name of the refusal reason string.
@@ -78,13 +82,46 @@ pub fn rewritten_kernel(sig: &LoopSignature, lanes: usize) -> Result<rewrite::Re
 /// Emits `op2_loop_simd` and `op2_simd_mode` (the kernel's lane-major copy must precede it);
 /// `inc_order`: the order the INC lanes go back to their dats (`rewrite::Rewritten`).
 pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lanes: usize, inc_order: &[usize]) {
-    let l = lanes;
-    emit_vector_prelude(w, sig, l);
+    emit_vector_prelude(w, sig, lanes);
     w.line(format!(
-        "/* Vectorised: blocks of {l} elements of [op2_start, op2_end) through {}, the rest through op2_loop. */",
+        "/* Vectorised: blocks of {lanes} elements of [op2_start, op2_end) through {}, the rest through op2_loop. */",
         rewrite::simd_kernel_name(sig.kernel_name)
     ));
-    w.open(format!("OP2_EXPORT void {SIMD_SYMBOL}(int op2_start, int op2_end, void *const *op2_slots)"));
+    emit_body(w, sig, lanes, inc_order, false);
+    let m = if mode == SimdMode::On { 1 } else { 2 };
+    w.line(format!("OP2_EXPORT const int {MODE_SYMBOL} = {m};"));
+}
+
+/// Emits `op2_loop_simd_list` (after `emit_wrapper`, whose vector types it uses): the
+/// vectorised wrapper over the elements `op2_list[op2_start..op2_end]`, blocks of `lanes`
+/// consecutive list entries, the rest through `op2_loop_list`.
+pub fn emit_list_wrapper(w: &mut CodeWriter, sig: &LoopSignature, lanes: usize, inc_order: &[usize]) {
+    w.line(format!(
+        "/* Vectorised over a list: blocks of {lanes} elements of op2_list[op2_start..op2_end) through {}, the rest through {LIST_SYMBOL}. */",
+        rewrite::simd_kernel_name(sig.kernel_name)
+    ));
+    emit_body(w, sig, lanes, inc_order, true);
+}
+
+/// The element at block position `pos` (an expression): the position itself, or with `list`
+/// the list's entry there.
+fn elem(list: bool, pos: &str) -> String {
+    if list {
+        format!("(ptrdiff_t)op2_list[{pos}]")
+    } else {
+        pos.to_string()
+    }
+}
+
+/// `op2_loop_simd`, or with `list` `op2_loop_simd_list`.
+fn emit_body(w: &mut CodeWriter, sig: &LoopSignature, l: usize, inc_order: &[usize], list: bool) {
+    if list {
+        w.open(format!(
+            "OP2_EXPORT void {SIMD_LIST_SYMBOL}(int op2_start, int op2_end, const int *op2_list, void *const *op2_slots)"
+        ));
+    } else {
+        w.open(format!("OP2_EXPORT void {SIMD_SYMBOL}(int op2_start, int op2_end, void *const *op2_slots)"));
+    }
     for (i, a) in sig.args.iter().enumerate() {
         match *a {
             ArgDesc::Dat { ty, how, .. } => {
@@ -129,17 +166,17 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
     let off: Vec<usize> = (0..sig.args.len()).filter(|&i| !vec[i] && gathered(&sig.args[i])).collect();
     let on: Vec<usize> = (0..sig.args.len()).filter(|&i| vec[i]).collect();
     if !off.is_empty() {
-        gather_loop(w, sig, &off, l);
+        gather_loop(w, sig, &off, l, list);
     }
     if !on.is_empty() {
         w.line("#if OP2_VEC4");
         w.open(format!("for (int op2_g = 0; op2_g < {l}; op2_g += 4)"));
         for &i in &on {
-            gather_group(w, i, &sig.args[i]);
+            gather_group(w, i, &sig.args[i], list);
         }
         w.close();
         w.line("#else");
-        gather_loop(w, sig, &on, l);
+        gather_loop(w, sig, &on, l, list);
         w.line("#endif");
     }
     // Compute.
@@ -177,7 +214,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
             scatter_rows(w, i, &sig.args[i]);
         }
         w.open("for (int op2_j = 0; op2_j < 4; op2_j++)");
-        w.line("ptrdiff_t op2_n = op2_b + op2_g + op2_j;");
+        w.line(format!("ptrdiff_t op2_n = {};", elem(list, "op2_b + op2_g + op2_j")));
         for &i in &written {
             scatter_lane(w, i, &sig.args[i], "op2_g + op2_j", rows.contains(&i));
         }
@@ -187,7 +224,7 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
     }
     if !written.is_empty() {
         w.open(format!("for (int op2_j = 0; op2_j < {l}; op2_j++)"));
-        w.line("ptrdiff_t op2_n = op2_b + op2_j;");
+        w.line(format!("ptrdiff_t op2_n = {};", elem(list, "op2_b + op2_j")));
         for &i in &written {
             scatter_lane(w, i, &sig.args[i], "op2_j", false);
         }
@@ -197,10 +234,12 @@ pub fn emit_wrapper(w: &mut CodeWriter, sig: &LoopSignature, mode: SimdMode, lan
         w.line("#endif");
     }
     w.close();
-    w.line(format!("if (op2_b < op2_end) {LOOP_SYMBOL}((int)op2_b, op2_end, op2_slots);"));
+    if list {
+        w.line(format!("if (op2_b < op2_end) {LIST_SYMBOL}((int)op2_b, op2_end, op2_list, op2_slots);"));
+    } else {
+        w.line(format!("if (op2_b < op2_end) {LOOP_SYMBOL}((int)op2_b, op2_end, op2_slots);"));
+    }
     w.close();
-    let m = if mode == SimdMode::On { 1 } else { 2 };
-    w.line(format!("OP2_EXPORT const int {MODE_SYMBOL} = {m};"));
 }
 
 /// Lanes per block when `OP2_SIMD_LEN` is not set: 4 for a loop with an indirect increment on
@@ -290,10 +329,10 @@ fn emit_vector_prelude(w: &mut CodeWriter, sig: &LoopSignature, lanes: usize) {
 }
 
 /// The gather of arguments `which` in one `omp simd` loop over the block's lanes.
-fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usize) {
+fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usize, list: bool) {
     w.line("#pragma omp simd");
     w.open(format!("for (int op2_j = 0; op2_j < {l}; op2_j++)"));
-    w.line("ptrdiff_t op2_n = op2_b + op2_j;");
+    w.line(format!("ptrdiff_t op2_n = {};", elem(list, "op2_b + op2_j")));
     for &i in which {
         match sig.args[i] {
             ArgDesc::Dat { ty, dim, acc, how, optional } => {
@@ -329,7 +368,7 @@ fn gather_loop(w: &mut CodeWriter, sig: &LoopSignature, which: &[usize], l: usiz
 
 /// Lanes `op2_g` to `op2_g + 3` of vector-path argument `i`: its rows transposed into the lane
 /// arrays (READ), or its lanes set to -0.0 (INC), with whole-vector stores.
-fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
+fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc, list: bool) {
     let ArgDesc::Dat { ty, dim, acc, how, optional } = *a else { return };
     let (c, t) = (ty.c_name(), vector_tag(ty).unwrap_or("d"));
     for v in views(i, how) {
@@ -344,9 +383,8 @@ fn gather_group(w: &mut CodeWriter, i: usize, a: &ArgDesc) {
         }
         w.open(if optional { format!("if (op2_a{i})") } else { String::new() }); // absent: nothing to read
         for q in 0..4 {
-            w.line(format!(
-                "const {c} *op2_p{q} = op2_a{i} + (ptrdiff_t)op2_m{i}[(op2_b + op2_g + {q}) * {map_dim} + {idx}] * {dim};"
-            ));
+            let n = elem(list, &format!("op2_b + op2_g + {q}"));
+            w.line(format!("const {c} *op2_p{q} = op2_a{i} + (ptrdiff_t)op2_m{i}[({n}) * {map_dim} + {idx}] * {dim};"));
         }
         let whole = dim / 4 * 4;
         for c0 in (0..whole).step_by(4) {
@@ -499,7 +537,10 @@ mod tests {
         let direct =
             [ArgDesc::Dat { ty: ElemType::Double, dim: 6, acc: Access::Inc, how: DatAccess::Direct, optional: false }];
         assert_eq!(default_lanes(&direct), 8);
-        let got = host::generate_with(&sig, Some((SimdMode::On, 8)));
+        let all = host::generate_with(&sig, Some((SimdMode::On, 8)));
+        let (got, list) = all.split_at(all.find("/* Vectorised over a list").unwrap());
+        // The list wrapper scatters to the listed elements.
+        assert!(list.contains("        ptrdiff_t op2_n = (ptrdiff_t)op2_list[op2_b + op2_g + op2_j];\n"), "{list}");
         let scatter = &got[got.rfind("    #if OP2_VEC4").unwrap()..];
         let expected = r#"    #if OP2_VEC4
     for (int op2_g = 0; op2_g < 8; op2_g += 4) {
@@ -655,7 +696,32 @@ OP2_EXPORT void op2_loop_simd(int op2_start, int op2_end, void *const *op2_slots
 }
 OP2_EXPORT const int op2_simd_mode = 2;
 "#;
-        assert_eq!(wrapper, expected);
+        let (wrapper, list) = wrapper.split_at(wrapper.find("/* Vectorised over a list").unwrap());
+        assert_eq!(wrapper, format!("{expected}\n"));
+        // The list wrapper: the same blocks over op2_list's elements, the rest through op2_loop_list.
+        let listed = expected
+            .replace(
+                "/* Vectorised: blocks of 4 elements of [op2_start, op2_end) through op2_simd_k, the rest through op2_loop. */",
+                "/* Vectorised over a list: blocks of 4 elements of op2_list[op2_start..op2_end) through op2_simd_k, the rest through op2_loop_list. */",
+            )
+            .replace(
+                "void op2_loop_simd(int op2_start, int op2_end, void *const *op2_slots)",
+                "void op2_loop_simd_list(int op2_start, int op2_end, const int *op2_list, void *const *op2_slots)",
+            )
+            .replace("ptrdiff_t op2_n = op2_b + op2_j;", "ptrdiff_t op2_n = (ptrdiff_t)op2_list[op2_b + op2_j];")
+            .replace(
+                "op2_loop((int)op2_b, op2_end, op2_slots);",
+                "op2_loop_list((int)op2_b, op2_end, op2_list, op2_slots);",
+            )
+            .replace("OP2_EXPORT const int op2_simd_mode = 2;\n", "");
+        let listed = (0..4).fold(listed, |t, q| {
+            t.replace(
+                &format!("[(op2_b + op2_g + {q}) * 2"),
+                &format!("[((ptrdiff_t)op2_list[op2_b + op2_g + {q}]) * 2"),
+            )
+        });
+        assert!(listed.matches("op2_list[op2_b + op2_j]").count() == 3, "{listed}");
+        assert_eq!(list, listed);
         // Without SIMD the text is today's; a refused kernel says why, in the library too.
         assert_eq!(host::generate_with(&sig, None), host::generate(&sig));
         let mut bad = args.clone();
