@@ -1,19 +1,25 @@
 #!/bin/sh
 # bench/run.sh: the Airfoil benchmark in one command (make bench).
 #
-#   1. generates the standard 720K-cell NACA0012 mesh with op2-meshgen (BENCH_CELLS)
+#   1. generates the standard 720K-cell NACA0012 mesh with op2-meshgen (BENCH_CELLS), or takes
+#      BENCH_MESH (a mesh in new_grid.dat format: make bench passes OP2's own 720K mesh when
+#      ../shared has it)
 #   2. measures STREAM-triad bandwidth (bench/stream.c): 1 thread and all threads
 #   3. runs airfoil-plain (plain C, -O3 -march=native) for BENCH_ITERS iterations
 #   4. runs airfoil on each backend (BENCH_BACKENDS, else TEST_BACKENDS, else "seq threads"
 #      where available) for BENCH_ITERS iterations, after a 2-iteration warm-up that fills the
-#      JIT cache
-#   5. prints a markdown table (ms/iteration, ratio to plain C, and per loop, from
+#      JIT cache; then, with BENCH_CHAIN=1 (the default), each host backend again with --chain
+#      (each iteration one sparse-tiled loop chain)
+#   5. prints a markdown table (ms/iteration over the whole run and after the first iteration,
+#      which holds the one-time costs: JIT cache loads, first touch of the work arrays; ratio
+#      to plain C and to the floor; and per loop, from
 #      op_timing_output: GB/s and fraction of stream bandwidth; seq is compared with the
 #      1-thread stream figure, parallel backends with the all-threads one) and writes JSON to
 #      bench/results.json (BENCH_JSON)
 #
 # Environment: BIN (build/bin), BUILD (build), BENCH_ITERS (200), BENCH_CELLS (720000),
-# BENCH_BACKENDS, TEST_BACKENDS, BENCH_JSON (bench/results.json), STREAM (BUILD/bench/stream).
+# BENCH_MESH, BENCH_BACKENDS, TEST_BACKENDS, BENCH_CHAIN (1), BENCH_JSON (bench/results.json),
+# STREAM (BUILD/bench/stream).
 set -eu
 BIN=${BIN:-build/bin}
 BUILD=${BUILD:-build}
@@ -22,9 +28,7 @@ CELLS=${BENCH_CELLS:-720000}
 JSON=${BENCH_JSON:-bench/results.json}
 STREAM=${STREAM:-$BUILD/bench/stream}
 BACKENDS=${BENCH_BACKENDS:-${TEST_BACKENDS:-seq threads}}
-# Compulsory memory traffic of one Airfoil iteration on the 720K mesh (shared/airfoil.md),
-# scaled by the number of cells for other sizes.
-MB_PER_ITER=$(awk -v c="$CELLS" 'BEGIN { printf "%.1f", 565.0 * c / 720000 }')
+CHAIN=${BENCH_CHAIN:-1}
 
 dir=$BUILD/bench
 mkdir -p "$dir"
@@ -32,11 +36,20 @@ for p in "$BIN/op2-meshgen" "$BIN/airfoil-plain" "$BIN/airfoil" "$STREAM"; do
   [ -x "$p" ] || { echo "bench: missing $p (make examples $STREAM)" >&2; exit 1; }
 done
 
-mesh=$dir/mesh-$CELLS.dat
-if [ ! -f "$mesh" ] || [ "$BIN/op2-meshgen" -nt "$mesh" ]; then
-  "$BIN/op2-meshgen" --cells "$CELLS" -o "$mesh"
+if [ -n "${BENCH_MESH:-}" ]; then
+  mesh=$BENCH_MESH
+  meshname="$mesh"
+else
+  mesh=$dir/mesh-$CELLS.dat
+  if [ ! -f "$mesh" ] || [ "$BIN/op2-meshgen" -nt "$mesh" ]; then
+    "$BIN/op2-meshgen" --cells "$CELLS" -o "$mesh"
+  fi
+  meshname="op2-meshgen --cells $CELLS"
 fi
 read nnode ncell nedge nbedge < "$mesh"
+# Compulsory memory traffic of one Airfoil iteration on the 720K mesh (shared/airfoil.md),
+# scaled by the number of cells for other sizes.
+MB_PER_ITER=$(awk -v c="$ncell" 'BEGIN { printf "%.1f", 565.0 * c / 720000 }')
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown)
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
@@ -49,6 +62,10 @@ sthreads=$(awk '/triad [0-9]+ threads:/ { print $3 }' "$dir/stream.out")
 
 # ms/iter from the final line "airfoil: N iterations, T s, X ms/iter"
 msiter() { awk '/^airfoil: [0-9]+ iterations, / { v = $(NF-1) } END { print v }' "$1"; }
+# ms/iter after the first iteration ("then X ms/iter"); the whole run's figure where there is
+# none (airfoil-plain)
+steady() { awk '/^airfoil: first iteration .* then [0-9.]+ ms\/iter/ { v = $(NF-1) }
+  /^airfoil: [0-9]+ iterations, / { w = $(NF-1) } END { print (v != "" ? v : w) }' "$1"; }
 
 echo "bench: airfoil-plain, $ITERS iterations on $ncell cells ..." >&2
 "$BIN/airfoil-plain" --mesh "$mesh" --iters "$ITERS" > "$dir/plain.out"
@@ -64,6 +81,15 @@ for b in $BACKENDS; do
   "$BIN/airfoil" --mesh "$mesh" --iters "$ITERS" "OP2_BACKEND=$b" > "$dir/$b.out" 2>&1
   ran="$ran $b"
 done
+# The same backends with each iteration one loop chain (host backends tile it).
+if [ "$CHAIN" = 1 ]; then
+  for b in $ran; do
+    case $b in seq | threads) ;; *) continue ;; esac
+    echo "bench: airfoil $b --chain, $ITERS iterations ..." >&2
+    "$BIN/airfoil" --mesh "$mesh" --iters "$ITERS" --chain "OP2_BACKEND=$b" > "$dir/$b-chain.out" 2>&1
+    ran="$ran $b-chain"
+  done
+fi
 
 # per-loop rows of op_timing_output: "name calls total_s mean_ms GB/s [jit_s]", after the
 # header line that names the columns; prints "name calls total mean gbs"
@@ -76,18 +102,21 @@ md=$dir/results.md
 {
   echo "## Airfoil benchmark"
   echo
-  echo "Machine: $cpu, $ncpu cores. Mesh: op2-meshgen --cells $CELLS ($nnode nodes, $ncell cells, $nedge edges, $nbedge boundary edges), $ITERS iterations."
+  echo "Machine: $cpu, $ncpu cores. Mesh: $meshname ($nnode nodes, $ncell cells, $nedge edges, $nbedge boundary edges), $ITERS iterations."
   echo "STREAM triad: $s1 GB/s (1 thread), $sn GB/s ($sthreads threads). Compulsory traffic about $MB_PER_ITER MB/iteration."
+  echo "ms/iter: the whole run's; after the first: without the first iteration's one-time costs (JIT cache loads, first touch of the work arrays). Over the floor: after the first, against the floor."
   echo
-  echo "| run | ms/iter | vs plain C | stream GB/s used | floor ms/iter | achieved GB/s (floor traffic) | fraction of stream |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| run | ms/iter | after the first | vs plain C | stream GB/s used | floor ms/iter | over the floor | achieved GB/s (floor traffic) | fraction of stream |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   awk -v ms="$plain_ms" -v s="$s1" -v mb="$MB_PER_ITER" 'BEGIN {
-    fl = mb / s; printf "| plain C (1 thread) | %.2f | 1.00 | %.2f | %.2f | %.2f | %.2f |\n", ms, s, fl, mb / ms, mb / ms / s }'
+    fl = mb / s; printf "| plain C (1 thread) | %.2f | %.2f | 1.00 | %.2f | %.2f | %.2f | %.2f | %.2f |\n", ms, ms, s, fl, ms / fl, mb / ms, mb / ms / s }'
   for b in $ran; do
     ms=$(msiter "$dir/$b.out")
-    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
-    awk -v b="$b" -v ms="$ms" -v p="$plain_ms" -v s="$s" -v mb="$MB_PER_ITER" 'BEGIN {
-      fl = mb / s; printf "| op2 %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b, ms, ms / p, s, fl, mb / ms, mb / ms / s }'
+    st=$(steady "$dir/$b.out")
+    case $b in seq | seq-chain) s=$s1 ;; *) s=$sn ;; esac
+    name=$(echo "$b" | sed 's/-chain$/ --chain/')
+    awk -v b="$name" -v ms="$ms" -v st="$st" -v p="$plain_ms" -v s="$s" -v mb="$MB_PER_ITER" 'BEGIN {
+      fl = mb / s; printf "| op2 %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b, ms, st, ms / p, s, fl, st / fl, mb / st, mb / st / s }'
   done
   loops "$dir/plain.out" > "$dir/plain.loops"
   echo
@@ -97,7 +126,7 @@ md=$dir/results.md
   echo "|---|---:|---:|---:|---:|---:|"
   awk -v s="$s1" '{ printf "| %s | %d | %.3f | %.3f | %.2f | %.2f |\n", $1, $2, $3, $4, $5, $5 / s }' "$dir/plain.loops"
   for b in $ran; do
-    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
+    case $b in *-chain) continue ;; seq) s=$s1 ;; *) s=$sn ;; esac
     echo
     echo "op2 $b, per loop (op_timing_output):"
     echo
@@ -114,8 +143,8 @@ cat "$md"
 {
   printf '{\n'
   printf '  "machine": {"cpu": "%s", "cores": %s},\n' "$(echo "$cpu" | sed 's/["\\]/ /g')" "$ncpu"
-  printf '  "mesh": {"generator": "op2-meshgen --cells %s", "nodes": %s, "cells": %s, "edges": %s, "bedges": %s},\n' \
-    "$CELLS" "$nnode" "$ncell" "$nedge" "$nbedge"
+  printf '  "mesh": {"source": "%s", "nodes": %s, "cells": %s, "edges": %s, "bedges": %s},\n' \
+    "$meshname" "$nnode" "$ncell" "$nedge" "$nbedge"
   printf '  "iterations": %s,\n' "$ITERS"
   printf '  "compulsory_mb_per_iter": %s,\n' "$MB_PER_ITER"
   printf '  "stream_triad_gbs": {"1_thread": %s, "all_threads": %s, "threads": %s},\n' "$s1" "$sn" "$sthreads"
@@ -126,12 +155,13 @@ cat "$md"
   printf '  "op2": ['
   first=1
   for b in $ran; do
-    if [ "$b" = seq ]; then s=$s1; else s=$sn; fi
+    case $b in seq | seq-chain) s=$s1 ;; *) s=$sn ;; esac
     ms=$(msiter "$dir/$b.out")
+    st=$(steady "$dir/$b.out")
     [ $first = 1 ] || printf ','
     first=0
-    printf '\n    {"backend": "%s", "ms_per_iter": %s, "ratio_to_plain_c": %s, "stream_gbs": %s, "loops": [' \
-      "$b" "$ms" "$(awk -v a="$ms" -v p="$plain_ms" 'BEGIN { printf "%.3f", a / p }')" "$s"
+    printf '\n    {"backend": "%s", "ms_per_iter": %s, "ms_per_iter_after_first": %s, "ratio_to_plain_c": %s, "stream_gbs": %s, "loops": [' \
+      "$b" "$ms" "$st" "$(awk -v a="$ms" -v p="$plain_ms" 'BEGIN { printf "%.3f", a / p }')" "$s"
     loops "$dir/$b.out" | awk -v s="$s" 'BEGIN { sep = "" }
       { printf "%s\n      {\"name\": \"%s\", \"calls\": %d, \"total_s\": %s, \"mean_ms\": %s, \"gbs\": %s, \"fraction_of_stream\": %.3f}", sep, $1, $2, $3, $4, $5, $5 / s; sep = "," }'
     printf '\n    ]}'
