@@ -92,6 +92,6 @@ pub extern "C" fn op_partition(
                 show(&keys[r])
             );
         }
-        crate::mpi::dist::partition(ctx, lib, routine, set, map, dat)
+        crate::mpi::dist::partition(ctx, Some(crate::io::hdf5::reread), lib, routine, set, map, dat)
     })
 }

@@ -215,6 +215,50 @@ pub struct Dat {
     pub temp: bool,
     /// Freed by `op_free_dat_temp_char`: its data is gone and its handle is stale.
     pub freed: bool,
+    /// Where the rows came from, for a dat declared from an HDF5 file under MPI before
+    /// `op_partition` (which may then read them again instead of migrating them).
+    pub source: Option<FileSource>,
+}
+
+/// The file a dat's declared block was read from (`op_decl_dat_hdf5`), and what the block held
+/// then: `op_partition` reads such a dat again from the file into its new layout, instead of
+/// moving it, only while both still match (a program may write through the dat's data
+/// pointer, or rewrite the file, in between).
+#[derive(Clone, Debug)]
+pub struct FileSource {
+    /// The file's absolute path and the dataset's name in it.
+    pub path: std::path::PathBuf,
+    pub dataset: String,
+    /// The file's identity when it was read: (device, inode, size, modification time in ns).
+    pub identity: (u64, u64, u64, i128),
+    /// A hash of the declared block's bytes as read (`block_hash`).
+    pub hash: u64,
+}
+
+impl FileSource {
+    /// The identity of the file at `path` now (None where it cannot be had).
+    pub fn identity_of(path: &std::path::Path) -> Option<(u64, u64, u64, i128)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(path).ok()?;
+            Some((m.dev(), m.ino(), m.size(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None
+        }
+    }
+
+    /// A hash of a block's bytes (SipHash: any change a program makes through the data pointer
+    /// changes it but by a 2^-64 chance; the same within a process, which is all it is used for).
+    pub fn block_hash(bytes: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::hash::DefaultHasher::new();
+        h.write(bytes);
+        h.finish()
+    }
 }
 
 impl Dat {
@@ -233,6 +277,7 @@ impl Dat {
             to_host: 0,
             temp: false,
             freed: false,
+            source: None,
         }
     }
 

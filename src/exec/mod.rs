@@ -185,7 +185,7 @@ impl ParLoop {
             // An MPI program that never called op_partition runs on its declared blocks (a
             // collective call of its own, entered as such).
             ctx.comm.enter(&format!("op_par_loop '{name}' (its implicit op_partition BLOCK)"), Ok(()))?;
-            crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
+            crate::mpi::dist::partition(ctx, None, "BLOCK", None, None, None, None)?;
         }
         let bound = arg::bind(ctx, name, set, raw)
             .and_then(|(descs, bound)| ctx.diags_check_loop(name, set, &descs, &bound).map(|_| (descs, bound)));

@@ -193,7 +193,7 @@ impl Context {
             self.comm.enter(call, Ok(()))?;
         }
         if !self.comm.partitioned {
-            crate::mpi::dist::partition(self, "BLOCK", None, None, None, None)?;
+            crate::mpi::dist::partition(self, None, "BLOCK", None, None, None, None)?;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use super::partition::{self, Method};
 use crate::context::Context;
 use crate::core::alloc;
 use crate::core::buffer::AlignedBuf;
-use crate::core::{DatId, ElemType, MapId, SetId};
+use crate::core::{DatId, ElemType, FileSource, MapId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
 
@@ -142,8 +142,11 @@ fn parmetis_loads(_: bool) -> Result<()> {
 }
 
 /// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
+/// `reader` reads again the dats declared from files (`Dat::source`), released meanwhile
+/// (None: every dat migrates; the implicit BLOCK partition of a first loop or matrix).
 pub fn partition(
     ctx: &mut Context,
+    reader: Option<Reader>,
     lib: &str,
     routine: Option<&str>,
     prime_set: Option<SetId>,
@@ -191,6 +194,168 @@ pub fn partition(
     let mu = me as usize;
     let nsets = ctx.sets.len();
     let offsets: Vec<Vec<usize>> = (0..nsets).map(|s| ctx.comm.sets[s].offsets.clone()).collect();
+    // The dats declared from HDF5 that still hold what was read go now (the coordinates once
+    // the parts are known) and are read again into their new layout at the end: the
+    // partitioner's working memory, the layouts and the maps' migration then never stack on the
+    // mesh's data (#36).
+    let reread = match reader {
+        Some(_) => rereadable(ctx, &offsets)?,
+        None => Vec::new(),
+    };
+    for r in reread.iter().filter(|r| Some(DatId(r.dat as u32)) != coords) {
+        ctx.dats[r.dat].data = AlignedBuf::default();
+    }
+    let migrated = migrate(
+        ctx,
+        method,
+        (prime_set, prime_map, coords),
+        &offsets,
+        (&reread, reader.unwrap_or(no_reader)),
+        &mut mark,
+    );
+    let layouts = match migrated {
+        Ok(l) => l,
+        Err(mut e) => {
+            // Never a dat shorter than its set: those released hold zeros (said so).
+            let mut lost = Vec::new();
+            for r in &reread {
+                let dv = &mut ctx.dats[r.dat];
+                let want = (offsets[dv.set.0 as usize][mu + 1] - offsets[dv.set.0 as usize][mu]) * dv.elem_bytes();
+                if dv.data.len() < want {
+                    dv.data = AlignedBuf::zeroed(want).unwrap_or_default();
+                    lost.push(dv.name.clone());
+                }
+            }
+            if !lost.is_empty() {
+                e.message.push_str(&format!(
+                    " (the dats released to be read again from their HDF5 files after the partition now hold zeros: {})",
+                    lost.join(", ")
+                ));
+            }
+            return Err(e);
+        }
+    };
+    for (s, l) in layouts.into_iter().enumerate() {
+        let set = &mut ctx.sets[s];
+        set.size = l.owned;
+        set.core_end = l.core;
+        set.exec_end = l.owned + l.exec;
+        set.total = l.total();
+        ctx.comm.sets[s].layout = Some(l);
+    }
+    ctx.dats.iter_mut().for_each(|d| d.source = None);
+    ctx.comm.partitioned = true;
+    ctx.comm.partition_epoch += 1;
+    // Halo buffers were sized for the old layouts.
+    #[cfg(feature = "mpi")]
+    ctx.comm.halo_bufs.clear();
+    ctx.mats_after_renumber()?;
+    if ctx.config.diags >= 1 {
+        let mut line = format!(
+            "op2: op_partition {lib}{} on {nranks} processes in {:.3} s; process {me}:",
+            routine.map(|r| format!(" {r}")).unwrap_or_default(),
+            t.elapsed().as_secs_f64()
+        );
+        for (s, set) in ctx.sets.iter().enumerate() {
+            let l = ctx.comm.sets[s].layout.as_ref();
+            line.push_str(&format!(
+                " {} {} owned ({} core) +{} exec +{} nonexec;",
+                set.name,
+                set.size,
+                set.core_end,
+                l.map_or(0, |l| l.exec),
+                l.map_or(0, |l| l.nonexec)
+            ));
+        }
+        if !reread.is_empty() {
+            let names: Vec<&str> = reread.iter().map(|r| ctx.dats[r.dat].name.as_str()).collect();
+            line.push_str(&format!(" read again from HDF5: {};", names.join(", ")));
+        }
+        let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
+        if let (Some(entry), Some(peak)) = (rss_entry, peak) {
+            line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
+            if ctx.config.diags >= 2 {
+                let each: Vec<String> =
+                    phases.iter().map(|(n, k)| format!("{n} +{}", k.saturating_sub(entry))).collect();
+                line.push_str(&format!(" (peak per phase, KiB: {})", each.join(", ")));
+            }
+        }
+        line.push('\n');
+        crate::core::output::print_after_c_stdio(&line);
+    }
+    Ok(())
+}
+
+/// What a dat released by `op_partition` needs to be read again: where its rows are, its
+/// shape, and the declared blocks of its set (the rows each process read at the declaration).
+pub struct Reread<'a> {
+    pub source: &'a FileSource,
+    pub ty: ElemType,
+    pub dim: usize,
+    pub offsets: &'a [usize],
+}
+
+/// Reads a released dat's rows (global indices, the new layout's) into a buffer: the file
+/// format's reader (`io::hdf5::reread`), which lives above this layer. Collective.
+pub type Reader = fn(&super::Comm, &Reread, &[u32], &mut [u8], &str) -> Result<()>;
+
+/// The `Reader` of a partition that releases nothing.
+fn no_reader(_: &super::Comm, _: &Reread, _: &[u32], _: &mut [u8], call: &str) -> Result<()> {
+    op2_bail!(Internal, "{call}: a dat was released to be read again without a reader")
+}
+
+/// A dat `op_partition` releases at its entry and reads again from its file at the end.
+struct Released {
+    dat: usize,
+    /// Whether any process's block holds a byte other than zero (else nothing is read: its
+    /// new buffer stays zero pages, as a dat declared without data).
+    nonzero: bool,
+}
+
+/// The dats to read again instead of migrating (`OP2_PARTITION_REREAD`, on by default): those
+/// declared from HDF5 (`Dat::source`) whose declared block, on every process, still hashes as
+/// it did when read and whose file has the same identity (device, inode, size, modification
+/// time): a program may write through a dat's data pointer, or rewrite the file, in between.
+/// The others (declared from arrays, changed, on a device) migrate. Collective (one sum).
+fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<Vec<Released>> {
+    let n = ctx.dats.len();
+    let mu = ctx.comm.rank() as usize;
+    // Per dat: processes where it cannot be read again, processes where it is not all zero.
+    let mut v = vec![0u64; 2 * n];
+    for (d, dv) in ctx.dats.iter().enumerate() {
+        let s = dv.set.0 as usize;
+        let bytes = (offsets[s][mu + 1] - offsets[s][mu]) * dv.elem_bytes();
+        let same = ctx.config.partition_reread
+            && !dv.freed
+            && dv.to_device == 0
+            && dv.data.len() == bytes
+            && dv.source.as_ref().is_some_and(|src| {
+                FileSource::identity_of(&src.path) == Some(src.identity)
+                    && FileSource::block_hash(dv.data.as_slice()) == src.hash
+            });
+        v[d] = u64::from(!same);
+        v[n + d] = u64::from(same && dv.data.as_slice().iter().any(|&b| b != 0));
+    }
+    Coll::sum_u64(&ctx.comm, &mut v)?;
+    Ok((0..n).filter(|&d| v[d] == 0).map(|d| Released { dat: d, nonzero: v[n + d] > 0 }).collect())
+}
+
+/// `op_partition`'s work after its checks: the parts, the layouts, the maps' and dats'
+/// migration, and the dats of `reread` (released, the coordinates still held) read again into
+/// the new layout. Returns the layouts (the sets still have their declared sizes). Collective.
+fn migrate(
+    ctx: &mut Context,
+    method: Method,
+    (prime_set, prime_map, coords): (Option<SetId>, Option<MapId>, Option<DatId>),
+    offsets: &[Vec<usize>],
+    (reread, reader): (&[Released], Reader),
+    mark: &mut dyn FnMut(&'static str),
+) -> Result<Vec<super::layout::SetLayout>> {
+    const CALL: &str = "op_partition";
+    let nranks = ctx.comm.size() as usize;
+    let me = ctx.comm.rank();
+    let mu = me as usize;
+    let nsets = ctx.sets.len();
     // Every map's rows of this process's declared block (global targets): nothing is gathered.
     let dmaps: Vec<DMap> = ctx
         .maps
@@ -247,10 +412,15 @@ pub fn partition(
             });
         }
     }
+    // The coordinates, needed until now, go too when they are to be read again.
+    let coll: &dyn Coll = &ctx.comm;
+    if let Some(c) = coords.filter(|c| reread.iter().any(|r| r.dat == c.0 as usize)) {
+        ctx.dats[c.0 as usize].data = AlignedBuf::default();
+    }
     mark("prime parts");
-    distpart::derive(coll, &offsets, &dmaps, &mut parts)?;
+    distpart::derive(coll, offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
-    let layouts = distpart::layouts(coll, &offsets, &dmaps, &parts)?;
+    let layouts = distpart::layouts(coll, offsets, &dmaps, &parts)?;
     drop(parts);
     let shapes: Vec<(usize, usize, usize)> = dmaps.iter().map(|g| (g.from, g.to, g.dim)).collect();
     drop(dmaps);
@@ -273,7 +443,7 @@ pub fn partition(
     }
     mark("maps");
     for d in 0..ctx.dats.len() {
-        if ctx.dats[d].freed {
+        if ctx.dats[d].freed || reread.iter().any(|r| r.dat == d) {
             continue;
         }
         // Each process fetches the rows of its layout from their homes.
@@ -312,50 +482,39 @@ pub fn partition(
         distpart::trim_heap();
     }
     mark("dats");
-    for (s, l) in layouts.into_iter().enumerate() {
-        let set = &mut ctx.sets[s];
-        set.size = l.owned;
-        set.core_end = l.core;
-        set.exec_end = l.owned + l.exec;
-        set.total = l.total();
-        ctx.comm.sets[s].layout = Some(l);
-    }
-    ctx.comm.partitioned = true;
-    ctx.comm.partition_epoch += 1;
-    // Halo buffers were sized for the old layouts.
-    #[cfg(feature = "mpi")]
-    ctx.comm.halo_bufs.clear();
-    ctx.mats_after_renumber()?;
-    if ctx.config.diags >= 1 {
-        let mut line = format!(
-            "op2: op_partition {lib}{} on {nranks} processes in {:.3} s; process {me}:",
-            routine.map(|r| format!(" {r}")).unwrap_or_default(),
-            t.elapsed().as_secs_f64()
-        );
-        for (s, set) in ctx.sets.iter().enumerate() {
-            let l = ctx.comm.sets[s].layout.as_ref();
-            line.push_str(&format!(
-                " {} {} owned ({} core) +{} exec +{} nonexec;",
-                set.name,
-                set.size,
-                set.core_end,
-                l.map_or(0, |l| l.exec),
-                l.map_or(0, |l| l.nonexec)
-            ));
+    // The dats released at the entry, read again from their files straight into the new
+    // layout (the rows every process holds now: owned, exec and non-exec halo alike), in
+    // pieces: the values are the declaration's, as migration would have brought them.
+    for r in reread {
+        let dv = &ctx.dats[r.dat];
+        let (s, eb) = (dv.set.0 as usize, dv.elem_bytes());
+        let l = &layouts[s];
+        let buf = AlignedBuf::zeroed(l.total() * eb).ok_or_else(|| {
+            crate::op2_err!(
+                OutOfMemory,
+                "{CALL}: cannot allocate {} rows of dat '{}' (its new layout, to read it again from its file)",
+                l.total(),
+                dv.name
+            )
+        });
+        let mut buf = ctx.comm.local(buf)?;
+        if r.nonzero {
+            let Some(source) = dv.source.as_ref() else {
+                op2_bail!(Internal, "{CALL}: dat '{}' was released without the file it came from", dv.name)
+            };
+            let rr = Reread { source, ty: dv.ty, dim: dv.dim, offsets: &offsets[s] };
+            reader(&ctx.comm, &rr, &l.gids, buf.as_mut_slice(), CALL)?;
         }
-        let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
-        if let (Some(entry), Some(peak)) = (rss_entry, peak) {
-            line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
-            if ctx.config.diags >= 2 {
-                let each: Vec<String> =
-                    phases.iter().map(|(n, k)| format!("{n} +{}", k.saturating_sub(entry))).collect();
-                line.push_str(&format!(" (peak per phase, KiB: {})", each.join(", ")));
-            }
-        }
-        line.push('\n');
-        crate::core::output::print_after_c_stdio(&line);
+        let dv = &mut ctx.dats[r.dat];
+        dv.data = buf;
+        dv.halo_dirty = false;
+        dv.residency = crate::core::residency::Residency::Host;
+        distpart::trim_heap();
     }
-    Ok(())
+    if !reread.is_empty() {
+        mark("read again");
+    }
+    Ok(layouts)
 }
 
 /// A `kB` field of /proc/self/status (VmRSS, VmHWM), in KiB; None where there is no procfs.
