@@ -92,6 +92,14 @@ pub extern "C" fn op_partition(
                 show(&keys[r])
             );
         }
-        crate::mpi::dist::partition(ctx, Some(crate::io::hdf5::reread), lib, routine, set, map, dat)
+        crate::mpi::dist::partition(
+            ctx,
+            Some(crate::mpi::dist::Readers { dat: crate::io::hdf5::reread, map: crate::io::hdf5::reread_map }),
+            lib,
+            routine,
+            set,
+            map,
+            dat,
+        )
     })
 }

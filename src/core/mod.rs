@@ -109,6 +109,9 @@ pub struct Map {
     /// computed on first use by the bandwidth accounting of `op_timing_output`, per column
     /// asked for (a map may have a huge arity: nothing here is sized by it).
     distinct: std::sync::Mutex<Vec<(Option<usize>, usize)>>,
+    /// Where the rows came from, for a map declared from an HDF5 file under MPI before
+    /// `op_partition` (which may release it while the partitioner runs and read it again).
+    pub source: Option<FileSource>,
 }
 
 impl Map {
@@ -136,7 +139,7 @@ impl Map {
 
     /// A map of checked `values`.
     fn checked(name: &str, (from, to): (SetId, SetId), dim: usize, values: Vec<i32>) -> Map {
-        Map { name: name.to_string(), from, to, dim, values, distinct: std::sync::Mutex::new(Vec::new()) }
+        Map { name: name.to_string(), from, to, dim, values, distinct: std::sync::Mutex::new(Vec::new()), source: None }
     }
 
     /// Checks a map's dim, length and entries; its dim as a usize.
@@ -220,9 +223,9 @@ pub struct Dat {
     pub source: Option<FileSource>,
 }
 
-/// The file a dat's declared block was read from (`op_decl_dat_hdf5`), and what the block held
-/// then: `op_partition` reads such a dat again from the file into its new layout, instead of
-/// moving it, only while both still match (a program may write through the dat's data
+/// The file a dat's or map's declared block was read from (`op_decl_dat_hdf5`,
+/// `op_decl_map_hdf5`), and what the block held then: `op_partition` releases such a block
+/// and reads it again from the file only while both still match (a program may write through the dat's data
 /// pointer, or rewrite the file, in between).
 #[derive(Clone, Debug)]
 pub struct FileSource {
@@ -249,6 +252,16 @@ impl FileSource {
             let _ = path;
             None
         }
+    }
+
+    /// A hash of a map's block (its values' bytes, as `block_hash`).
+    pub fn values_hash(values: &[i32]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::hash::DefaultHasher::new();
+        for v in values {
+            h.write(&v.to_ne_bytes());
+        }
+        h.finish()
     }
 
     /// A hash of a block's bytes (SipHash: any change a program makes through the data pointer

@@ -33,6 +33,7 @@ pub use none::*;
 #[cfg(not(feature = "hdf5"))]
 mod none {
     use crate::context::Context;
+    use crate::core::FileSource;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::Result;
     use crate::mpi::dist::Reread;
@@ -70,6 +71,9 @@ mod none {
         unavailable(call)
     }
     pub fn reread(_: &Comm, _: &Reread, _: &[u32], _: &mut [u8], call: &str) -> Result<()> {
+        unavailable(call)
+    }
+    pub fn reread_map(_: &Comm, _: &FileSource, _: usize, _: (usize, usize), call: &str) -> Result<Vec<i32>> {
         unavailable(call)
     }
 
@@ -734,8 +738,75 @@ pub(crate) mod imp {
         let values = ctx.comm.agree(values)?;
         // decl_map agrees before it commits (an entry refused on any process declares nothing);
         // the rows read become the map's storage (no second copy)
-        ctx.decl_map_vec(from, to, dim as i32, values, name)
-            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
+        let id = ctx
+            .decl_map_vec(from, to, dim as i32, values, name)
+            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))?;
+        // Under MPI before op_partition: where the rows came from (as decl_dat's).
+        if ctx.comm.distributed() && !ctx.comm.partitioned && ctx.config.partition_reread {
+            let m = &mut ctx.maps[id.0 as usize];
+            m.source =
+                file_source(path, name, &[]).map(|s| FileSource { hash: FileSource::values_hash(&m.values), ..s });
+        }
+        Ok(id)
+    }
+
+    /// Where a block came from and a hash of what it held (`FileSource`); None when the path
+    /// cannot be made absolute (as UTF-8) or has no identity.
+    fn file_source(path: &str, name: &str, block: &[u8]) -> Option<FileSource> {
+        let abs = std::fs::canonicalize(path).ok().filter(|p| p.to_str().is_some())?;
+        let identity = FileSource::identity_of(&abs)?;
+        Some(FileSource { path: abs, dataset: name.to_string(), identity, hash: FileSource::block_hash(block) })
+    }
+
+    /// `op_partition`'s second read of a map it released while the partitioner ran
+    /// (`mpi::dist`): this process's declared block `[start, start + count)` of rows, as at the
+    /// declaration (entries of 64-bit files narrowed; they were range-checked then), checked
+    /// against the hash taken then (`FileSource::hash`: a file changed in between is an error).
+    /// Collective.
+    pub fn reread_map(
+        comm: &Comm,
+        src: &FileSource,
+        dim: usize,
+        (start, count): (usize, usize),
+        call: &str,
+    ) -> Result<Vec<i32>> {
+        let Some(path) = src.path.to_str() else {
+            op2_bail!(Internal, "{call}: the path of '{}' is not UTF-8", src.dataset)
+        };
+        let name = src.dataset.as_str();
+        let (f, _) = open_read(path, call, comm)?;
+        let ds = comm.agree(dataset(&f, name, path, call))?;
+        let wide = descriptor(&ds, name, path, call).map(|t| {
+            !matches!(
+                t,
+                TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
+                    | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2)
+            )
+        });
+        let wide = comm.agree(wide)?;
+        let coll = mpio(comm);
+        let what = format!("{call}: map '{name}' read again from '{path}'");
+        let values = (|| -> Result<Vec<i32>> {
+            let total = count * dim;
+            let v = if wide {
+                let mut w = crate::core::alloc::zeroed::<i64>(total, &what)?;
+                read_rows(&ds, start, count, dim, &mut w, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                let mut v = crate::core::alloc::with_capacity::<i32>(total, &what)?;
+                v.extend(w.into_iter().map(|x| x as i32));
+                v
+            } else {
+                let mut v = crate::core::alloc::zeroed::<i32>(total, &what)?;
+                read_rows(&ds, start, count, dim, &mut v, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                v
+            };
+            if FileSource::values_hash(&v) != src.hash {
+                op2_bail!(FileFormat, "{what}: its rows are not those read at its declaration (the file changed)");
+            }
+            Ok(v)
+        })();
+        comm.agree(values)
     }
 
     /// `op_decl_dat_hdf5`: a `[set.size][dim]` dataset whose type converts to `ty` without loss.
@@ -796,17 +867,8 @@ pub(crate) mod imp {
         // op_partition can read it again into the new layout instead of moving it (it checks
         // both first). A path that cannot be made absolute or has no identity: moved as usual.
         if ctx.comm.distributed() && !ctx.comm.partitioned && ctx.config.partition_reread {
-            let abs = std::fs::canonicalize(path).ok().filter(|p| p.to_str().is_some());
             let d = &mut ctx.dats[id.0 as usize];
-            d.source = abs.and_then(|p| {
-                let identity = FileSource::identity_of(&p)?;
-                Some(FileSource {
-                    path: p,
-                    dataset: name.to_string(),
-                    identity,
-                    hash: FileSource::block_hash(d.data.as_slice()),
-                })
-            });
+            d.source = file_source(path, name, d.data.as_slice());
         }
         Ok(id)
     }

@@ -146,7 +146,7 @@ fn parmetis_loads(_: bool) -> Result<()> {
 /// (None: every dat migrates; the implicit BLOCK partition of a first loop or matrix).
 pub fn partition(
     ctx: &mut Context,
-    reader: Option<Reader>,
+    reader: Option<Readers>,
     lib: &str,
     routine: Option<&str>,
     prime_set: Option<SetId>,
@@ -198,19 +198,25 @@ pub fn partition(
     // the parts are known) and are read again into their new layout at the end: the
     // partitioner's working memory, the layouts and the maps' migration then never stack on the
     // mesh's data (#36).
-    let reread = match reader {
+    // So do the maps declared from HDF5, unchanged, while the partitioner runs (k-way's prime
+    // map once its graph is built): they are read again, as they were, before the layouts.
+    let (reread, remaps) = match reader {
         Some(_) => rereadable(ctx, &offsets)?,
-        None => Vec::new(),
+        None => (Vec::new(), Vec::new()),
     };
     for r in reread.iter().filter(|r| Some(DatId(r.dat as u32)) != coords) {
         ctx.dats[r.dat].data = AlignedBuf::default();
+    }
+    let graph_map = prime_map.filter(|_| matches!(method, Method::Kway | Method::ParKway { .. }));
+    for &i in remaps.iter().filter(|&&i| Some(MapId(i as u32)) != graph_map) {
+        ctx.maps[i].values = Vec::new();
     }
     let migrated = migrate(
         ctx,
         method,
         (prime_set, prime_map, coords),
         &offsets,
-        (&reread, reader.unwrap_or(no_reader)),
+        (&reread, &remaps, reader.unwrap_or(NO_READERS)),
         &mut mark,
     );
     let layouts = match migrated {
@@ -226,9 +232,17 @@ pub fn partition(
                     lost.push(dv.name.clone());
                 }
             }
+            for &i in &remaps {
+                let m = &mut ctx.maps[i];
+                let want = (offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu]) * m.dim;
+                if m.values.len() < want {
+                    m.values = vec![0; want];
+                    lost.push(m.name.clone());
+                }
+            }
             if !lost.is_empty() {
                 e.message.push_str(&format!(
-                    " (the dats released to be read again from their HDF5 files after the partition now hold zeros: {})",
+                    " (the dats and maps released to be read again from their HDF5 files now hold zeros: {})",
                     lost.join(", ")
                 ));
             }
@@ -244,6 +258,7 @@ pub fn partition(
         ctx.comm.sets[s].layout = Some(l);
     }
     ctx.dats.iter_mut().for_each(|d| d.source = None);
+    ctx.maps.iter_mut().for_each(|m| m.source = None);
     ctx.comm.partitioned = true;
     ctx.comm.partition_epoch += 1;
     // Halo buffers were sized for the old layouts.
@@ -271,6 +286,10 @@ pub fn partition(
             let names: Vec<&str> = reread.iter().map(|r| ctx.dats[r.dat].name.as_str()).collect();
             line.push_str(&format!(" read again from HDF5: {};", names.join(", ")));
         }
+        if !remaps.is_empty() {
+            let names: Vec<&str> = remaps.iter().map(|&i| ctx.maps[i].name.as_str()).collect();
+            line.push_str(&format!(" maps released while partitioning: {};", names.join(", ")));
+        }
         let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
         if let (Some(entry), Some(peak)) = (rss_entry, peak) {
             line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
@@ -295,14 +314,25 @@ pub struct Reread<'a> {
     pub offsets: &'a [usize],
 }
 
-/// Reads a released dat's rows (global indices, the new layout's) into a buffer: the file
-/// format's reader (`io::hdf5::reread`), which lives above this layer. Collective.
-pub type Reader = fn(&super::Comm, &Reread, &[u32], &mut [u8], &str) -> Result<()>;
-
-/// The `Reader` of a partition that releases nothing.
-fn no_reader(_: &super::Comm, _: &Reread, _: &[u32], _: &mut [u8], call: &str) -> Result<()> {
-    op2_bail!(Internal, "{call}: a dat was released to be read again without a reader")
+/// The file format's readers (`io::hdf5`, above this layer) of what `op_partition` released.
+/// Both collective.
+#[derive(Clone, Copy)]
+pub struct Readers {
+    pub dat: DatReader,
+    pub map: MapReader,
 }
+
+/// Reads a released dat's rows (global indices, the new layout's) into a buffer.
+pub type DatReader = fn(&super::Comm, &Reread, &[u32], &mut [u8], &str) -> Result<()>;
+
+/// Reads a released map's declared block (dim, (first row, rows)), checked against its hash.
+pub type MapReader = fn(&super::Comm, &FileSource, usize, (usize, usize), &str) -> Result<Vec<i32>>;
+
+/// The readers of a partition that releases nothing.
+const NO_READERS: Readers = Readers {
+    dat: |_, _, _, _, call| op2_bail!(Internal, "{call}: a dat was released to be read again without a reader"),
+    map: |_, _, _, _, call| op2_bail!(Internal, "{call}: a map was released to be read again without a reader"),
+};
 
 /// A dat `op_partition` releases at its entry and reads again from its file at the end.
 struct Released {
@@ -317,11 +347,23 @@ struct Released {
 /// it did when read and whose file has the same identity (device, inode, size, modification
 /// time): a program may write through a dat's data pointer, or rewrite the file, in between.
 /// The others (declared from arrays, changed, on a device) migrate. Collective (one sum).
-fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<Vec<Released>> {
+/// Also the maps declared from HDF5 whose block still hashes the same, from the same file.
+fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<(Vec<Released>, Vec<usize>)> {
     let n = ctx.dats.len();
     let mu = ctx.comm.rank() as usize;
-    // Per dat: processes where it cannot be read again, processes where it is not all zero.
-    let mut v = vec![0u64; 2 * n];
+    // Per dat: processes where it cannot be read again, processes where it is not all zero;
+    // per map: processes where it cannot.
+    let mut v = vec![0u64; 2 * n + ctx.maps.len()];
+    for (i, m) in ctx.maps.iter().enumerate() {
+        let s = m.from.0 as usize;
+        let same = ctx.config.partition_reread
+            && m.values.len() == (offsets[s][mu + 1] - offsets[s][mu]) * m.dim
+            && m.source.as_ref().is_some_and(|src| {
+                FileSource::identity_of(&src.path) == Some(src.identity)
+                    && FileSource::values_hash(&m.values) == src.hash
+            });
+        v[2 * n + i] = u64::from(!same);
+    }
     for (d, dv) in ctx.dats.iter().enumerate() {
         let s = dv.set.0 as usize;
         let bytes = (offsets[s][mu + 1] - offsets[s][mu]) * dv.elem_bytes();
@@ -337,7 +379,8 @@ fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<Vec<Released>> {
         v[n + d] = u64::from(same && dv.data.as_slice().iter().any(|&b| b != 0));
     }
     Coll::sum_u64(&ctx.comm, &mut v)?;
-    Ok((0..n).filter(|&d| v[d] == 0).map(|d| Released { dat: d, nonzero: v[n + d] > 0 }).collect())
+    let dats = (0..n).filter(|&d| v[d] == 0).map(|d| Released { dat: d, nonzero: v[n + d] > 0 }).collect();
+    Ok((dats, (0..ctx.maps.len()).filter(|&i| v[2 * n + i] == 0).collect()))
 }
 
 /// `op_partition`'s work after its checks: the parts, the layouts, the maps' and dats'
@@ -348,7 +391,7 @@ fn migrate(
     method: Method,
     (prime_set, prime_map, coords): (Option<SetId>, Option<MapId>, Option<DatId>),
     offsets: &[Vec<usize>],
-    (reread, reader): (&[Released], Reader),
+    (reread, remaps, readers): (&[Released], &[usize], Readers),
     mark: &mut dyn FnMut(&'static str),
 ) -> Result<Vec<super::layout::SetLayout>> {
     const CALL: &str = "op_partition";
@@ -356,15 +399,6 @@ fn migrate(
     let me = ctx.comm.rank();
     let mu = me as usize;
     let nsets = ctx.sets.len();
-    // Every map's rows of this process's declared block (global targets): nothing is gathered.
-    let dmaps: Vec<DMap> = ctx
-        .maps
-        .iter()
-        .map(|m| {
-            let n = offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu];
-            DMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: &m.values[..n * m.dim] }
-        })
-        .collect();
     let block_len = |s: usize| offsets[s][mu + 1] - offsets[s][mu];
     let coll: &dyn Coll = &ctx.comm;
     let mut parts: Vec<Option<Vec<i32>>> = vec![None; nsets];
@@ -392,9 +426,18 @@ fn migrate(
         }
         Method::Kway | Method::ParKway { .. } => {
             let m = prime_map.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no prime_map"))?;
-            let g = &dmaps[m.0 as usize];
-            let (xadj, adjncy) = distpart::graph(coll, &offsets[g.to], g)?;
+            let pm = &ctx.maps[m.0 as usize];
+            let (from, to) = (pm.from.0 as usize, pm.to.0 as usize);
+            let g = DMap { from, to, dim: pm.dim, values: &pm.values[..block_len(from) * pm.dim] };
+            let (xadj, adjncy) = distpart::graph(coll, &offsets[to], &g)?;
+            // The graph is all the partitioner needs of the map: it goes too if it is to be
+            // read again.
+            if remaps.contains(&(m.0 as usize)) {
+                ctx.maps[m.0 as usize].values = Vec::new();
+            }
             mark("graph");
+            let g = DMap { from, to, dim: 0, values: &[] };
+            let coll: &dyn Coll = &ctx.comm;
             parts[g.to] = Some(match (method, coords) {
                 (Method::Kway, _) => {
                     metis_gathered(coll, &offsets[g.to], &xadj, &adjncy, &ctx.maps[m.0 as usize].name)?
@@ -413,11 +456,33 @@ fn migrate(
         }
     }
     // The coordinates, needed until now, go too when they are to be read again.
-    let coll: &dyn Coll = &ctx.comm;
     if let Some(c) = coords.filter(|c| reread.iter().any(|r| r.dat == c.0 as usize)) {
         ctx.dats[c.0 as usize].data = AlignedBuf::default();
     }
     mark("prime parts");
+    // The maps released, read again as they were (each process its declared block).
+    for &i in remaps {
+        let m = &ctx.maps[i];
+        let Some(source) = m.source.as_ref() else {
+            op2_bail!(Internal, "{CALL}: map '{}' was released without the file it came from", m.name)
+        };
+        let s = m.from.0 as usize;
+        let v = (readers.map)(&ctx.comm, source, m.dim, (offsets[s][mu], block_len(s)), CALL)?;
+        ctx.maps[i].values = v;
+    }
+    if !remaps.is_empty() {
+        mark("maps read again");
+    }
+    // Every map's rows of this process's declared block (global targets): nothing is gathered.
+    let dmaps: Vec<DMap> = ctx
+        .maps
+        .iter()
+        .map(|m| {
+            let n = block_len(m.from.0 as usize);
+            DMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: &m.values[..n * m.dim] }
+        })
+        .collect();
+    let coll: &dyn Coll = &ctx.comm;
     distpart::derive(coll, offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
     let layouts = distpart::layouts(coll, offsets, &dmaps, &parts)?;
@@ -503,7 +568,7 @@ fn migrate(
                 op2_bail!(Internal, "{CALL}: dat '{}' was released without the file it came from", dv.name)
             };
             let rr = Reread { source, ty: dv.ty, dim: dv.dim, offsets: &offsets[s] };
-            reader(&ctx.comm, &rr, &l.gids, buf.as_mut_slice(), CALL)?;
+            (readers.dat)(&ctx.comm, &rr, &l.gids, buf.as_mut_slice(), CALL)?;
         }
         let dv = &mut ctx.dats[r.dat];
         dv.data = buf;
