@@ -268,9 +268,16 @@ impl FileSource {
     /// changes it but by a 2^-64 chance; the same within a process, which is all it is used for).
     pub fn block_hash(bytes: &[u8]) -> u64 {
         use std::hash::Hasher;
-        let mut h = std::hash::DefaultHasher::new();
+        let mut h = FileSource::hasher();
         h.write(bytes);
         h.finish()
+    }
+
+    /// The hasher of `block_hash`, for a block that comes in pieces: `write` of consecutive
+    /// pieces gives the hash of their concatenation (SipHash buffers a partial word; nothing
+    /// is added between writes).
+    pub fn hasher() -> std::hash::DefaultHasher {
+        std::hash::DefaultHasher::new()
     }
 }
 
@@ -440,6 +447,28 @@ pub fn identifiers(src: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// op_partition hashes a dat's block read again in pieces of any size and compares it with
+    /// the hash of the whole block taken at the declaration; a map's values hash as their
+    /// bytes; any changed byte changes the hash.
+    #[test]
+    fn block_hash_of_pieces_is_the_whole_blocks() {
+        use std::hash::Hasher;
+        let block: Vec<u8> = (0..10_007u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let whole = FileSource::block_hash(&block);
+        for piece in [1, 3, 7, 8, 64, 1000, 4096, 10_007] {
+            let mut h = FileSource::hasher();
+            block.chunks(piece).for_each(|c| h.write(c));
+            h.write(&[]);
+            assert_eq!(h.finish(), whole, "pieces of {piece} bytes");
+        }
+        let mut changed = block.clone();
+        changed[5000] ^= 1;
+        assert_ne!(FileSource::block_hash(&changed), whole);
+        let values = [3i32, -1, 70000, 0];
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(FileSource::values_hash(&values), FileSource::block_hash(&bytes));
+    }
 
     #[test]
     fn kernel_definition_detection() {

@@ -896,6 +896,10 @@ pub(crate) mod imp {
         let piece_rows = (REREAD_PIECE_BYTES / (comm.size().max(1) as usize) / eb.max(1)).max(1);
         let coll = mpio(comm);
         let dim = r.dim;
+        // The pieces of this process's block, hashed as they come: the block read again must
+        // be the block read at the declaration (a file rewritten in between with its size and
+        // time kept is caught here, after the fact but before any value is used).
+        let mut hash = FileSource::hasher();
         crate::mpi::distpart::fetch_rows_from_pieces(
             comm,
             r.offsets,
@@ -905,9 +909,20 @@ pub(crate) mod imp {
             piece_rows,
             &mut |lo, hi, buf| {
                 transfer(&ds, &mem, (first + lo, hi - lo, dim), buf.as_mut_ptr(), false, coll)
-                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                std::hash::Hasher::write(&mut hash, buf);
+                Ok(())
             },
-        )
+        )?;
+        let same = if std::hash::Hasher::finish(&hash) == r.source.hash {
+            Ok(())
+        } else {
+            Err(op2_err!(
+                FileFormat,
+                "{call}: dat '{name}' read again from '{path}': its rows are not those read at its declaration (the file changed)"
+            ))
+        };
+        comm.agree(same)
     }
 
     /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` into a new aligned

@@ -222,12 +222,13 @@ pub fn partition(
     let layouts = match migrated {
         Ok(l) => l,
         Err(mut e) => {
-            // Never a dat shorter than its set: those released hold zeros (said so).
+            // Never a dat or map shorter than its set: those still released (not read again
+            // yet) hold zeros, of their declared block's size (said so).
             let mut lost = Vec::new();
             for r in &reread {
                 let dv = &mut ctx.dats[r.dat];
                 let want = (offsets[dv.set.0 as usize][mu + 1] - offsets[dv.set.0 as usize][mu]) * dv.elem_bytes();
-                if dv.data.len() < want {
+                if dv.data.is_empty() && want > 0 {
                     dv.data = AlignedBuf::zeroed(want).unwrap_or_default();
                     lost.push(dv.name.clone());
                 }
@@ -235,7 +236,7 @@ pub fn partition(
             for &i in &remaps {
                 let m = &mut ctx.maps[i];
                 let want = (offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu]) * m.dim;
-                if m.values.len() < want {
+                if m.values.is_empty() && want > 0 {
                     m.values = vec![0; want];
                     lost.push(m.name.clone());
                 }
