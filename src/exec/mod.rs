@@ -639,7 +639,7 @@ pub(crate) fn bind_pointers<'d>(
                 let target = map.map_or(set, |m| maps[m.0 as usize].to);
                 if let Some(l) = comm.layout(target) {
                     // Under MPI: local index -> original global index.
-                    slots[2 * i] = l.gids.as_ptr() as *mut c_void;
+                    slots[2 * i] = l.gids.as_slice().as_ptr() as *mut c_void;
                 } else if let Some(o) = &sets[target.0 as usize].order {
                     slots[2 * i] = o.old_of_new.as_ptr() as *mut c_void;
                 }

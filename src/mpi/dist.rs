@@ -250,7 +250,9 @@ pub fn partition(
             return Err(e);
         }
     };
-    for (s, l) in layouts.into_iter().enumerate() {
+    for (s, mut l) in layouts.into_iter().enumerate() {
+        // Kept for the whole run: as runs of consecutive indices where that is smaller.
+        l.gids.compact();
         let set = &mut ctx.sets[s];
         set.size = l.owned;
         set.core_end = l.core;
@@ -258,6 +260,8 @@ pub fn partition(
         set.total = l.total();
         ctx.comm.sets[s].layout = Some(l);
     }
+    // The flat tables compact() let go of, back to the system.
+    distpart::trim_heap();
     ctx.dats.iter_mut().for_each(|d| d.source = None);
     ctx.maps.iter_mut().for_each(|m| m.source = None);
     ctx.comm.partitioned = true;
@@ -537,7 +541,7 @@ fn migrate(
                 &offsets[s],
                 &dv.data.as_slice()[..block_len(s) * eb],
                 eb,
-                &l.gids,
+                l.gids.as_slice(),
                 buf.as_mut_slice(),
             )?;
         }
@@ -569,7 +573,7 @@ fn migrate(
                 op2_bail!(Internal, "{CALL}: dat '{}' was released without the file it came from", dv.name)
             };
             let rr = Reread { source, ty: dv.ty, dim: dv.dim, offsets: &offsets[s] };
-            (readers.dat)(&ctx.comm, &rr, &l.gids, buf.as_mut_slice(), CALL)?;
+            (readers.dat)(&ctx.comm, &rr, l.gids.as_slice(), buf.as_mut_slice(), CALL)?;
         }
         let dv = &mut ctx.dats[r.dat];
         dv.data = buf;
@@ -744,22 +748,22 @@ pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8]
     };
     let sd = &ctx.comm.sets[set.0 as usize];
     let np = ctx.comm.size() as usize;
-    let gids = &l.gids[..l.owned];
+    let (gids, nown) = (&l.gids, l.owned);
     // Round r sends owned rows [r * per, (r + 1) * per), each to the process whose declared
     // block holds it, as (original index, row).
     let per = (BLOCK_ROUND_BYTES / eb.max(1)).max(1);
     let rec = 4 + eb;
-    let mut rounds = [gids.len().div_ceil(per) as f64];
+    let mut rounds = [nown.div_ceil(per) as f64];
     Coll::min_max_f64(&ctx.comm, &mut rounds, true)?;
-    let window = per.min(gids.len());
+    let window = per.min(nown);
     let bufs = alloc::with_capacity::<u32>(window, "declared block: a round's destinations")
         .and_then(|h| Ok((h, alloc::zeroed::<u32>(window, "declared block: a round's order")?)));
     let (mut home, mut order) = ctx.comm.local(bufs)?;
     let mut got = 0usize;
     for r in 0..rounds[0] as usize {
-        let (lo, hi) = ((r * per).min(gids.len()), ((r + 1) * per).min(gids.len()));
+        let (lo, hi) = ((r * per).min(nown), ((r + 1) * per).min(nown));
         home.clear();
-        home.extend(gids[lo..hi].iter().map(|&g| distpart::home(&sd.offsets, g as usize) as u32));
+        home.extend(gids.range(lo, hi).map(|g| distpart::home(&sd.offsets, g as usize) as u32));
         // The window's rows in destination order (a counting sort, stable).
         let mut at = vec![0usize; np + 1];
         for &q in &home {
@@ -776,7 +780,7 @@ pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8]
         let (rbuf, _) = ctx.comm.all_to_all_fill(&counts, |sbuf| {
             for &k in &order[..home.len()] {
                 let i = lo + k as usize;
-                sbuf.extend_from_slice(&gids[i].to_ne_bytes());
+                sbuf.extend_from_slice(&gids.get(i).to_ne_bytes());
                 sbuf.extend_from_slice(&owned[i * eb..(i + 1) * eb]);
             }
         })?;
@@ -809,7 +813,9 @@ pub fn dat_block(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
 pub fn map_block(ctx: &Context, m: MapId) -> Result<Vec<i32>> {
     let map = &ctx.maps[m.0 as usize];
     let rows: Vec<i32> = match (ctx.comm.layout(map.from), ctx.comm.layout(map.to)) {
-        (Some(lf), Some(lt)) => map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids[t as usize] as i32).collect(),
+        (Some(lf), Some(lt)) => {
+            map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids.get(t as usize) as i32).collect()
+        }
         _ => map.values.clone(),
     };
     let out = to_declared_block(ctx, map.from, map.dim * 4, &to_bytes(&rows))?;
@@ -946,13 +952,13 @@ pub fn global_index_map(ctx: &mut Context, set: SetId, map: Option<MapId>) -> Re
     let rows = ctx.sets[set.0 as usize].exec_end;
     let values: Vec<i32> = match map {
         None => match ctx.comm.layout(set) {
-            Some(l) => l.gids[..rows].iter().map(|&g| g as i32).collect(),
+            Some(l) => l.gids.range(0, rows).map(|g| g as i32).collect(),
             None => (0..rows as i32).collect(),
         },
         Some(m) => {
             let mp = &ctx.maps[m.0 as usize];
             match ctx.comm.layout(mp.to) {
-                Some(l) => mp.values.iter().map(|&t| l.gids[t as usize] as i32).collect(),
+                Some(l) => mp.values.iter().map(|&t| l.gids.get(t as usize) as i32).collect(),
                 None => mp.values.clone(),
             }
         }
@@ -980,7 +986,13 @@ pub fn set_from_block(ctx: &mut Context, d: DatId, block: &[u8]) -> Result<()> {
     let name = &ctx.dats[d.0 as usize].name;
     let n = declared_size(ctx, set);
     // Each process fetches its local rows from the blocks that hold them (no whole dat).
-    let rows = distpart::fetch_rows(&ctx.comm, &ctx.comm.sets[set.0 as usize].offsets, &block[..n * eb], eb, &l.gids)?;
+    let rows = distpart::fetch_rows(
+        &ctx.comm,
+        &ctx.comm.sets[set.0 as usize].offsets,
+        &block[..n * eb],
+        eb,
+        &l.gids.to_vec(),
+    )?;
     let Some(buf) = AlignedBuf::from_slice(&rows) else {
         op2_bail!(OutOfMemory, "checkpoint: cannot allocate {} rows of dat '{name}'", l.total());
     };

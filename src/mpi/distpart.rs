@@ -19,7 +19,7 @@
 //! Memory per process: its blocks, its share of the new layout, and messages of the size of
 //! what it exchanges with its neighbours (O(N/P) plus halos for a mesh partitioned well).
 
-use super::layout::SetLayout;
+use super::layout::{Gids, SetLayout};
 use super::partition::{next_derivation, row_modes};
 use crate::core::alloc;
 use crate::error::Result;
@@ -724,7 +724,7 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
             core: ncore,
             exec: exec[s].len(),
             nonexec: ne.len(),
-            gids,
+            gids: Gids::new(gids),
             imports,
             exports: Vec::new(),
         });
@@ -734,7 +734,7 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     let asked = exchange(c, need)?;
     // Set by set (one set's global -> local table at a time), neighbour by neighbour.
     for (s, l) in out.iter_mut().enumerate() {
-        let local_of = LocalOf::new(&l.gids[..l.owned]);
+        let local_of = LocalOf::new(&l.gids.as_slice()[..l.owned]);
         for (q, v) in asked.iter().enumerate() {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             for r in v.chunks_exact(2) {
@@ -797,9 +797,9 @@ pub fn local_map(
             b
         }),
     )?;
-    let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
+    let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids.as_slice()[..from.owned + from.exec])?;
     drop(block);
-    let local_of = LocalOf::new(&to.gids);
+    let local_of = LocalOf::new(to.gids.as_slice());
     local(
         c,
         (|| {
@@ -811,7 +811,7 @@ pub fn local_map(
                     None => op2_bail!(
                         Internal,
                         "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
-                        from.gids[k / m.dim.max(1)]
+                        from.gids.get(k / m.dim.max(1))
                     ),
                 }
             }
