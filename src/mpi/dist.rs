@@ -211,6 +211,13 @@ pub fn partition(
     for &i in remaps.iter().filter(|&&i| Some(MapId(i as u32)) != graph_map) {
         ctx.maps[i].values = Vec::new();
     }
+    // What the process holds once they are gone (the partitioner's memory stacks on that).
+    let rss_released = if diags >= 1 && !(reread.is_empty() && remaps.is_empty()) {
+        distpart::trim_heap();
+        proc_status_kib("VmRSS")
+    } else {
+        None
+    };
     let migrated = migrate(
         ctx,
         method,
@@ -294,6 +301,9 @@ pub fn partition(
         if !remaps.is_empty() {
             let names: Vec<&str> = remaps.iter().map(|&i| ctx.maps[i].name.as_str()).collect();
             line.push_str(&format!(" maps released while partitioning: {};", names.join(", ")));
+        }
+        if let Some(r) = rss_released {
+            line.push_str(&format!(" rss {r} KiB once they were released;"));
         }
         let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
         if let (Some(entry), Some(peak)) = (rss_entry, peak) {
