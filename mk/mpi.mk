@@ -182,8 +182,8 @@ test-mpi-assumed-size: lib
 # mesh (made once in $(BUILD)/test-mpi/mem): at -n 4 at most 0.35x the -n 1 peak + 2 MiB for
 # PARMETIS:KWAY and RCB; METIS:KWAY reported. Then the whole run of the OP2-style airfoil_hdf5
 # (tests/cpp/op2-style, built against the installed op2) on a 1.2M-cell mesh: at -n 4, less the
-# fixed part, at most 0.33x of -n 1 with RCB, 0.35x with PARMETIS:KWAY and PTSCOTCH:KWAY (PT-Scotch's
-# own memory), 0.27x after the declarations (#36). About 30 s.
+# fixed part, at most 0.33x of -n 1 with RCB, PARMETIS:KWAY and PTSCOTCH:KWAY, 0.27x after the
+# declarations (#36); airfoil's op_partition must have read its HDF5 dats and maps again. About 30 s.
 .PHONY: test-mpi-partition-memory
 test-mpi-partition-memory: install-test-prefix $(BIN)/airfoil $(BIN)/op2-meshgen $(BIN)/op2-h5convert
 	$(MAKE) -C tests/cpp/op2-style OP2_PREFIX='$(OP2_TEST_PREFIX)' BUILD='$(abspath $(BUILD))/cpp-op2-style' \

@@ -236,6 +236,10 @@ pub struct Config {
     pub device_profile: bool,
     /// `OP2_LAZY=1`: `op_par_loop` queues loops; the queue runs at the next flush point.
     pub lazy: bool,
+    /// `OP2_PARTITION_REREAD` (on by default; `0` off): under MPI, `op_partition` releases the
+    /// dats declared from HDF5 that still hold what was read and reads them again into their
+    /// new layout instead of migrating them (`mpi::dist`).
+    pub partition_reread: bool,
     /// `OP2_TILE_SIZE`: elements of a chain's seed loop per sparse tile (0: chains run loop
     /// after loop, untiled; default `exec::chain::DEFAULT_TILE_SIZE`).
     pub tile_size: Option<usize>,
@@ -289,6 +293,7 @@ const KEYS: &[&str] = &[
     "OP2_DEVICE_SYNC",
     "OP2_DEVICE_PROFILE",
     "OP2_LAZY",
+    "OP2_PARTITION_REREAD",
     "OP2_DIAGNOSTICS",
     "OP2_TILE_SIZE",
     "OP2_TILE_VERIFY",
@@ -410,6 +415,11 @@ impl Config {
             Some("1") => true,
             Some(v) => op2_bail!(BadConfig, "op_init: OP2_LAZY={v} (expected 0 or 1)"),
         };
+        let partition_reread = match get("OP2_PARTITION_REREAD").as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(v) => op2_bail!(BadConfig, "op_init: OP2_PARTITION_REREAD={v} (expected 0 or 1)"),
+        };
         let tile_size = match get("OP2_TILE_SIZE") {
             None => None,
             Some(v) => match v.trim().parse::<usize>() {
@@ -499,6 +509,7 @@ impl Config {
             device_sync,
             device_profile,
             lazy,
+            partition_reread,
             tile_size,
             debug_tiling,
             fuse,

@@ -33,7 +33,11 @@ pub extern "C" fn op_mpi_init(
 /// (small runs); `"RCB"` (or routine `"GEOM"` of PARMETIS or PTSCOTCH) bisects the set of
 /// `coords` by its coordinates with parallel medians; `"RANDOM"` (for tests) scatters
 /// `prime_set` at random. Apart from METIS's graph, no process holds more than its share of any
-/// set plus its halos at any point. `routine` may be NULL for BLOCK, RCB and RANDOM, and means
+/// set plus its halos at any point. The dats and maps declared from HDF5 whose blocks and files
+/// are unchanged are not held while it works: it releases them and reads them again from their
+/// files (the maps once the parts are known, the dats straight into their new layout), with
+/// the values migration would give (`OP2_PARTITION_REREAD=0`: they migrate like the others).
+/// `routine` may be NULL for BLOCK, RCB and RANDOM, and means
 /// nothing to BLOCK and RANDOM: any is accepted there (OP2's Airfoil passes `"ANY"`);
 /// `prime_map` may be OP_ID (NULL) and `coords` NULL when unused; a k-way routine (METIS,
 /// PARMETIS or PTSCOTCH with KWAY, PARMETIS with GEOMKWAY) given no `prime_map` partitions by
@@ -47,7 +51,9 @@ pub extern "C" fn op_mpi_init(
 /// the map's to-set; a second call),
 /// OP2_ERR_BACKEND_UNAVAILABLE (PARMETIS/PTSCOTCH when no ParMETIS library loads, naming it), OP2_ERR_BAD_LOOP (after the first loop),
 /// OP2_ERR_BAD_TYPE (coords not double/float/int), OP2_ERR_BAD_CONFIG also when a dat was
-/// uploaded to a device before it (op_upload_*), OP2_ERR_NULL_ARGUMENT,
+/// uploaded to a device before it (op_upload_*), OP2_ERR_FILE_FORMAT when a file read again no
+/// longer holds what was declared from it (rewritten with its size and time kept),
+/// OP2_ERR_NULL_ARGUMENT,
 /// OP2_ERR_INVALID_HANDLE, OP2_ERR_MPI.
 #[no_mangle]
 pub extern "C" fn op_partition(
@@ -92,6 +98,14 @@ pub extern "C" fn op_partition(
                 show(&keys[r])
             );
         }
-        crate::mpi::dist::partition(ctx, lib, routine, set, map, dat)
+        crate::mpi::dist::partition(
+            ctx,
+            Some(crate::mpi::dist::Readers { dat: crate::io::hdf5::reread, map: crate::io::hdf5::reread_map }),
+            lib,
+            routine,
+            set,
+            map,
+            dat,
+        )
     })
 }

@@ -140,6 +140,14 @@ impl AlignedBuf {
     }
 }
 
+/// An empty buffer (what a dat holds while its rows are elsewhere: `op_partition` releasing a
+/// dat it will read again).
+impl Default for AlignedBuf {
+    fn default() -> AlignedBuf {
+        AlignedBuf { ptr: NonNull::dangling(), len: 0 }
+    }
+}
+
 /// The system's page size (4 KiB where it cannot be asked).
 fn page_size() -> usize {
     #[cfg(unix)]

@@ -109,6 +109,9 @@ pub struct Map {
     /// computed on first use by the bandwidth accounting of `op_timing_output`, per column
     /// asked for (a map may have a huge arity: nothing here is sized by it).
     distinct: std::sync::Mutex<Vec<(Option<usize>, usize)>>,
+    /// Where the rows came from, for a map declared from an HDF5 file under MPI before
+    /// `op_partition` (which may release it while the partitioner runs and read it again).
+    pub source: Option<FileSource>,
 }
 
 impl Map {
@@ -136,7 +139,7 @@ impl Map {
 
     /// A map of checked `values`.
     fn checked(name: &str, (from, to): (SetId, SetId), dim: usize, values: Vec<i32>) -> Map {
-        Map { name: name.to_string(), from, to, dim, values, distinct: std::sync::Mutex::new(Vec::new()) }
+        Map { name: name.to_string(), from, to, dim, values, distinct: std::sync::Mutex::new(Vec::new()), source: None }
     }
 
     /// Checks a map's dim, length and entries; its dim as a usize.
@@ -215,6 +218,67 @@ pub struct Dat {
     pub temp: bool,
     /// Freed by `op_free_dat_temp_char`: its data is gone and its handle is stale.
     pub freed: bool,
+    /// Where the rows came from, for a dat declared from an HDF5 file under MPI before
+    /// `op_partition` (which may then read them again instead of migrating them).
+    pub source: Option<FileSource>,
+}
+
+/// The file a dat's or map's declared block was read from (`op_decl_dat_hdf5`,
+/// `op_decl_map_hdf5`), and what the block held then: `op_partition` releases such a block
+/// and reads it again from the file only while both still match (a program may write through the dat's data
+/// pointer, or rewrite the file, in between).
+#[derive(Clone, Debug)]
+pub struct FileSource {
+    /// The file's absolute path and the dataset's name in it.
+    pub path: std::path::PathBuf,
+    pub dataset: String,
+    /// The file's identity when it was read: (device, inode, size, modification time in ns).
+    pub identity: (u64, u64, u64, i128),
+    /// A hash of the declared block's bytes as read (`block_hash`).
+    pub hash: u64,
+}
+
+impl FileSource {
+    /// The identity of the file at `path` now (None where it cannot be had).
+    pub fn identity_of(path: &std::path::Path) -> Option<(u64, u64, u64, i128)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(path).ok()?;
+            Some((m.dev(), m.ino(), m.size(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None
+        }
+    }
+
+    /// A hash of a map's block (its values' bytes, as `block_hash`).
+    pub fn values_hash(values: &[i32]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::hash::DefaultHasher::new();
+        for v in values {
+            h.write(&v.to_ne_bytes());
+        }
+        h.finish()
+    }
+
+    /// A hash of a block's bytes (SipHash: any change a program makes through the data pointer
+    /// changes it but by a 2^-64 chance; the same within a process, which is all it is used for).
+    pub fn block_hash(bytes: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = FileSource::hasher();
+        h.write(bytes);
+        h.finish()
+    }
+
+    /// The hasher of `block_hash`, for a block that comes in pieces: `write` of consecutive
+    /// pieces gives the hash of their concatenation (SipHash buffers a partial word; nothing
+    /// is added between writes).
+    pub fn hasher() -> std::hash::DefaultHasher {
+        std::hash::DefaultHasher::new()
+    }
 }
 
 impl Dat {
@@ -233,6 +297,7 @@ impl Dat {
             to_host: 0,
             temp: false,
             freed: false,
+            source: None,
         }
     }
 
@@ -382,6 +447,28 @@ pub fn identifiers(src: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// op_partition hashes a dat's block read again in pieces of any size and compares it with
+    /// the hash of the whole block taken at the declaration; a map's values hash as their
+    /// bytes; any changed byte changes the hash.
+    #[test]
+    fn block_hash_of_pieces_is_the_whole_blocks() {
+        use std::hash::Hasher;
+        let block: Vec<u8> = (0..10_007u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let whole = FileSource::block_hash(&block);
+        for piece in [1, 3, 7, 8, 64, 1000, 4096, 10_007] {
+            let mut h = FileSource::hasher();
+            block.chunks(piece).for_each(|c| h.write(c));
+            h.write(&[]);
+            assert_eq!(h.finish(), whole, "pieces of {piece} bytes");
+        }
+        let mut changed = block.clone();
+        changed[5000] ^= 1;
+        assert_ne!(FileSource::block_hash(&changed), whole);
+        let values = [3i32, -1, 70000, 0];
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(FileSource::values_hash(&values), FileSource::block_hash(&bytes));
+    }
 
     #[test]
     fn kernel_definition_detection() {

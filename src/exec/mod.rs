@@ -185,7 +185,7 @@ impl ParLoop {
             // An MPI program that never called op_partition runs on its declared blocks (a
             // collective call of its own, entered as such).
             ctx.comm.enter(&format!("op_par_loop '{name}' (its implicit op_partition BLOCK)"), Ok(()))?;
-            crate::mpi::dist::partition(ctx, "BLOCK", None, None, None, None)?;
+            crate::mpi::dist::partition(ctx, None, "BLOCK", None, None, None, None)?;
         }
         let bound = arg::bind(ctx, name, set, raw)
             .and_then(|(descs, bound)| ctx.diags_check_loop(name, set, &descs, &bound).map(|_| (descs, bound)));
@@ -639,7 +639,7 @@ pub(crate) fn bind_pointers<'d>(
                 let target = map.map_or(set, |m| maps[m.0 as usize].to);
                 if let Some(l) = comm.layout(target) {
                     // Under MPI: local index -> original global index.
-                    slots[2 * i] = l.gids.as_ptr() as *mut c_void;
+                    slots[2 * i] = l.gids.as_slice().as_ptr() as *mut c_void;
                 } else if let Some(o) = &sets[target.0 as usize].order {
                     slots[2 * i] = o.old_of_new.as_ptr() as *mut c_void;
                 }

@@ -33,8 +33,10 @@ pub use none::*;
 #[cfg(not(feature = "hdf5"))]
 mod none {
     use crate::context::Context;
+    use crate::core::FileSource;
     use crate::core::{DatId, ElemType, MapId, SetId};
     use crate::error::Result;
+    use crate::mpi::dist::Reread;
     use crate::mpi::Comm;
     use crate::op2_bail;
 
@@ -68,6 +70,12 @@ mod none {
     pub fn dump(_: &Context, _: &str, call: &str) -> Result<()> {
         unavailable(call)
     }
+    pub fn reread(_: &Comm, _: &Reread, _: &[u32], _: &mut [u8], call: &str) -> Result<()> {
+        unavailable(call)
+    }
+    pub fn reread_map(_: &Comm, _: &FileSource, _: usize, _: (usize, usize), call: &str) -> Result<Vec<i32>> {
+        unavailable(call)
+    }
 
     #[test]
     fn answers_a_named_error() {
@@ -83,8 +91,9 @@ pub(crate) mod imp {
     use crate::context::Context;
     use crate::context::Rows;
     use crate::core::buffer::AlignedBuf;
-    use crate::core::{DatId, ElemType, MapId, SetId};
+    use crate::core::{DatId, ElemType, FileSource, MapId, SetId};
     use crate::error::{Op2Error, Result};
+    use crate::mpi::dist::Reread;
     use crate::mpi::Comm;
     use crate::{op2_bail, op2_err};
     use hdf5::types::{FloatSize, IntSize, TypeDescriptor};
@@ -729,8 +738,75 @@ pub(crate) mod imp {
         let values = ctx.comm.agree(values)?;
         // decl_map agrees before it commits (an entry refused on any process declares nothing);
         // the rows read become the map's storage (no second copy)
-        ctx.decl_map_vec(from, to, dim as i32, values, name)
-            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))
+        let id = ctx
+            .decl_map_vec(from, to, dim as i32, values, name)
+            .map_err(|e| Op2Error::new(e.code, e.message.replacen("op_decl_map", call, 1)))?;
+        // Under MPI before op_partition: where the rows came from (as decl_dat's).
+        if ctx.comm.distributed() && !ctx.comm.partitioned && ctx.config.partition_reread {
+            let m = &mut ctx.maps[id.0 as usize];
+            m.source =
+                file_source(path, name, &[]).map(|s| FileSource { hash: FileSource::values_hash(&m.values), ..s });
+        }
+        Ok(id)
+    }
+
+    /// Where a block came from and a hash of what it held (`FileSource`); None when the path
+    /// cannot be made absolute (as UTF-8) or has no identity.
+    fn file_source(path: &str, name: &str, block: &[u8]) -> Option<FileSource> {
+        let abs = std::fs::canonicalize(path).ok().filter(|p| p.to_str().is_some())?;
+        let identity = FileSource::identity_of(&abs)?;
+        Some(FileSource { path: abs, dataset: name.to_string(), identity, hash: FileSource::block_hash(block) })
+    }
+
+    /// `op_partition`'s second read of a map it released while the partitioner ran
+    /// (`mpi::dist`): this process's declared block `[start, start + count)` of rows, as at the
+    /// declaration (entries of 64-bit files narrowed; they were range-checked then), checked
+    /// against the hash taken then (`FileSource::hash`: a file changed in between is an error).
+    /// Collective.
+    pub fn reread_map(
+        comm: &Comm,
+        src: &FileSource,
+        dim: usize,
+        (start, count): (usize, usize),
+        call: &str,
+    ) -> Result<Vec<i32>> {
+        let Some(path) = src.path.to_str() else {
+            op2_bail!(Internal, "{call}: the path of '{}' is not UTF-8", src.dataset)
+        };
+        let name = src.dataset.as_str();
+        let (f, _) = open_read(path, call, comm)?;
+        let ds = comm.agree(dataset(&f, name, path, call))?;
+        let wide = descriptor(&ds, name, path, call).map(|t| {
+            !matches!(
+                t,
+                TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
+                    | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2)
+            )
+        });
+        let wide = comm.agree(wide)?;
+        let coll = mpio(comm);
+        let what = format!("{call}: map '{name}' read again from '{path}'");
+        let values = (|| -> Result<Vec<i32>> {
+            let total = count * dim;
+            let v = if wide {
+                let mut w = crate::core::alloc::zeroed::<i64>(total, &what)?;
+                read_rows(&ds, start, count, dim, &mut w, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                let mut v = crate::core::alloc::with_capacity::<i32>(total, &what)?;
+                v.extend(w.into_iter().map(|x| x as i32));
+                v
+            } else {
+                let mut v = crate::core::alloc::zeroed::<i32>(total, &what)?;
+                read_rows(&ds, start, count, dim, &mut v, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                v
+            };
+            if FileSource::values_hash(&v) != src.hash {
+                op2_bail!(FileFormat, "{what}: its rows are not those read at its declaration (the file changed)");
+            }
+            Ok(v)
+        })();
+        comm.agree(values)
     }
 
     /// `op_decl_dat_hdf5`: a `[set.size][dim]` dataset whose type converts to `ty` without loss.
@@ -786,7 +862,67 @@ pub(crate) mod imp {
         drop(f);
         let data = ctx.comm.agree(data)?;
         // decl_dat_buf agrees before it commits
-        ctx.decl_dat_buf(set, dim as i32, ty, data, name, call)
+        let id = ctx.decl_dat_buf(set, dim as i32, ty, data, name, call)?;
+        // Under MPI before op_partition: where the block came from and what it held, so that
+        // op_partition can read it again into the new layout instead of moving it (it checks
+        // both first). A path that cannot be made absolute or has no identity: moved as usual.
+        if ctx.comm.distributed() && !ctx.comm.partitioned && ctx.config.partition_reread {
+            let d = &mut ctx.dats[id.0 as usize];
+            d.source = file_source(path, name, d.data.as_slice());
+        }
+        Ok(id)
+    }
+
+    /// The bytes a process reads of a piece of its block in one round of `reread`, over the
+    /// number of processes (each may receive a piece's worth from every home in a round).
+    const REREAD_PIECE_BYTES: usize = 4 << 20;
+
+    /// `op_partition`'s second read of a dat it released at its entry (`mpi::dist`): the rows
+    /// `wanted` (global indices of the dat's set: its new layout) of the dataset into `out`.
+    /// Each process reads again the rows it read at the declaration, its declared block, in
+    /// pieces of `REREAD_PIECE_BYTES / P`, each home sending each row of its piece to whoever
+    /// wants it (`distpart::fetch_rows_from_pieces`): bounded memory whatever the dat's size.
+    /// The values are the declaration's, read the same way (memory type, conversion). Collective.
+    pub fn reread(comm: &Comm, r: &Reread, wanted: &[u32], out: &mut [u8], call: &str) -> Result<()> {
+        let Some(path) = r.source.path.to_str() else {
+            op2_bail!(Internal, "{call}: the path of '{}' is not UTF-8", r.source.dataset)
+        };
+        let name = r.source.dataset.as_str();
+        let (f, _) = open_read(path, call, comm)?;
+        let ds = comm.agree(dataset(&f, name, path, call))?;
+        let mem = comm.agree(mem_type(r.ty).map_err(|e| h5err(call, path, "memory type", e)))?;
+        let first = r.offsets[comm.rank() as usize];
+        let eb = r.dim * r.ty.size();
+        let piece_rows = (REREAD_PIECE_BYTES / (comm.size().max(1) as usize) / eb.max(1)).max(1);
+        let coll = mpio(comm);
+        let dim = r.dim;
+        // The pieces of this process's block, hashed as they come: the block read again must
+        // be the block read at the declaration (a file rewritten in between with its size and
+        // time kept is caught here, after the fact but before any value is used).
+        let mut hash = FileSource::hasher();
+        crate::mpi::distpart::fetch_rows_from_pieces(
+            comm,
+            r.offsets,
+            eb,
+            wanted,
+            out,
+            piece_rows,
+            &mut |lo, hi, buf| {
+                transfer(&ds, &mem, (first + lo, hi - lo, dim), buf.as_mut_ptr(), false, coll)
+                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
+                std::hash::Hasher::write(&mut hash, buf);
+                Ok(())
+            },
+        )?;
+        let same = if std::hash::Hasher::finish(&hash) == r.source.hash {
+            Ok(())
+        } else {
+            Err(op2_err!(
+                FileFormat,
+                "{call}: dat '{name}' read again from '{path}': its rows are not those read at its declaration (the file changed)"
+            ))
+        };
+        comm.agree(same)
     }
 
     /// Reads rows `[start, start + count)` of a dat-shaped dataset as `ty` into a new aligned
@@ -806,18 +942,7 @@ pub(crate) mod imp {
         let Some(mut buf) = AlignedBuf::zeroed(bytes) else {
             return Err(crate::core::alloc::oom(&format!("{call} '{name}' (reading '{path}')"), bytes));
         };
-        let mem = match ty {
-            ElemType::Double => Datatype::from_type::<f64>(),
-            ElemType::Float => Datatype::from_type::<f32>(),
-            ElemType::Int => Datatype::from_type::<i32>(),
-            ElemType::Uint => Datatype::from_type::<u32>(),
-            ElemType::Ll => Datatype::from_type::<i64>(),
-            ElemType::Ull => Datatype::from_type::<u64>(),
-            // through the bool type (the file's enum converts to it) into plain bytes, each
-            // checked below before anything reads it as a bool
-            ElemType::Bool => Datatype::from_type::<bool>(),
-        }
-        .map_err(|e| h5err(call, path, "memory type", e))?;
+        let mem = mem_type(ty).map_err(|e| h5err(call, path, "memory type", e))?;
         transfer(ds, &mem, (start, count, cols), buf.as_mut_ptr(), false, collective)
             .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
         if matches!(ty, ElemType::Bool) {
@@ -834,6 +959,21 @@ pub(crate) mod imp {
             }
         }
         Ok(buf)
+    }
+
+    /// The memory type a dat of `ty` is read as.
+    fn mem_type(ty: ElemType) -> hdf5::Result<Datatype> {
+        match ty {
+            ElemType::Double => Datatype::from_type::<f64>(),
+            ElemType::Float => Datatype::from_type::<f32>(),
+            ElemType::Int => Datatype::from_type::<i32>(),
+            ElemType::Uint => Datatype::from_type::<u32>(),
+            ElemType::Ll => Datatype::from_type::<i64>(),
+            ElemType::Ull => Datatype::from_type::<u64>(),
+            // through the bool type (the file's enum converts to it) into plain bytes, each
+            // checked by read_buf before anything reads it as a bool
+            ElemType::Bool => Datatype::from_type::<bool>(),
+        }
     }
 
     /// An integer attribute holding exactly one value (scalar or one-element dataspace, an

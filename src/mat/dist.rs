@@ -122,7 +122,8 @@ mod tests {
     #[test]
     fn one_process() {
         let comm = Comm::default();
-        let l = SetLayout { owned: 3, core: 3, gids: vec![0, 1, 2], ..Default::default() };
+        let l =
+            SetLayout { owned: 3, core: 3, gids: crate::mpi::layout::Gids::new(vec![0, 1, 2]), ..Default::default() };
         let (g, first) = partition_numbers(&comm, &l).unwrap();
         assert_eq!((g, first), (vec![0, 1, 2], 0));
         let mut v = [2.5, -1.0];

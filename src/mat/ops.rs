@@ -193,7 +193,7 @@ impl Context {
             self.comm.enter(call, Ok(()))?;
         }
         if !self.comm.partitioned {
-            crate::mpi::dist::partition(self, "BLOCK", None, None, None, None)?;
+            crate::mpi::dist::partition(self, None, "BLOCK", None, None, None, None)?;
         }
         Ok(())
     }
@@ -292,7 +292,7 @@ impl Context {
             op2_bail!(Internal, "{CALL}: set '{}' has no layout after op_partition", self.sets[row_set.0 as usize].name)
         };
         let local_of: std::collections::HashMap<u32, usize> =
-            l.gids[..l.owned].iter().enumerate().map(|(i, &g)| (g, i)).collect();
+            l.gids.range(0, l.owned).enumerate().map(|(i, g)| (g, i)).collect();
         let mut storage = Vec::new();
         // Every process checks every list, so all fail alike (and none waits on another).
         for (q, b) in all.iter().enumerate() {
@@ -349,11 +349,11 @@ impl Context {
         let mut mine: Vec<u8> = Vec::new();
         let mut row: Vec<(i32, usize)> = Vec::new();
         for r in 0..p.nrows {
-            let g = rl.gids[r / rdim] as usize * rdim + r % rdim;
+            let g = rl.gids.get(r / rdim) as usize * rdim + r % rdim;
             row.clear();
             row.extend((p.rowptr[r]..p.rowptr[r + 1]).map(|k| {
                 let c = p.colidx[k] as usize;
-                ((cl.gids[c / cdim] as usize * cdim + c % cdim) as i32, k)
+                ((cl.gids.get(c / cdim) as usize * cdim + c % cdim) as i32, k)
             }));
             row.sort_unstable();
             mine.extend_from_slice(&(g as u32).to_ne_bytes());

@@ -15,7 +15,7 @@ use super::partition::{self, Method};
 use crate::context::Context;
 use crate::core::alloc;
 use crate::core::buffer::AlignedBuf;
-use crate::core::{DatId, ElemType, MapId, SetId};
+use crate::core::{DatId, ElemType, FileSource, MapId, SetId};
 use crate::error::Result;
 use crate::op2_bail;
 
@@ -142,8 +142,11 @@ fn parmetis_loads(_: bool) -> Result<()> {
 }
 
 /// `op_partition`. Collective. Without MPI (one process) it only validates its arguments.
+/// `reader` reads again the dats declared from files (`Dat::source`), released meanwhile
+/// (None: every dat migrates; the implicit BLOCK partition of a first loop or matrix).
 pub fn partition(
     ctx: &mut Context,
+    reader: Option<Readers>,
     lib: &str,
     routine: Option<&str>,
     prime_set: Option<SetId>,
@@ -191,15 +194,226 @@ pub fn partition(
     let mu = me as usize;
     let nsets = ctx.sets.len();
     let offsets: Vec<Vec<usize>> = (0..nsets).map(|s| ctx.comm.sets[s].offsets.clone()).collect();
-    // Every map's rows of this process's declared block (global targets): nothing is gathered.
-    let dmaps: Vec<DMap> = ctx
-        .maps
-        .iter()
-        .map(|m| {
-            let n = offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu];
-            DMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: &m.values[..n * m.dim] }
-        })
-        .collect();
+    // The dats declared from HDF5 that still hold what was read go now (the coordinates once
+    // the parts are known) and are read again into their new layout at the end: the
+    // partitioner's working memory, the layouts and the maps' migration then never stack on the
+    // mesh's data (#36).
+    // So do the maps declared from HDF5, unchanged, while the partitioner runs (k-way's prime
+    // map once its graph is built): they are read again, as they were, before the layouts.
+    let (reread, remaps) = match reader {
+        Some(_) => rereadable(ctx, &offsets)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    for r in reread.iter().filter(|r| Some(DatId(r.dat as u32)) != coords) {
+        ctx.dats[r.dat].data = AlignedBuf::default();
+    }
+    let graph_map = prime_map.filter(|_| matches!(method, Method::Kway | Method::ParKway { .. }));
+    for &i in remaps.iter().filter(|&&i| Some(MapId(i as u32)) != graph_map) {
+        ctx.maps[i].values = Vec::new();
+    }
+    // What the process holds once they are gone (the partitioner's memory stacks on that).
+    let rss_released = if diags >= 1 && !(reread.is_empty() && remaps.is_empty()) {
+        distpart::trim_heap();
+        proc_status_kib("VmRSS")
+    } else {
+        None
+    };
+    let migrated = migrate(
+        ctx,
+        method,
+        (prime_set, prime_map, coords),
+        &offsets,
+        (&reread, &remaps, reader.unwrap_or(NO_READERS)),
+        &mut mark,
+    );
+    let layouts = match migrated {
+        Ok(l) => l,
+        Err(mut e) => {
+            // Never a dat or map shorter than its set: those still released (not read again
+            // yet) hold zeros, of their declared block's size (said so).
+            let mut lost = Vec::new();
+            for r in &reread {
+                let dv = &mut ctx.dats[r.dat];
+                let want = (offsets[dv.set.0 as usize][mu + 1] - offsets[dv.set.0 as usize][mu]) * dv.elem_bytes();
+                if dv.data.is_empty() && want > 0 {
+                    dv.data = AlignedBuf::zeroed(want).unwrap_or_default();
+                    lost.push(dv.name.clone());
+                }
+            }
+            for &i in &remaps {
+                let m = &mut ctx.maps[i];
+                let want = (offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu]) * m.dim;
+                if m.values.is_empty() && want > 0 {
+                    m.values = vec![0; want];
+                    lost.push(m.name.clone());
+                }
+            }
+            if !lost.is_empty() {
+                e.message.push_str(&format!(
+                    " (the dats and maps released to be read again from their HDF5 files now hold zeros: {})",
+                    lost.join(", ")
+                ));
+            }
+            return Err(e);
+        }
+    };
+    for (s, mut l) in layouts.into_iter().enumerate() {
+        // Kept for the whole run: as runs of consecutive indices where that is smaller.
+        l.gids.compact();
+        let set = &mut ctx.sets[s];
+        set.size = l.owned;
+        set.core_end = l.core;
+        set.exec_end = l.owned + l.exec;
+        set.total = l.total();
+        ctx.comm.sets[s].layout = Some(l);
+    }
+    // The flat tables compact() let go of, back to the system.
+    distpart::trim_heap();
+    ctx.dats.iter_mut().for_each(|d| d.source = None);
+    ctx.maps.iter_mut().for_each(|m| m.source = None);
+    ctx.comm.partitioned = true;
+    ctx.comm.partition_epoch += 1;
+    // Halo buffers were sized for the old layouts.
+    #[cfg(feature = "mpi")]
+    ctx.comm.halo_bufs.clear();
+    ctx.mats_after_renumber()?;
+    if ctx.config.diags >= 1 {
+        let mut line = format!(
+            "op2: op_partition {lib}{} on {nranks} processes in {:.3} s; process {me}:",
+            routine.map(|r| format!(" {r}")).unwrap_or_default(),
+            t.elapsed().as_secs_f64()
+        );
+        for (s, set) in ctx.sets.iter().enumerate() {
+            let l = ctx.comm.sets[s].layout.as_ref();
+            line.push_str(&format!(
+                " {} {} owned ({} core) +{} exec +{} nonexec;",
+                set.name,
+                set.size,
+                set.core_end,
+                l.map_or(0, |l| l.exec),
+                l.map_or(0, |l| l.nonexec)
+            ));
+        }
+        if !reread.is_empty() {
+            let names: Vec<&str> = reread.iter().map(|r| ctx.dats[r.dat].name.as_str()).collect();
+            line.push_str(&format!(" read again from HDF5: {};", names.join(", ")));
+        }
+        if !remaps.is_empty() {
+            let names: Vec<&str> = remaps.iter().map(|&i| ctx.maps[i].name.as_str()).collect();
+            line.push_str(&format!(" maps released while partitioning: {};", names.join(", ")));
+        }
+        if let Some(r) = rss_released {
+            line.push_str(&format!(" rss {r} KiB once they were released;"));
+        }
+        let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
+        if let (Some(entry), Some(peak)) = (rss_entry, peak) {
+            line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
+            if ctx.config.diags >= 2 {
+                let each: Vec<String> =
+                    phases.iter().map(|(n, k)| format!("{n} +{}", k.saturating_sub(entry))).collect();
+                line.push_str(&format!(" (peak per phase, KiB: {})", each.join(", ")));
+            }
+        }
+        line.push('\n');
+        crate::core::output::print_after_c_stdio(&line);
+    }
+    Ok(())
+}
+
+/// What a dat released by `op_partition` needs to be read again: where its rows are, its
+/// shape, and the declared blocks of its set (the rows each process read at the declaration).
+pub struct Reread<'a> {
+    pub source: &'a FileSource,
+    pub ty: ElemType,
+    pub dim: usize,
+    pub offsets: &'a [usize],
+}
+
+/// The file format's readers (`io::hdf5`, above this layer) of what `op_partition` released.
+/// Both collective.
+#[derive(Clone, Copy)]
+pub struct Readers {
+    pub dat: DatReader,
+    pub map: MapReader,
+}
+
+/// Reads a released dat's rows (global indices, the new layout's) into a buffer.
+pub type DatReader = fn(&super::Comm, &Reread, &[u32], &mut [u8], &str) -> Result<()>;
+
+/// Reads a released map's declared block (dim, (first row, rows)), checked against its hash.
+pub type MapReader = fn(&super::Comm, &FileSource, usize, (usize, usize), &str) -> Result<Vec<i32>>;
+
+/// The readers of a partition that releases nothing.
+const NO_READERS: Readers = Readers {
+    dat: |_, _, _, _, call| op2_bail!(Internal, "{call}: a dat was released to be read again without a reader"),
+    map: |_, _, _, _, call| op2_bail!(Internal, "{call}: a map was released to be read again without a reader"),
+};
+
+/// A dat `op_partition` releases at its entry and reads again from its file at the end.
+struct Released {
+    dat: usize,
+    /// Whether any process's block holds a byte other than zero (else nothing is read: its
+    /// new buffer stays zero pages, as a dat declared without data).
+    nonzero: bool,
+}
+
+/// The dats to read again instead of migrating (`OP2_PARTITION_REREAD`, on by default): those
+/// declared from HDF5 (`Dat::source`) whose declared block, on every process, still hashes as
+/// it did when read and whose file has the same identity (device, inode, size, modification
+/// time): a program may write through a dat's data pointer, or rewrite the file, in between.
+/// The others (declared from arrays, changed, on a device) migrate. Collective (one sum).
+/// Also the maps declared from HDF5 whose block still hashes the same, from the same file.
+fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<(Vec<Released>, Vec<usize>)> {
+    let n = ctx.dats.len();
+    let mu = ctx.comm.rank() as usize;
+    // Per dat: processes where it cannot be read again, processes where it is not all zero;
+    // per map: processes where it cannot.
+    let mut v = vec![0u64; 2 * n + ctx.maps.len()];
+    for (i, m) in ctx.maps.iter().enumerate() {
+        let s = m.from.0 as usize;
+        let same = ctx.config.partition_reread
+            && m.values.len() == (offsets[s][mu + 1] - offsets[s][mu]) * m.dim
+            && m.source.as_ref().is_some_and(|src| {
+                FileSource::identity_of(&src.path) == Some(src.identity)
+                    && FileSource::values_hash(&m.values) == src.hash
+            });
+        v[2 * n + i] = u64::from(!same);
+    }
+    for (d, dv) in ctx.dats.iter().enumerate() {
+        let s = dv.set.0 as usize;
+        let bytes = (offsets[s][mu + 1] - offsets[s][mu]) * dv.elem_bytes();
+        let same = ctx.config.partition_reread
+            && !dv.freed
+            && dv.to_device == 0
+            && dv.data.len() == bytes
+            && dv.source.as_ref().is_some_and(|src| {
+                FileSource::identity_of(&src.path) == Some(src.identity)
+                    && FileSource::block_hash(dv.data.as_slice()) == src.hash
+            });
+        v[d] = u64::from(!same);
+        v[n + d] = u64::from(same && dv.data.as_slice().iter().any(|&b| b != 0));
+    }
+    Coll::sum_u64(&ctx.comm, &mut v)?;
+    let dats = (0..n).filter(|&d| v[d] == 0).map(|d| Released { dat: d, nonzero: v[n + d] > 0 }).collect();
+    Ok((dats, (0..ctx.maps.len()).filter(|&i| v[2 * n + i] == 0).collect()))
+}
+
+/// `op_partition`'s work after its checks: the parts, the layouts, the maps' and dats'
+/// migration, and the dats of `reread` (released, the coordinates still held) read again into
+/// the new layout. Returns the layouts (the sets still have their declared sizes). Collective.
+fn migrate(
+    ctx: &mut Context,
+    method: Method,
+    (prime_set, prime_map, coords): (Option<SetId>, Option<MapId>, Option<DatId>),
+    offsets: &[Vec<usize>],
+    (reread, remaps, readers): (&[Released], &[usize], Readers),
+    mark: &mut dyn FnMut(&'static str),
+) -> Result<Vec<super::layout::SetLayout>> {
+    const CALL: &str = "op_partition";
+    let nranks = ctx.comm.size() as usize;
+    let me = ctx.comm.rank();
+    let mu = me as usize;
+    let nsets = ctx.sets.len();
     let block_len = |s: usize| offsets[s][mu + 1] - offsets[s][mu];
     let coll: &dyn Coll = &ctx.comm;
     let mut parts: Vec<Option<Vec<i32>>> = vec![None; nsets];
@@ -227,9 +441,18 @@ pub fn partition(
         }
         Method::Kway | Method::ParKway { .. } => {
             let m = prime_map.ok_or_else(|| crate::op2_err!(BadConfig, "{CALL}: no prime_map"))?;
-            let g = &dmaps[m.0 as usize];
-            let (xadj, adjncy) = distpart::graph(coll, &offsets[g.to], g)?;
+            let pm = &ctx.maps[m.0 as usize];
+            let (from, to) = (pm.from.0 as usize, pm.to.0 as usize);
+            let g = DMap { from, to, dim: pm.dim, values: &pm.values[..block_len(from) * pm.dim] };
+            let (xadj, adjncy) = distpart::graph(coll, &offsets[to], &g)?;
+            // The graph is all the partitioner needs of the map: it goes too if it is to be
+            // read again.
+            if remaps.contains(&(m.0 as usize)) {
+                ctx.maps[m.0 as usize].values = Vec::new();
+            }
             mark("graph");
+            let g = DMap { from, to, dim: 0, values: &[] };
+            let coll: &dyn Coll = &ctx.comm;
             parts[g.to] = Some(match (method, coords) {
                 (Method::Kway, _) => {
                     metis_gathered(coll, &offsets[g.to], &xadj, &adjncy, &ctx.maps[m.0 as usize].name)?
@@ -247,10 +470,37 @@ pub fn partition(
             });
         }
     }
+    // The coordinates, needed until now, go too when they are to be read again.
+    if let Some(c) = coords.filter(|c| reread.iter().any(|r| r.dat == c.0 as usize)) {
+        ctx.dats[c.0 as usize].data = AlignedBuf::default();
+    }
     mark("prime parts");
-    distpart::derive(coll, &offsets, &dmaps, &mut parts)?;
+    // The maps released, read again as they were (each process its declared block).
+    for &i in remaps {
+        let m = &ctx.maps[i];
+        let Some(source) = m.source.as_ref() else {
+            op2_bail!(Internal, "{CALL}: map '{}' was released without the file it came from", m.name)
+        };
+        let s = m.from.0 as usize;
+        let v = (readers.map)(&ctx.comm, source, m.dim, (offsets[s][mu], block_len(s)), CALL)?;
+        ctx.maps[i].values = v;
+    }
+    if !remaps.is_empty() {
+        mark("maps read again");
+    }
+    // Every map's rows of this process's declared block (global targets): nothing is gathered.
+    let dmaps: Vec<DMap> = ctx
+        .maps
+        .iter()
+        .map(|m| {
+            let n = block_len(m.from.0 as usize);
+            DMap { from: m.from.0 as usize, to: m.to.0 as usize, dim: m.dim, values: &m.values[..n * m.dim] }
+        })
+        .collect();
+    let coll: &dyn Coll = &ctx.comm;
+    distpart::derive(coll, offsets, &dmaps, &mut parts)?;
     let parts: Vec<Vec<i32>> = parts.into_iter().map(|p| p.unwrap_or_default()).collect();
-    let layouts = distpart::layouts(coll, &offsets, &dmaps, &parts)?;
+    let layouts = distpart::layouts(coll, offsets, &dmaps, &parts)?;
     drop(parts);
     let shapes: Vec<(usize, usize, usize)> = dmaps.iter().map(|g| (g.from, g.to, g.dim)).collect();
     drop(dmaps);
@@ -273,7 +523,7 @@ pub fn partition(
     }
     mark("maps");
     for d in 0..ctx.dats.len() {
-        if ctx.dats[d].freed {
+        if ctx.dats[d].freed || reread.iter().any(|r| r.dat == d) {
             continue;
         }
         // Each process fetches the rows of its layout from their homes.
@@ -301,7 +551,7 @@ pub fn partition(
                 &offsets[s],
                 &dv.data.as_slice()[..block_len(s) * eb],
                 eb,
-                &l.gids,
+                l.gids.as_slice(),
                 buf.as_mut_slice(),
             )?;
         }
@@ -312,50 +562,39 @@ pub fn partition(
         distpart::trim_heap();
     }
     mark("dats");
-    for (s, l) in layouts.into_iter().enumerate() {
-        let set = &mut ctx.sets[s];
-        set.size = l.owned;
-        set.core_end = l.core;
-        set.exec_end = l.owned + l.exec;
-        set.total = l.total();
-        ctx.comm.sets[s].layout = Some(l);
-    }
-    ctx.comm.partitioned = true;
-    ctx.comm.partition_epoch += 1;
-    // Halo buffers were sized for the old layouts.
-    #[cfg(feature = "mpi")]
-    ctx.comm.halo_bufs.clear();
-    ctx.mats_after_renumber()?;
-    if ctx.config.diags >= 1 {
-        let mut line = format!(
-            "op2: op_partition {lib}{} on {nranks} processes in {:.3} s; process {me}:",
-            routine.map(|r| format!(" {r}")).unwrap_or_default(),
-            t.elapsed().as_secs_f64()
-        );
-        for (s, set) in ctx.sets.iter().enumerate() {
-            let l = ctx.comm.sets[s].layout.as_ref();
-            line.push_str(&format!(
-                " {} {} owned ({} core) +{} exec +{} nonexec;",
-                set.name,
-                set.size,
-                set.core_end,
-                l.map_or(0, |l| l.exec),
-                l.map_or(0, |l| l.nonexec)
-            ));
+    // The dats released at the entry, read again from their files straight into the new
+    // layout (the rows every process holds now: owned, exec and non-exec halo alike), in
+    // pieces: the values are the declaration's, as migration would have brought them.
+    for r in reread {
+        let dv = &ctx.dats[r.dat];
+        let (s, eb) = (dv.set.0 as usize, dv.elem_bytes());
+        let l = &layouts[s];
+        let buf = AlignedBuf::zeroed(l.total() * eb).ok_or_else(|| {
+            crate::op2_err!(
+                OutOfMemory,
+                "{CALL}: cannot allocate {} rows of dat '{}' (its new layout, to read it again from its file)",
+                l.total(),
+                dv.name
+            )
+        });
+        let mut buf = ctx.comm.local(buf)?;
+        if r.nonzero {
+            let Some(source) = dv.source.as_ref() else {
+                op2_bail!(Internal, "{CALL}: dat '{}' was released without the file it came from", dv.name)
+            };
+            let rr = Reread { source, ty: dv.ty, dim: dv.dim, offsets: &offsets[s] };
+            (readers.dat)(&ctx.comm, &rr, l.gids.as_slice(), buf.as_mut_slice(), CALL)?;
         }
-        let peak = phases.iter().map(|p| p.1).max().into_iter().chain(proc_status_kib("VmHWM")).max();
-        if let (Some(entry), Some(peak)) = (rss_entry, peak) {
-            line.push_str(&format!(" memory: rss {entry} KiB at entry, peak +{} KiB", peak.saturating_sub(entry)));
-            if ctx.config.diags >= 2 {
-                let each: Vec<String> =
-                    phases.iter().map(|(n, k)| format!("{n} +{}", k.saturating_sub(entry))).collect();
-                line.push_str(&format!(" (peak per phase, KiB: {})", each.join(", ")));
-            }
-        }
-        line.push('\n');
-        crate::core::output::print_after_c_stdio(&line);
+        let dv = &mut ctx.dats[r.dat];
+        dv.data = buf;
+        dv.halo_dirty = false;
+        dv.residency = crate::core::residency::Residency::Host;
+        distpart::trim_heap();
     }
-    Ok(())
+    if !reread.is_empty() {
+        mark("read again");
+    }
+    Ok(layouts)
 }
 
 /// A `kB` field of /proc/self/status (VmRSS, VmHWM), in KiB; None where there is no procfs.
@@ -519,22 +758,22 @@ pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8]
     };
     let sd = &ctx.comm.sets[set.0 as usize];
     let np = ctx.comm.size() as usize;
-    let gids = &l.gids[..l.owned];
+    let (gids, nown) = (&l.gids, l.owned);
     // Round r sends owned rows [r * per, (r + 1) * per), each to the process whose declared
     // block holds it, as (original index, row).
     let per = (BLOCK_ROUND_BYTES / eb.max(1)).max(1);
     let rec = 4 + eb;
-    let mut rounds = [gids.len().div_ceil(per) as f64];
+    let mut rounds = [nown.div_ceil(per) as f64];
     Coll::min_max_f64(&ctx.comm, &mut rounds, true)?;
-    let window = per.min(gids.len());
+    let window = per.min(nown);
     let bufs = alloc::with_capacity::<u32>(window, "declared block: a round's destinations")
         .and_then(|h| Ok((h, alloc::zeroed::<u32>(window, "declared block: a round's order")?)));
     let (mut home, mut order) = ctx.comm.local(bufs)?;
     let mut got = 0usize;
     for r in 0..rounds[0] as usize {
-        let (lo, hi) = ((r * per).min(gids.len()), ((r + 1) * per).min(gids.len()));
+        let (lo, hi) = ((r * per).min(nown), ((r + 1) * per).min(nown));
         home.clear();
-        home.extend(gids[lo..hi].iter().map(|&g| distpart::home(&sd.offsets, g as usize) as u32));
+        home.extend(gids.range(lo, hi).map(|g| distpart::home(&sd.offsets, g as usize) as u32));
         // The window's rows in destination order (a counting sort, stable).
         let mut at = vec![0usize; np + 1];
         for &q in &home {
@@ -551,7 +790,7 @@ pub fn to_declared_block_into(ctx: &Context, set: SetId, eb: usize, owned: &[u8]
         let (rbuf, _) = ctx.comm.all_to_all_fill(&counts, |sbuf| {
             for &k in &order[..home.len()] {
                 let i = lo + k as usize;
-                sbuf.extend_from_slice(&gids[i].to_ne_bytes());
+                sbuf.extend_from_slice(&gids.get(i).to_ne_bytes());
                 sbuf.extend_from_slice(&owned[i * eb..(i + 1) * eb]);
             }
         })?;
@@ -584,7 +823,9 @@ pub fn dat_block(ctx: &Context, d: DatId) -> Result<Vec<u8>> {
 pub fn map_block(ctx: &Context, m: MapId) -> Result<Vec<i32>> {
     let map = &ctx.maps[m.0 as usize];
     let rows: Vec<i32> = match (ctx.comm.layout(map.from), ctx.comm.layout(map.to)) {
-        (Some(lf), Some(lt)) => map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids[t as usize] as i32).collect(),
+        (Some(lf), Some(lt)) => {
+            map.values[..lf.owned * map.dim].iter().map(|&t| lt.gids.get(t as usize) as i32).collect()
+        }
         _ => map.values.clone(),
     };
     let out = to_declared_block(ctx, map.from, map.dim * 4, &to_bytes(&rows))?;
@@ -721,13 +962,13 @@ pub fn global_index_map(ctx: &mut Context, set: SetId, map: Option<MapId>) -> Re
     let rows = ctx.sets[set.0 as usize].exec_end;
     let values: Vec<i32> = match map {
         None => match ctx.comm.layout(set) {
-            Some(l) => l.gids[..rows].iter().map(|&g| g as i32).collect(),
+            Some(l) => l.gids.range(0, rows).map(|g| g as i32).collect(),
             None => (0..rows as i32).collect(),
         },
         Some(m) => {
             let mp = &ctx.maps[m.0 as usize];
             match ctx.comm.layout(mp.to) {
-                Some(l) => mp.values.iter().map(|&t| l.gids[t as usize] as i32).collect(),
+                Some(l) => mp.values.iter().map(|&t| l.gids.get(t as usize) as i32).collect(),
                 None => mp.values.clone(),
             }
         }
@@ -755,7 +996,13 @@ pub fn set_from_block(ctx: &mut Context, d: DatId, block: &[u8]) -> Result<()> {
     let name = &ctx.dats[d.0 as usize].name;
     let n = declared_size(ctx, set);
     // Each process fetches its local rows from the blocks that hold them (no whole dat).
-    let rows = distpart::fetch_rows(&ctx.comm, &ctx.comm.sets[set.0 as usize].offsets, &block[..n * eb], eb, &l.gids)?;
+    let rows = distpart::fetch_rows(
+        &ctx.comm,
+        &ctx.comm.sets[set.0 as usize].offsets,
+        &block[..n * eb],
+        eb,
+        &l.gids.to_vec(),
+    )?;
     let Some(buf) = AlignedBuf::from_slice(&rows) else {
         op2_bail!(OutOfMemory, "checkpoint: cannot allocate {} rows of dat '{name}'", l.total());
     };

@@ -19,7 +19,7 @@
 //! Memory per process: its blocks, its share of the new layout, and messages of the size of
 //! what it exchanges with its neighbours (O(N/P) plus halos for a mesh partitioned well).
 
-use super::layout::SetLayout;
+use super::layout::{Gids, SetLayout};
 use super::partition::{next_derivation, row_modes};
 use crate::core::alloc;
 use crate::error::Result;
@@ -342,7 +342,65 @@ pub fn fetch_rows_into(
     for r in 0..rounds[0] as usize {
         let lo = (r * per).min(wanted.len());
         let hi = ((r + 1) * per).min(wanted.len());
-        fetch_round(c, offsets, block, eb, &wanted[lo..hi], &mut out[lo * eb..hi * eb])?;
+        let first = offsets[c.rank()];
+        fetch_round(c, offsets, (block, first), eb, &wanted[lo..hi], &mut out[lo * eb..hi * eb])?;
+    }
+    Ok(())
+}
+
+/// Reads rows `[lo, hi)` of this process's block into a buffer (`fetch_rows_from_pieces`).
+pub type ReadPiece<'a> = dyn FnMut(usize, usize, &mut [u8]) -> Result<()> + 'a;
+
+/// `fetch_rows_into` from homes that do not hold their blocks but read them piece by piece:
+/// `read(lo, hi, buf)` fills `buf` with rows `[lo, hi)` of this process's block (a file read).
+/// In round r every home reads rows `[r R, (r + 1) R)` of its block, R = `piece_rows`, and
+/// every process asks each home for the rows it wants of that piece, so a process holds one
+/// piece, its answers to the others and the rows it receives (at most P pieces' worth, R x P x
+/// `eb` bytes: the caller sizes R for that). Every process calls `read` in every round, the
+/// same number of rounds (the most any block needs), with `lo == hi` past its block's end (a
+/// collective read takes part with nothing). Collective.
+pub fn fetch_rows_from_pieces(
+    c: &dyn Coll,
+    offsets: &[usize],
+    eb: usize,
+    wanted: &[u32],
+    out: &mut [u8],
+    piece_rows: usize,
+    read: &mut ReadPiece,
+) -> Result<()> {
+    if out.len() != wanted.len() * eb {
+        op2_bail!(Internal, "op_partition: {} bytes of room for {} rows of {eb}", out.len(), wanted.len());
+    }
+    let me = c.rank();
+    let r_rows = piece_rows.max(1);
+    let mine = offsets[me + 1] - offsets[me];
+    let mut rounds = [mine.div_ceil(r_rows) as f64];
+    c.min_max_f64(&mut rounds, true)?;
+    let mut piece =
+        local(c, alloc::zeroed::<u8>(r_rows.min(mine) * eb, "op_partition: a piece of a block read again"))?;
+    let mut sub: Vec<u32> = Vec::new();
+    let mut at: Vec<u32> = Vec::new();
+    for r in 0..rounds[0] as usize {
+        let lo = (r * r_rows).min(mine);
+        let hi = ((r + 1) * r_rows).min(mine);
+        let got = read(lo, hi, &mut piece[..(hi - lo) * eb]);
+        local(c, got)?;
+        // The rows wanted of every home's piece r, and where they go.
+        sub.clear();
+        at.clear();
+        for (i, &g) in wanted.iter().enumerate() {
+            let q = home(offsets, g as usize);
+            if (g as usize - offsets[q]) / r_rows == r {
+                sub.push(g);
+                at.push(i as u32);
+            }
+        }
+        let mut rows = local(c, alloc::zeroed::<u8>(sub.len() * eb, "op_partition: rows read again"))?;
+        fetch_round(c, offsets, (&piece[..(hi - lo) * eb], offsets[me] + lo), eb, &sub, &mut rows)?;
+        for (k, row) in rows.chunks_exact(eb.max(1)).enumerate() {
+            let i = at[k] as usize;
+            out[i * eb..(i + 1) * eb].copy_from_slice(row);
+        }
     }
     Ok(())
 }
@@ -350,7 +408,17 @@ pub fn fetch_rows_into(
 /// The most bytes of rows a process asks for in one round of `fetch_rows_into`.
 pub const FETCH_ROUND_BYTES: usize = 4 << 20;
 
-fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted: &[u32], out: &mut [u8]) -> Result<()> {
+/// One round of a fetch: rows `wanted` from their homes, each home serving from `piece` (rows
+/// of its block from global index `piece.1` on), written to `out` (`wanted.len()` rows).
+fn fetch_round(
+    c: &dyn Coll,
+    offsets: &[usize],
+    piece: (&[u8], usize),
+    eb: usize,
+    wanted: &[u32],
+    out: &mut [u8],
+) -> Result<()> {
+    let (block, first) = piece;
     let p = c.size();
     let mut ask: Vec<Vec<u32>> = vec![Vec::new(); p];
     let mut at: Vec<Vec<u32>> = vec![Vec::new(); p];
@@ -360,8 +428,7 @@ fn fetch_round(c: &dyn Coll, offsets: &[usize], block: &[u8], eb: usize, wanted:
         at[q].push(i as u32);
     }
     let asked = exchange(c, ask)?;
-    let first = offsets[c.rank()];
-    let mine = offsets[c.rank() + 1] - first;
+    let mine = block.len() / eb.max(1);
     let send = local(
         c,
         (|| -> Result<Vec<Vec<u8>>> {
@@ -657,7 +724,7 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
             core: ncore,
             exec: exec[s].len(),
             nonexec: ne.len(),
-            gids,
+            gids: Gids::new(gids),
             imports,
             exports: Vec::new(),
         });
@@ -667,7 +734,7 @@ pub fn layouts(c: &dyn Coll, offsets: &[Vec<usize>], maps: &[DMap], parts: &[Vec
     let asked = exchange(c, need)?;
     // Set by set (one set's global -> local table at a time), neighbour by neighbour.
     for (s, l) in out.iter_mut().enumerate() {
-        let local_of = LocalOf::new(&l.gids[..l.owned]);
+        let local_of = LocalOf::new(&l.gids.as_slice()[..l.owned]);
         for (q, v) in asked.iter().enumerate() {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             for r in v.chunks_exact(2) {
@@ -730,9 +797,9 @@ pub fn local_map(
             b
         }),
     )?;
-    let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids[..from.owned + from.exec])?;
+    let rows = fetch_rows(c, from_offsets, &block, m.dim * 4, &from.gids.as_slice()[..from.owned + from.exec])?;
     drop(block);
-    let local_of = LocalOf::new(&to.gids);
+    let local_of = LocalOf::new(to.gids.as_slice());
     local(
         c,
         (|| {
@@ -744,7 +811,7 @@ pub fn local_map(
                     None => op2_bail!(
                         Internal,
                         "op_partition: map '{name}': target {t} of element {} is not in this process's halo",
-                        from.gids[k / m.dim.max(1)]
+                        from.gids.get(k / m.dim.max(1))
                     ),
                 }
             }

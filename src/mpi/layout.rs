@@ -101,7 +101,7 @@ pub struct SetLayout {
     pub exec: usize,
     pub nonexec: usize,
     /// Local index -> global (declared) index, for all `owned + exec + nonexec` elements.
-    pub gids: Vec<u32>,
+    pub gids: Gids,
     /// Per neighbour (ascending): the local positions its values land in (its exec share, then
     /// its non-exec share).
     pub imports: Vec<(i32, Vec<u32>)>,
@@ -113,6 +113,93 @@ pub struct SetLayout {
 impl SetLayout {
     pub fn total(&self) -> usize {
         self.owned + self.exec + self.nonexec
+    }
+}
+
+/// A layout's global indices (local index -> global). Built flat; `compact` keeps them, when that
+/// is at most half the size, as runs of consecutive indices (a partition of a mesh numbered
+/// along its rows holds long runs of consecutive elements): the table is kept for the whole
+/// run (fetches, output, `op_arg_idx`), 4 bytes an element flat, so on Airfoil's 2.88M-cell
+/// mesh at `-n 4` it was 11 MiB a process (#36). The flat table comes back, kept, only where a
+/// raw pointer to it is needed (`as_slice`: `op_arg_idx` arguments).
+#[derive(Debug, Clone, Default)]
+pub struct Gids {
+    flat: Vec<u32>,
+    /// (first local index, its global index) of each run, ascending; empty when flat.
+    runs: Vec<(u32, u32)>,
+    len: usize,
+    /// The flat table made from the runs for `as_slice`.
+    made: std::sync::OnceLock<Vec<u32>>,
+}
+
+impl Gids {
+    pub fn new(flat: Vec<u32>) -> Gids {
+        Gids { len: flat.len(), flat, runs: Vec::new(), made: std::sync::OnceLock::new() }
+    }
+
+    /// Keeps the indices as runs when that takes at most half the memory.
+    pub fn compact(&mut self) {
+        let nruns = 1 + self.flat.windows(2).filter(|w| w[1] != w[0].wrapping_add(1)).count();
+        if self.flat.is_empty() || nruns * 8 > self.flat.len() * 2 {
+            return;
+        }
+        let mut runs = Vec::with_capacity(nruns);
+        for (i, &g) in self.flat.iter().enumerate() {
+            if i == 0 || g != self.flat[i - 1].wrapping_add(1) {
+                runs.push((i as u32, g));
+            }
+        }
+        self.runs = runs;
+        self.flat = Vec::new();
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The global index of local element `i` (< len).
+    pub fn get(&self, i: usize) -> u32 {
+        if self.runs.is_empty() {
+            return self.flat[i];
+        }
+        let k = self.runs.partition_point(|r| r.0 as usize <= i).saturating_sub(1);
+        let (l, g) = self.runs[k];
+        g + (i as u32 - l)
+    }
+
+    /// The global indices of local elements `lo..hi`, in order.
+    pub fn range(&self, lo: usize, hi: usize) -> impl Iterator<Item = u32> + '_ {
+        (lo..hi).map(move |i| self.get(i))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.range(0, self.len)
+    }
+
+    /// A copy, flat.
+    pub fn to_vec(&self) -> Vec<u32> {
+        if self.runs.is_empty() {
+            return self.flat.clone();
+        }
+        self.iter().collect()
+    }
+
+    /// The flat table (made once from the runs, and kept, when compact).
+    pub fn as_slice(&self) -> &[u32] {
+        if self.runs.is_empty() {
+            return &self.flat;
+        }
+        self.made.get_or_init(|| self.iter().collect())
+    }
+}
+
+impl PartialEq for Gids {
+    fn eq(&self, other: &Gids) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
     }
 }
 
@@ -197,16 +284,16 @@ pub fn set_layout(h: &Halos, parts: &[Vec<i32>], s: usize, me: i32) -> SetLayout
             exports.push((q, list));
         }
     }
-    SetLayout { owned, core: ncore, exec: exec.len(), nonexec: nonexec.len(), gids, imports, exports }
+    SetLayout { owned, core: ncore, exec: exec.len(), nonexec: nonexec.len(), gids: Gids::new(gids), imports, exports }
 }
 
 /// The local rows of a map for `me`: rows of the from-set's owned and exec elements, targets as
 /// local indices of the to-set.
 pub fn local_map(m: &GMap, from: &SetLayout, to: &SetLayout, name: &str) -> Result<Vec<i32>> {
-    let local_of: HashMap<u32, i32> = to.gids.iter().enumerate().map(|(i, &g)| (g, i as i32)).collect();
+    let local_of: HashMap<u32, i32> = to.gids.iter().enumerate().map(|(i, g)| (g, i as i32)).collect();
     let rows = from.owned + from.exec;
     let mut out = Vec::with_capacity(rows * m.dim);
-    for &g in &from.gids[..rows] {
+    for g in from.gids.range(0, rows) {
         for &t in &m.values[g as usize * m.dim..(g as usize + 1) * m.dim] {
             match local_of.get(&(t as u32)) {
                 Some(&l) => out.push(l),
@@ -227,7 +314,7 @@ pub fn local_rows(global: &[u8], eb: usize, l: &SetLayout, name: &str) -> Result
         op2_bail!(OutOfMemory, "op_partition: cannot allocate {} rows of dat '{name}'", l.total());
     };
     let out = buf.as_mut_slice();
-    for (i, &g) in l.gids.iter().enumerate() {
+    for (i, g) in l.gids.iter().enumerate() {
         out[i * eb..(i + 1) * eb].copy_from_slice(&global[g as usize * eb..(g as usize + 1) * eb]);
     }
     Ok(buf)
@@ -262,6 +349,30 @@ mod tests {
     use super::*;
 
     /// Rows merge into ranges of consecutive rows, sorted, each row once; a layout's export
+    /// A layout's global indices kept as runs answer as the flat table did: one by one, by
+    /// range, whole; a table of short runs stays flat.
+    #[test]
+    fn gids_as_runs() {
+        let flat: Vec<u32> = (100..400).chain(7..9).chain(1000..1500).chain([3, 5, 4]).collect();
+        let mut g = Gids::new(flat.clone());
+        g.compact();
+        assert!(g.flat.is_empty());
+        assert_eq!(g.runs, vec![(0, 100), (300, 7), (302, 1000), (802, 3), (803, 5), (804, 4)]);
+        assert_eq!(g.len(), flat.len());
+        assert!((0..flat.len()).all(|i| g.get(i) == flat[i]));
+        assert_eq!(g.range(298, 305).collect::<Vec<_>>(), flat[298..305].to_vec());
+        assert_eq!(g.to_vec(), flat);
+        assert_eq!(g.as_slice(), &flat[..]);
+        assert_eq!(g, Gids::new(flat));
+        let mut short = Gids::new(vec![5, 3, 9, 1, 2, 8]);
+        short.compact();
+        assert_eq!(short.as_slice(), &[5, 3, 9, 1, 2, 8]);
+        assert!(short.runs.is_empty());
+        let mut none = Gids::new(Vec::new());
+        none.compact();
+        assert!(none.is_empty() && none.iter().next().is_none());
+    }
+
     /// ranges merge every neighbour's list and its import ranges cover its halo.
     #[test]
     fn row_ranges() {
@@ -272,7 +383,7 @@ mod tests {
             core: 2,
             exec: 2,
             nonexec: 1,
-            gids: Vec::new(),
+            gids: Gids::default(),
             imports: vec![(0, vec![6, 8]), (2, vec![7])],
             exports: vec![(0, vec![5, 2]), (2, vec![3, 2])],
         };

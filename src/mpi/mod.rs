@@ -453,7 +453,7 @@ impl Comm {
             Some(l) => {
                 // Each process fetches its local rows from the blocks that hold them.
                 let offsets = &self.sets[set.0 as usize].offsets;
-                let rows = distpart::fetch_rows(self, offsets, &data[..n * eb], eb, &l.gids)?;
+                let rows = distpart::fetch_rows(self, offsets, &data[..n * eb], eb, &l.gids.to_vec())?;
                 match AlignedBuf::from_slice(&rows) {
                     Some(b) => Ok(b),
                     None => op2_bail!(OutOfMemory, "op_decl_dat '{name}': cannot allocate {} rows", l.total()),
@@ -908,7 +908,15 @@ mod exchange_tests {
     use super::*;
 
     fn layout(imports: Vec<(i32, Vec<u32>)>, exports: Vec<(i32, Vec<u32>)>) -> SetLayout {
-        SetLayout { owned: 4, core: 2, exec: 1, nonexec: 1, gids: vec![0; 6], imports, exports }
+        SetLayout {
+            owned: 4,
+            core: 2,
+            exec: 1,
+            nonexec: 1,
+            gids: super::layout::Gids::new(vec![0; 6]),
+            imports,
+            exports,
+        }
     }
 
     /// Each neighbour's message holds every dat's rows for it in the exchange's order, one

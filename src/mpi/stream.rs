@@ -173,7 +173,7 @@ pub fn fetch_range(ctx: &mut Context, d: DatId, low: usize, high: usize, out: &m
     let mut rows: Vec<u8> = Vec::new();
     match ctx.comm.layout(dv.set) {
         Some(l) => {
-            for (i, &g) in l.gids[..l.owned].iter().enumerate() {
+            for (i, g) in l.gids.range(0, l.owned).enumerate() {
                 if (low..=high).contains(&(g as usize)) {
                     idx.push(g);
                     rows.extend_from_slice(&data[i * eb..(i + 1) * eb]);

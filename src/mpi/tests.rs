@@ -131,7 +131,7 @@ fn check_layouts(m: &Mesh, parts: &[Vec<i32>], p: usize) -> Vec<Vec<SetLayout>> 
         assert_eq!(per.iter().map(|l| l.owned).sum::<usize>(), m.sizes[s]);
         for (r, l) in per.iter().enumerate() {
             assert_eq!(l.gids.len(), l.total());
-            for &gid in &l.gids[..l.owned] {
+            for gid in l.gids.range(0, l.owned) {
                 assert_eq!(parts[s][gid as usize], r as i32);
             }
             // Imports from q are exactly q's exports to r, element by element.
@@ -140,7 +140,7 @@ fn check_layouts(m: &Mesh, parts: &[Vec<i32>], p: usize) -> Vec<Vec<SetLayout>> 
                 let (_, exp) = other.exports.iter().find(|(t, _)| *t == r as i32).expect("matching export");
                 assert_eq!(pos.len(), exp.len());
                 for (a, b) in pos.iter().zip(exp) {
-                    assert_eq!(l.gids[*a as usize], other.gids[*b as usize]);
+                    assert_eq!(l.gids.get(*a as usize), other.gids.get(*b as usize));
                 }
             }
         }
@@ -176,7 +176,7 @@ fn check_inc_loop(m: &Mesh, lay: &[Vec<SetLayout>], p: usize) {
         let pedge = layout::local_map(&g[0], le, ln, "pedge").unwrap();
         let pecell = layout::local_map(&g[1], le, lc, "pecell").unwrap();
         // cell values: every local row (owned and halos) as after an exchange
-        let cv: Vec<f64> = lc.gids.iter().map(|&gid| cellv(gid)).collect();
+        let cv: Vec<f64> = lc.gids.iter().map(cellv).collect();
         let mut acc = vec![0.0f64; ln.total()];
         for e in 0..le.owned + le.exec {
             let v = cv[pecell[2 * e] as usize] + 2.0 * cv[pecell[2 * e + 1] as usize];
@@ -185,7 +185,7 @@ fn check_inc_loop(m: &Mesh, lay: &[Vec<SetLayout>], p: usize) {
             }
         }
         for i in 0..ln.owned {
-            assert_eq!(acc[i], want[ln.gids[i] as usize], "rank {r} of {p}: node {}", ln.gids[i]);
+            assert_eq!(acc[i], want[ln.gids.get(i) as usize], "rank {r} of {p}: node {}", ln.gids.get(i));
         }
     }
 }
