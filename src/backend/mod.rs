@@ -126,9 +126,8 @@ impl<'a> LoopCall<'a> {
         if start >= end {
             return Ok(());
         }
-        let mut scratch = self.scratch(slots)?;
+        let _scratch = self.scratch(slots)?; // lives until the call returns
         crate::jit::simd_choice::run(self.lib, start, end, slots.as_ptr());
-        scratch.clear();
         Ok(())
     }
 
@@ -143,9 +142,8 @@ impl<'a> LoopCall<'a> {
     pub unsafe fn run_runs(&self, runs: &[(u32, u32)], list: Option<&[i32]>, slots: &mut [*mut c_void]) -> Result<()> {
         if let Some(list) = list.filter(|l| !l.is_empty()) {
             if self.lib.list_fn.is_some() {
-                let mut scratch = self.scratch(slots)?;
+                let _scratch = self.scratch(slots)?; // lives until the call returns
                 crate::jit::simd_choice::run_list(self.lib, 0, list.len(), list.as_ptr(), slots.as_ptr());
-                scratch.clear();
                 return Ok(());
             }
         }
@@ -307,7 +305,7 @@ pub trait Backend: Send {
         for t in 0..tiling.tiles {
             for (l, call) in calls.iter_mut().enumerate() {
                 let mut slots = std::mem::take(&mut call.slots);
-                let list = tiling.lists.get(l).and_then(|x| x.as_ref()).map(|x| x.tile(t));
+                let list = tiling.list(l, t);
                 // SAFETY: the driver built `slots` for this loop; the runs (and the tiling's list
                 // of them) lie in its set.
                 let r = unsafe { call.run_runs(&tiling.runs[l][t], list, &mut slots) };

@@ -101,11 +101,7 @@ impl Partials {
     }
 }
 
-/// A slice of plain numbers (no padding: u64, i32, f64, ...) as its bytes.
-pub(crate) fn as_bytes<T: Copy>(w: &[T]) -> &[u8] {
-    // SAFETY: primitive numbers have no padding; any byte of theirs may be read.
-    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
-}
+pub(crate) use crate::core::buffer::as_bytes;
 
 fn as_bytes_mut(w: &mut [u64]) -> &mut [u8] {
     // SAFETY: as above, uniquely borrowed.

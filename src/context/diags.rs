@@ -80,7 +80,7 @@ impl Context {
             let lens = (0..t.tiles).map(|k| t.tile_len(l, k));
             let (lo, hi, total) = lens.fold((usize::MAX, 0, 0), |(lo, hi, s), n| (lo.min(n), hi.max(n), s + n));
             let runs: usize = t.runs[l].iter().map(Vec::len).sum();
-            let listed = if t.lists.get(l).is_some_and(Option::is_some) { " (listed: one call a tile)" } else { "" };
+            let listed = if t.is_listed(l) { " (listed: one call a tile)" } else { "" };
             text.push_str(&format!(
                 "op2:   loop {l} '{loop_name}': {total} elements, {} to {hi} per tile, {runs} runs{listed}\n",
                 if lo == usize::MAX { 0 } else { lo }

@@ -148,6 +148,12 @@ impl Default for AlignedBuf {
     }
 }
 
+/// A slice of plain numbers (no padding: u64, i32, f64, ...) as its bytes.
+pub(crate) fn as_bytes<T: Copy>(w: &[T]) -> &[u8] {
+    // SAFETY: primitive numbers have no padding; any byte of theirs may be read.
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
+}
+
 /// The system's page size (4 KiB where it cannot be asked).
 fn page_size() -> usize {
     #[cfg(unix)]

@@ -256,12 +256,7 @@ impl FileSource {
 
     /// A hash of a map's block (its values' bytes, as `block_hash`).
     pub fn values_hash(values: &[i32]) -> u64 {
-        use std::hash::Hasher;
-        let mut h = std::hash::DefaultHasher::new();
-        for v in values {
-            h.write(&v.to_ne_bytes());
-        }
-        h.finish()
+        FileSource::block_hash(buffer::as_bytes(values))
     }
 
     /// A hash of a block's bytes (SipHash: any change a program makes through the data pointer

@@ -857,12 +857,8 @@ fn chain_row(
 /// their tiles runs in one call of the list wrappers.
 fn tiles_line(queue: &[ParLoop], groups: &[Group], tiling: &tiling::Tiling) -> String {
     let names = group_names(queue, groups);
-    let listed: Vec<&str> = names
-        .iter()
-        .enumerate()
-        .filter(|&(g, _)| tiling.lists.get(g).is_some_and(Option::is_some))
-        .map(|(_, n)| n.as_str())
-        .collect();
+    let listed: Vec<&str> =
+        names.iter().enumerate().filter(|&(g, _)| tiling.is_listed(g)).map(|(_, n)| n.as_str()).collect();
     format!(
         "{} ({} tiles, {} level{}{}",
         names.join(" "),

@@ -587,6 +587,43 @@ pub(crate) mod imp {
     /// Reads rows `[start, start + count)` of a `[rows][cols]` dataset into `out` (exactly
     /// `count * cols` values), converting to `T`: the process's block under MPI (collective
     /// with the MPI-IO driver), the whole dataset on one process.
+    /// How a map dataset's integers are read: `Some(false)` as 32-bit, `Some(true)` (long,
+    /// long long, unsigned) as 64-bit then narrowed; `None`: not integers.
+    fn map_is_wide(t: &TypeDescriptor) -> Option<bool> {
+        match t {
+            TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
+            | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2) => Some(false),
+            TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// Rows `[start, start + count)` of a map dataset of `dim` columns as `i32` (`what` names
+    /// the allocations, `err` the read's failure); a `wide` one is read as `i64` and narrowed
+    /// once `check` accepts its values. Local (the caller agrees).
+    fn read_map_rows(
+        ds: &Dataset,
+        wide: bool,
+        (start, count, dim): (usize, usize, usize),
+        coll: bool,
+        what: &str,
+        err: &dyn Fn(hdf5::Error) -> Op2Error,
+        check: &dyn Fn(&[i64]) -> Result<()>,
+    ) -> Result<Vec<i32>> {
+        let total = count * dim; // both declared: no overflow beyond what op_decl_map allows
+        if !wide {
+            let mut v = crate::core::alloc::zeroed::<i32>(total, what)?;
+            read_rows(ds, start, count, dim, &mut v, coll).map_err(err)?;
+            return Ok(v);
+        }
+        let mut v = crate::core::alloc::zeroed::<i64>(total, what)?;
+        read_rows(ds, start, count, dim, &mut v, coll).map_err(err)?;
+        check(&v)?;
+        let mut narrow = crate::core::alloc::with_capacity::<i32>(total, what)?;
+        narrow.extend(v.into_iter().map(|x| x as i32));
+        Ok(narrow)
+    }
+
     fn read_rows<T: H5Type + Copy>(
         ds: &Dataset,
         start: usize,
@@ -692,35 +729,30 @@ pub(crate) mod imp {
             let ds = dataset(&f, name, path, call)?;
             check_shape(&ds, name, path, call, (&ctx.sets[from.0 as usize].name, n), dim)?;
             check_storage(&ds, n * dim, file_len, name, path, call)?;
-            match descriptor(&ds, name, path, call)? {
-                TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
-                | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2) => Ok((ds, false)),
-                // long / long long / unsigned maps: read as 64-bit, narrow with a range check
-                TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => Ok((ds, true)),
-                other => op2_bail!(
+            let t = descriptor(&ds, name, path, call)?;
+            match map_is_wide(&t) {
+                Some(wide) => Ok((ds, wide)),
+                None => op2_bail!(
                     FileFormat,
                     "{call}: map dataset '{name}' in '{path}' holds {}; integers expected",
-                    describe(&other)
+                    describe(&t)
                 ),
             }
         })();
         let (ds, wide) = comm.agree(checked)?;
-        let total = count * dim; // both declared: no overflow beyond what op_decl_map allows
         let coll = mpio(comm);
         let what = format!("{call} '{name}' (reading '{path}')");
-        let values = (|| -> Result<Vec<i32>> {
-            if !wide {
-                let mut v = crate::core::alloc::zeroed::<i32>(total, &what)?;
-                read_rows(&ds, start, count, dim, &mut v, coll)
-                    .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-                return Ok(v);
-            }
-            let mut v = crate::core::alloc::zeroed::<i64>(total, &what)?;
-            read_rows(&ds, start, count, dim, &mut v, coll)
-                .map_err(|e| h5err(call, path, &format!("reading '{name}'"), e))?;
-            let to_size = to_size as i64;
-            if let Some((pos, &x)) = v.iter().enumerate().find(|(_, &x)| x < 0 || x >= to_size) {
-                op2_bail!(
+        let values = read_map_rows(
+            &ds,
+            wide,
+            (start, count, dim),
+            coll,
+            &what,
+            &|e| h5err(call, path, &format!("reading '{name}'"), e),
+            &|v| {
+                let to_size = to_size as i64;
+                if let Some((pos, &x)) = v.iter().enumerate().find(|(_, &x)| x < 0 || x >= to_size) {
+                    op2_bail!(
                     MapOutOfRange,
                     "{call} '{name}': entry {} (element {}, position {}) is {x}, outside [0, {to_size}) of set '{}'",
                     pos + start * dim,
@@ -728,11 +760,10 @@ pub(crate) mod imp {
                     pos % dim,
                     ctx.sets[to.0 as usize].name
                 );
-            }
-            let mut narrow = crate::core::alloc::with_capacity::<i32>(total, &what)?;
-            narrow.extend(v.into_iter().map(|x| x as i32));
-            Ok(narrow)
-        })();
+                }
+                Ok(())
+            },
+        );
         drop(ds);
         drop(f);
         let values = ctx.comm.agree(values)?;
@@ -776,36 +807,26 @@ pub(crate) mod imp {
         let name = src.dataset.as_str();
         let (f, _) = open_read(path, call, comm)?;
         let ds = comm.agree(dataset(&f, name, path, call))?;
-        let wide = descriptor(&ds, name, path, call).map(|t| {
-            !matches!(
-                t,
-                TypeDescriptor::Integer(IntSize::U1 | IntSize::U2 | IntSize::U4)
-                    | TypeDescriptor::Unsigned(IntSize::U1 | IntSize::U2)
-            )
-        });
+        // Its type was checked at the declaration (integers); the hash below catches a change.
+        let wide = descriptor(&ds, name, path, call).map(|t| map_is_wide(&t).unwrap_or(true));
         let wide = comm.agree(wide)?;
         let coll = mpio(comm);
         let what = format!("{call}: map '{name}' read again from '{path}'");
-        let values = (|| -> Result<Vec<i32>> {
-            let total = count * dim;
-            let v = if wide {
-                let mut w = crate::core::alloc::zeroed::<i64>(total, &what)?;
-                read_rows(&ds, start, count, dim, &mut w, coll)
-                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
-                let mut v = crate::core::alloc::with_capacity::<i32>(total, &what)?;
-                v.extend(w.into_iter().map(|x| x as i32));
-                v
-            } else {
-                let mut v = crate::core::alloc::zeroed::<i32>(total, &what)?;
-                read_rows(&ds, start, count, dim, &mut v, coll)
-                    .map_err(|e| h5err(call, path, &format!("reading '{name}' again"), e))?;
-                v
-            };
+        let values = read_map_rows(
+            &ds,
+            wide,
+            (start, count, dim),
+            coll,
+            &what,
+            &|e| h5err(call, path, &format!("reading '{name}' again"), e),
+            &|_| Ok(()),
+        )
+        .and_then(|v| {
             if FileSource::values_hash(&v) != src.hash {
                 op2_bail!(FileFormat, "{what}: its rows are not those read at its declaration (the file changed)");
             }
             Ok(v)
-        })();
+        });
         comm.agree(values)
     }
 

@@ -182,18 +182,11 @@ impl SimdChooser {
 /// As `LoopCall::run_range`: `slots` holds valid pointers for every argument of the loop and
 /// the range lies inside the iteration set.
 pub unsafe fn run(lib: &super::HostLibrary, start: usize, end: usize, slots: *const *mut std::ffi::c_void) {
-    let f = |v: Variant| match (v, lib.simd_fn) {
-        (Variant::Simd, Some(f)) => f,
-        _ => lib.loop_fn,
+    let f = match lib.simd_fn {
+        Some(simd) => [lib.loop_fn, simd],
+        None => [lib.loop_fn; 2],
     };
-    match lib.simd.pick(end - start) {
-        Pick::Run(v) => f(v)(start as i32, end as i32, slots),
-        Pick::Time(v) => {
-            let t = std::time::Instant::now();
-            f(v)(start as i32, end as i32, slots);
-            lib.simd.record(v, end - start, t.elapsed().as_nanos() as u64);
-        }
-    }
+    picked(lib, end - start, |v| f[v as usize](start as i32, end as i32, slots));
 }
 
 /// Runs `lib`'s list wrappers over the elements `list[start..end)` as its chooser says (as
@@ -210,19 +203,22 @@ pub unsafe fn run_list(
     slots: *const *mut std::ffi::c_void,
 ) -> bool {
     let Some(scalar) = lib.list_fn else { return false };
-    let f = |v: Variant| match (v, lib.simd_list_fn) {
-        (Variant::Simd, Some(f)) => f,
-        _ => scalar,
-    };
-    match lib.simd.pick(end - start) {
-        Pick::Run(v) => f(v)(start as i32, end as i32, list, slots),
+    let f = [scalar, lib.simd_list_fn.unwrap_or(scalar)];
+    picked(lib, end - start, |v| f[v as usize](start as i32, end as i32, list, slots));
+    true
+}
+
+/// Runs `call` with the variant `lib`'s chooser picks for `n` elements, timing it and
+/// recording the time during `auto`'s trials.
+fn picked(lib: &super::HostLibrary, n: usize, call: impl FnOnce(Variant)) {
+    match lib.simd.pick(n) {
+        Pick::Run(v) => call(v),
         Pick::Time(v) => {
             let t = std::time::Instant::now();
-            f(v)(start as i32, end as i32, list, slots);
-            lib.simd.record(v, end - start, t.elapsed().as_nanos() as u64);
+            call(v);
+            lib.simd.record(v, n, t.elapsed().as_nanos() as u64);
         }
     }
-    true
 }
 
 #[cfg(test)]

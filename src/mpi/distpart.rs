@@ -376,25 +376,37 @@ pub fn fetch_rows_from_pieces(
     let mine = offsets[me + 1] - offsets[me];
     let mut rounds = [mine.div_ceil(r_rows) as f64];
     c.min_max_f64(&mut rounds, true)?;
+    let nrounds = rounds[0] as usize;
     let mut piece =
         local(c, alloc::zeroed::<u8>(r_rows.min(mine) * eb, "op_partition: a piece of a block read again"))?;
+    // The wanted rows by the round whose pieces hold them (a counting sort, stable: in the
+    // order they are wanted within a round), once for every round.
+    let round_of = |g: u32| (g as usize - offsets[home(offsets, g as usize)]) / r_rows;
+    let mut starts = local(c, alloc::zeroed::<usize>(nrounds + 1, "op_partition: rounds of a read again"))?;
+    for &g in wanted {
+        starts[round_of(g).min(nrounds.saturating_sub(1)) + 1] += 1;
+    }
+    for r in 0..nrounds {
+        starts[r + 1] += starts[r];
+    }
+    let mut order = local(c, alloc::zeroed::<u32>(wanted.len(), "op_partition: order of the rows read again"))?;
+    let mut next = starts.clone();
+    for (i, &g) in wanted.iter().enumerate() {
+        let r = round_of(g).min(nrounds.saturating_sub(1));
+        order[next[r]] = i as u32;
+        next[r] += 1;
+    }
+    drop(next);
     let mut sub: Vec<u32> = Vec::new();
-    let mut at: Vec<u32> = Vec::new();
-    for r in 0..rounds[0] as usize {
+    for r in 0..nrounds {
         let lo = (r * r_rows).min(mine);
         let hi = ((r + 1) * r_rows).min(mine);
         let got = read(lo, hi, &mut piece[..(hi - lo) * eb]);
         local(c, got)?;
         // The rows wanted of every home's piece r, and where they go.
+        let at = &order[starts[r]..starts[r + 1]];
         sub.clear();
-        at.clear();
-        for (i, &g) in wanted.iter().enumerate() {
-            let q = home(offsets, g as usize);
-            if (g as usize - offsets[q]) / r_rows == r {
-                sub.push(g);
-                at.push(i as u32);
-            }
-        }
+        sub.extend(at.iter().map(|&i| wanted[i as usize]));
         let mut rows = local(c, alloc::zeroed::<u8>(sub.len() * eb, "op_partition: rows read again"))?;
         fetch_round(c, offsets, (&piece[..(hi - lo) * eb], offsets[me] + lo), eb, &sub, &mut rows)?;
         for (k, row) in rows.chunks_exact(eb.max(1)).enumerate() {

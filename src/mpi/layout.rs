@@ -161,19 +161,35 @@ impl Gids {
         self.len == 0
     }
 
+    /// The run holding local element `i` (with runs).
+    fn run_of(&self, i: usize) -> usize {
+        self.runs.partition_point(|r| r.0 as usize <= i).saturating_sub(1)
+    }
+
     /// The global index of local element `i` (< len).
     pub fn get(&self, i: usize) -> u32 {
         if self.runs.is_empty() {
             return self.flat[i];
         }
-        let k = self.runs.partition_point(|r| r.0 as usize <= i).saturating_sub(1);
-        let (l, g) = self.runs[k];
+        let (l, g) = self.runs[self.run_of(i)];
         g + (i as u32 - l)
     }
 
-    /// The global indices of local elements `lo..hi`, in order.
+    /// The global indices of local elements `lo..hi`, in order: with runs, one search for the
+    /// first, then run after run.
     pub fn range(&self, lo: usize, hi: usize) -> impl Iterator<Item = u32> + '_ {
-        (lo..hi).map(move |i| self.get(i))
+        let flat = self.runs.is_empty();
+        let mut k = if flat || lo >= hi { 0 } else { self.run_of(lo) };
+        (lo..hi).map(move |i| {
+            if flat {
+                return self.flat[i];
+            }
+            while self.runs.get(k + 1).is_some_and(|r| r.0 as usize <= i) {
+                k += 1;
+            }
+            let (l, g) = self.runs[k];
+            g + (i as u32 - l)
+        })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {

@@ -194,6 +194,16 @@ pub const PIN_TOUCH: u8 = 2;
 const DEFERRED: u32 = u32::MAX - 1;
 
 impl Tiling {
+    /// Whether loop `l`'s iterations are listed ([`Tiling::lists`]).
+    pub fn is_listed(&self, l: usize) -> bool {
+        self.lists.get(l).is_some_and(Option::is_some)
+    }
+
+    /// Loop `l`'s iterations in tile `t` as a list, when the loop is listed.
+    pub fn list(&self, l: usize, t: usize) -> Option<&[i32]> {
+        self.lists.get(l)?.as_ref().map(|x| x.tile(t))
+    }
+
     /// Number of iterations of loop `l` run in tile `t`.
     pub fn tile_len(&self, l: usize, t: usize) -> usize {
         self.runs[l][t].iter().map(|&(s, e)| (e - s) as usize).sum()

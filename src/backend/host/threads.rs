@@ -268,7 +268,7 @@ fn run_tile(sh: &TiledShared, t: usize) {
         for (r, red) in call.reductions.iter().enumerate() {
             slots[2 * red.arg] = sh.partials[l].ptr(t, r) as *mut c_void;
         }
-        let list = sh.tiling.lists.get(l).and_then(|x| x.as_ref()).map(|x| x.tile(t));
+        let list = sh.tiling.list(l, t);
         // SAFETY: the driver's slots with reductions redirected to this tile's partials; the
         // runs (and the tiling's list of them) lie in the loop's set.
         if let Err(e) = unsafe { call.run_runs(runs, list, &mut slots) } {
