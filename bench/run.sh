@@ -10,7 +10,13 @@
 #      where available) for BENCH_ITERS iterations, after a 2-iteration warm-up that fills the
 #      JIT cache; then, with BENCH_CHAIN=1 (the default), each host backend again with --chain
 #      (each iteration one sparse-tiled loop chain)
-#   5. prints a markdown table (ms/iteration over the whole run and after the first iteration,
+#   5. with BENCH_BOUND=1 (the default) and seq among the backends, runs seq again on a mesh of
+#      BENCH_BOUND_CELLS cells (4000: its data fits in a core's L2 cache) to measure each loop's
+#      time an element when memory is not in the way, and prints what the machine allows: per
+#      loop, the larger of that compute time (scaled to the big mesh; divided by the threads for
+#      threads, which assumes perfect scaling) and the loop's own traffic at the triad rate;
+#      their sum is the iteration's bound, to set beside the floor (traffic alone)
+#   6. prints a markdown table (ms/iteration over the whole run and after the first iteration,
 #      which holds the one-time costs: JIT cache loads, first touch of the work arrays; ratio
 #      to plain C and to the floor; and per loop, from
 #      op_timing_output: GB/s and fraction of stream bandwidth; seq is compared with the
@@ -18,8 +24,8 @@
 #      bench/results.json (BENCH_JSON)
 #
 # Environment: BIN (build/bin), BUILD (build), BENCH_ITERS (200), BENCH_CELLS (720000),
-# BENCH_MESH, BENCH_BACKENDS, TEST_BACKENDS, BENCH_CHAIN (1), BENCH_JSON (bench/results.json),
-# STREAM (BUILD/bench/stream).
+# BENCH_MESH, BENCH_BACKENDS, TEST_BACKENDS, BENCH_CHAIN (1), BENCH_BOUND (1), BENCH_BOUND_CELLS
+# (4000), BENCH_JSON (bench/results.json), STREAM (BUILD/bench/stream).
 set -eu
 BIN=${BIN:-build/bin}
 BUILD=${BUILD:-build}
@@ -29,6 +35,8 @@ JSON=${BENCH_JSON:-bench/results.json}
 STREAM=${STREAM:-$BUILD/bench/stream}
 BACKENDS=${BENCH_BACKENDS:-${TEST_BACKENDS:-seq threads}}
 CHAIN=${BENCH_CHAIN:-1}
+BOUND=${BENCH_BOUND:-1}
+BCELLS=${BENCH_BOUND_CELLS:-4000}
 
 dir=$BUILD/bench
 mkdir -p "$dir"
@@ -91,11 +99,64 @@ if [ "$CHAIN" = 1 ]; then
   done
 fi
 
+# The bound: seq on a mesh small enough for a core's L2 cache, many iterations (about 3x10^7
+# cell updates in all), so that each loop's time an element is its compute alone.
+bound=0
+case " $ran " in *" seq "*) [ "$BOUND" = 1 ] && bound=1 ;; esac
+if [ $bound = 1 ]; then
+  bmesh=$dir/mesh-bound-$BCELLS.dat
+  if [ ! -f "$bmesh" ] || [ "$BIN/op2-meshgen" -nt "$bmesh" ]; then
+    "$BIN/op2-meshgen" --cells "$BCELLS" -o "$bmesh" > /dev/null
+  fi
+  read bnnode bncell bnedge bnbedge < "$bmesh"
+  biters=$(awk -v c="$bncell" 'BEGIN { n = int(3e7 / c); print (n < 100 ? 100 : n) }')
+  echo "bench: airfoil seq on $bncell cells (in cache), $biters iterations ..." >&2
+  "$BIN/airfoil" --mesh "$bmesh" --iters "$biters" OP2_BACKEND=seq > "$dir/bound.out" 2>&1
+fi
+
 # per-loop rows of op_timing_output: "name calls total_s mean_ms GB/s [jit_s]", after the
 # header line that names the columns; prints "name calls total mean gbs"
 loops() {
   awk '/calls/ && /GB\/s/ { t = 1; next }
        t && NF >= 5 && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.eE+-]+$/ { print $1, $2, $3, $4, $5 }' "$1"
+}
+
+# The set each Airfoil loop runs over: its elements on the big mesh and on the bound's mesh.
+setsize() { # loop, cells, edges, bedges
+  case $1 in res_calc) echo "$3" ;; bres_calc) echo "$4" ;; *) echo "$2" ;; esac
+}
+# Per loop: name, ns/element in cache, ns/element on the big mesh (seq), traffic MB a call,
+# bound and measured ms an iteration for seq, then for threads ("-" where threads did not run).
+boundrows() {
+  loops "$dir/bound.out" | while read -r name calls total mean gbs; do
+    big=$(setsize "$name" "$ncell" "$nedge" "$nbedge")
+    small=$(setsize "$name" "$bncell" "$bnedge" "$bnbedge")
+    seqrow=$(loops "$dir/seq.out" | awk -v n="$name" '$1 == n { print $2, $4, $5 }')
+    thrrow=""
+    [ -f "$dir/threads.out" ] && case " $ran " in *" threads "*) thrrow=$(loops "$dir/threads.out" | awk -v n="$name" '$1 == n { print $4 }') ;; esac
+    awk -v n="$name" -v m="$mean" -v big="$big" -v small="$small" -v row="$seqrow" -v tm="${thrrow:--}" \
+        -v it="$ITERS" -v s1="$s1" -v sn="$sn" -v p="$sthreads" 'BEGIN {
+      split(row, r, " "); calls = r[1] / it; sm = r[2]; mb = r[3] * r[2];
+      comp = m * big / small; mem1 = mb / s1; memn = mb / sn;
+      b1 = (comp > mem1 ? comp : mem1) * calls; bn = (comp / p > memn ? comp / p : memn) * calls;
+      printf "%s %.6f %.6f %.3f %.6f %.6f %s %s\n", n, m * 1e6 / small, sm * 1e6 / big, mb, b1, sm * calls,
+        (tm == "-" ? "-" : sprintf("%.3f", bn)), (tm == "-" ? "-" : sprintf("%.3f", tm * calls)) }'
+  done
+}
+# The bound of run $1 (ms an iteration): the sum of its loops' bounds; for a chain the larger
+# of the floor and the sum of compute times alone.
+iterbound() {
+  case $1 in seq | seq-chain) col=5 s=$s1 p=1 ;; *) col=7 s=$sn p=$sthreads ;; esac
+  case $1 in
+    *-chain)
+      loops "$dir/bound.out" | while read -r name calls total mean gbs; do
+        big=$(setsize "$name" "$ncell" "$nedge" "$nbedge")
+        small=$(setsize "$name" "$bncell" "$bnedge" "$bnbedge")
+        c=$(loops "$dir/seq.out" | awk -v n="$name" '$1 == n { print $2 }')
+        awk -v m="$mean" -v big="$big" -v small="$small" -v c="$c" -v it="$ITERS" -v p="$p" 'BEGIN { printf "%.6f\n", m * big / small / p * c / it }'
+      done | awk -v mb="$MB_PER_ITER" -v s="$s" '{ t += $1 } END { fl = mb / s; printf "%.4f", (t > fl ? t : fl) }' ;;
+    *) boundrows | awk -v c="$col" '{ t += $c } END { printf "%.4f", t }' ;;
+  esac
 }
 
 md=$dir/results.md
@@ -136,6 +197,24 @@ md=$dir/results.md
       { r = ($1 in pm && pm[$1] > 0) ? sprintf("%.2f", $4 / pm[$1]) : "-";
         printf "| %s | %d | %.3f | %.3f | %.2f | %.2f | %s |\n", $1, $2, $3, $4, $5, $5 / s, r }' "$dir/plain.loops" -
   done
+  if [ $bound = 1 ]; then
+    echo
+    echo "What this machine allows: each loop's bound is the larger of its compute time (seq on $bncell cells, in cache, $biters iterations; per element, times the big mesh's elements; for threads divided by $sthreads, as if it scaled perfectly) and its own traffic (op2's count) at the triad rate; the iteration's bound is their sum. A loop chain saves traffic, never compute: its bound is the larger of the floor and the compute times' sum."
+    echo
+    echo "| loop | ns/element in cache | ns/element (seq) | traffic MB a call | bound ms/iter (seq) | seq ms/iter | bound ms/iter (threads) | threads ms/iter |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    boundrows | awk '{ printf "| %s | %.2f | %.2f | %.1f | %.3f | %.3f | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+    echo
+    echo "| run | floor ms/iter | bound ms/iter | bound / floor | after the first | over the bound |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for b in $ran; do
+      case $b in seq | seq-chain | threads | threads-chain) ;; *) continue ;; esac
+      case $b in seq | seq-chain) s=$s1 ;; *) s=$sn ;; esac
+      name=$(echo "$b" | sed 's/-chain$/ --chain/')
+      awk -v b="$name" -v st="$(steady "$dir/$b.out")" -v s="$s" -v mb="$MB_PER_ITER" -v bd="$(iterbound "$b")" 'BEGIN {
+        fl = mb / s; printf "| op2 %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b, fl, bd, bd / fl, st, st / bd }'
+    done
+  fi
 } > "$md"
 cat "$md"
 
@@ -166,7 +245,22 @@ cat "$md"
       { printf "%s\n      {\"name\": \"%s\", \"calls\": %d, \"total_s\": %s, \"mean_ms\": %s, \"gbs\": %s, \"fraction_of_stream\": %.3f}", sep, $1, $2, $3, $4, $5, $5 / s; sep = "," }'
     printf '\n    ]}'
   done
-  printf '\n  ]\n}\n'
+  printf '\n  ]'
+  if [ $bound = 1 ]; then
+    printf ',\n  "bound": {"mesh_cells": %s, "iterations": %s, "loops": [' "$bncell" "$biters"
+    boundrows | awk 'BEGIN { sep = "" } {
+      printf "%s\n    {\"name\": \"%s\", \"ns_per_element_in_cache\": %.3f, \"traffic_mb\": %.1f, \"bound_ms_per_iter_seq\": %.3f, \"bound_ms_per_iter_threads\": %s}", sep, $1, $2, $4, $5, ($7 == "-" ? "null" : $7); sep = "," }'
+    printf '\n  ], "runs": ['
+    first=1
+    for b in $ran; do
+      case $b in seq | seq-chain | threads | threads-chain) ;; *) continue ;; esac
+      [ $first = 1 ] || printf ','
+      first=0
+      printf '\n    {"backend": "%s", "bound_ms_per_iter": %s}' "$b" "$(iterbound "$b")"
+    done
+    printf '\n  ]}'
+  fi
+  printf '\n}\n'
 } > "$JSON"
 echo
 echo "bench: wrote $JSON and $md"

@@ -20,8 +20,10 @@
 #   make bench-fortran-op2common OP2_COMMON_DIR=<OP2-Common tree>
 #                              bench/op2common-fortran.sh: OP2-Common's Fortran Airfoil on op2's
 #                              JIT tier against OP2-Common's own generated seq Fortran code
-#   make bench                 bench/run.sh: 720K generated mesh, STREAM triad, airfoil-plain
-#                              and airfoil on each backend; markdown table + bench/results.json
+#   make bench                 bench/run.sh: OP2's 720K mesh (else a generated one), STREAM
+#                              triad, airfoil-plain and airfoil on each backend (and --chain),
+#                              seq on a 4000-cell mesh in cache for each loop's bound;
+#                              markdown table + bench/results.json
 #
 # Uses BUILD, BIN, CC, TEST_BACKENDS from the top Makefile and the programs of mk/examples.mk.
 
