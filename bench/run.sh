@@ -126,37 +126,31 @@ setsize() { # loop, cells, edges, bedges
   case $1 in res_calc) echo "$3" ;; bres_calc) echo "$4" ;; *) echo "$2" ;; esac
 }
 # Per loop: name, ns/element in cache, ns/element on the big mesh (seq), traffic MB a call,
-# bound and measured ms an iteration for seq, then for threads ("-" where threads did not run).
+# bound and measured ms an iteration for seq, then for threads ("-" where threads did not run),
+# and the compute ms an iteration on one thread (the in-cache time scaled to the big mesh).
 boundrows() {
   loops "$dir/bound.out" | while read -r name calls total mean gbs; do
     big=$(setsize "$name" "$ncell" "$nedge" "$nbedge")
     small=$(setsize "$name" "$bncell" "$bnedge" "$bnbedge")
     seqrow=$(loops "$dir/seq.out" | awk -v n="$name" '$1 == n { print $2, $4, $5 }')
     thrrow=""
-    [ -f "$dir/threads.out" ] && case " $ran " in *" threads "*) thrrow=$(loops "$dir/threads.out" | awk -v n="$name" '$1 == n { print $4 }') ;; esac
+    case " $ran " in *" threads "*) thrrow=$(loops "$dir/threads.out" | awk -v n="$name" '$1 == n { print $4 }') ;; esac
     awk -v n="$name" -v m="$mean" -v big="$big" -v small="$small" -v row="$seqrow" -v tm="${thrrow:--}" \
         -v it="$ITERS" -v s1="$s1" -v sn="$sn" -v p="$sthreads" 'BEGIN {
       split(row, r, " "); calls = r[1] / it; sm = r[2]; mb = r[3] * r[2];
       comp = m * big / small; mem1 = mb / s1; memn = mb / sn;
       b1 = (comp > mem1 ? comp : mem1) * calls; bn = (comp / p > memn ? comp / p : memn) * calls;
-      printf "%s %.6f %.6f %.3f %.6f %.6f %s %s\n", n, m * 1e6 / small, sm * 1e6 / big, mb, b1, sm * calls,
-        (tm == "-" ? "-" : sprintf("%.3f", bn)), (tm == "-" ? "-" : sprintf("%.3f", tm * calls)) }'
+      printf "%s %.6f %.6f %.3f %.6f %.6f %s %s %.6f\n", n, m * 1e6 / small, sm * 1e6 / big, mb, b1, sm * calls,
+        (tm == "-" ? "-" : sprintf("%.3f", bn)), (tm == "-" ? "-" : sprintf("%.3f", tm * calls)), comp * calls }'
   done
 }
 # The bound of run $1 (ms an iteration): the sum of its loops' bounds; for a chain the larger
-# of the floor and the sum of compute times alone.
+# of the floor and the sum of compute times alone (divided by the threads for threads).
 iterbound() {
   case $1 in seq | seq-chain) col=5 s=$s1 p=1 ;; *) col=7 s=$sn p=$sthreads ;; esac
-  case $1 in
-    *-chain)
-      loops "$dir/bound.out" | while read -r name calls total mean gbs; do
-        big=$(setsize "$name" "$ncell" "$nedge" "$nbedge")
-        small=$(setsize "$name" "$bncell" "$bnedge" "$bnbedge")
-        c=$(loops "$dir/seq.out" | awk -v n="$name" '$1 == n { print $2 }')
-        awk -v m="$mean" -v big="$big" -v small="$small" -v c="$c" -v it="$ITERS" -v p="$p" 'BEGIN { printf "%.6f\n", m * big / small / p * c / it }'
-      done | awk -v mb="$MB_PER_ITER" -v s="$s" '{ t += $1 } END { fl = mb / s; printf "%.4f", (t > fl ? t : fl) }' ;;
-    *) boundrows | awk -v c="$col" '{ t += $c } END { printf "%.4f", t }' ;;
-  esac
+  case $1 in *-chain) chain=1 ;; *) chain=0 ;; esac
+  boundrows | awk -v c="$col" -v p="$p" -v chain="$chain" -v fl="$(awk -v mb="$MB_PER_ITER" -v s="$s" 'BEGIN { print mb / s }')" '
+    { t += chain ? $9 / p : $c } END { printf "%.4f", (chain && fl > t ? fl : t) }'
 }
 
 md=$dir/results.md

@@ -140,12 +140,10 @@ impl<'a> LoopCall<'a> {
     /// # Safety
     /// As `run_range`, for every run; `list` holds exactly the runs' elements, in order.
     pub unsafe fn run_runs(&self, runs: &[(u32, u32)], list: Option<&[i32]>, slots: &mut [*mut c_void]) -> Result<()> {
-        if let Some(list) = list.filter(|l| !l.is_empty()) {
-            if self.lib.list_fn.is_some() {
-                let _scratch = self.scratch(slots)?; // lives until the call returns
-                crate::jit::simd_choice::run_list(self.lib, 0, list.len(), list.as_ptr(), slots.as_ptr());
-                return Ok(());
-            }
+        if let (Some(list), Some(scalar)) = (list.filter(|l| !l.is_empty()), self.lib.list_fn) {
+            let _scratch = self.scratch(slots)?; // lives until the call returns
+            crate::jit::simd_choice::run_list(self.lib, scalar, (0, list.len()), list.as_ptr(), slots.as_ptr());
+            return Ok(());
         }
         for &(s, e) in runs {
             self.run_range(s as usize, e as usize, slots)?;

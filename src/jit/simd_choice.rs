@@ -190,22 +190,20 @@ pub unsafe fn run(lib: &super::HostLibrary, start: usize, end: usize, slots: *co
 }
 
 /// Runs `lib`'s list wrappers over the elements `list[start..end)` as its chooser says (as
-/// `run`); the library must have `op2_loop_list` (`HostLibrary::list_fn`), else nothing runs
-/// and false is returned.
+/// `run`): `scalar` is its `op2_loop_list` (`HostLibrary::list_fn`, which the caller has
+/// checked for), the vectorised one `HostLibrary::simd_list_fn` where it has one.
 ///
 /// # Safety
 /// As `run`, and every entry of `list[start..end)` is an element of the iteration set.
 pub unsafe fn run_list(
     lib: &super::HostLibrary,
-    start: usize,
-    end: usize,
+    scalar: super::ListFn,
+    (start, end): (usize, usize),
     list: *const i32,
     slots: *const *mut std::ffi::c_void,
-) -> bool {
-    let Some(scalar) = lib.list_fn else { return false };
+) {
     let f = [scalar, lib.simd_list_fn.unwrap_or(scalar)];
     picked(lib, end - start, |v| f[v as usize](start as i32, end as i32, list, slots));
-    true
 }
 
 /// Runs `call` with the variant `lib`'s chooser picks for `n` elements, timing it and

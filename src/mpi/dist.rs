@@ -234,7 +234,7 @@ pub fn partition(
             let mut lost = Vec::new();
             for r in &reread {
                 let dv = &mut ctx.dats[r.dat];
-                let want = (offsets[dv.set.0 as usize][mu + 1] - offsets[dv.set.0 as usize][mu]) * dv.elem_bytes();
+                let want = declared_rows(&offsets, dv.set.0 as usize, mu) * dv.elem_bytes();
                 if dv.data.is_empty() && want > 0 {
                     dv.data = AlignedBuf::zeroed(want).unwrap_or_default();
                     lost.push(dv.name.clone());
@@ -242,7 +242,7 @@ pub fn partition(
             }
             for &i in &remaps {
                 let m = &mut ctx.maps[i];
-                let want = (offsets[m.from.0 as usize][mu + 1] - offsets[m.from.0 as usize][mu]) * m.dim;
+                let want = declared_rows(&offsets, m.from.0 as usize, mu) * m.dim;
                 if m.values.is_empty() && want > 0 {
                     m.values = vec![0; want];
                     lost.push(m.name.clone());
@@ -320,6 +320,11 @@ pub fn partition(
     Ok(())
 }
 
+/// The rows of set `s` in process `p`'s declared block (`offsets`: each set's block starts).
+fn declared_rows(offsets: &[Vec<usize>], s: usize, p: usize) -> usize {
+    offsets[s][p + 1] - offsets[s][p]
+}
+
 /// What a dat released by `op_partition` needs to be read again: where its rows are, its
 /// shape, and the declared blocks of its set (the rows each process read at the declaration).
 pub struct Reread<'a> {
@@ -372,7 +377,7 @@ fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<(Vec<Released>, V
     for (i, m) in ctx.maps.iter().enumerate() {
         let s = m.from.0 as usize;
         let same = ctx.config.partition_reread
-            && m.values.len() == (offsets[s][mu + 1] - offsets[s][mu]) * m.dim
+            && m.values.len() == declared_rows(offsets, s, mu) * m.dim
             && m.source.as_ref().is_some_and(|src| {
                 FileSource::identity_of(&src.path) == Some(src.identity)
                     && FileSource::values_hash(&m.values) == src.hash
@@ -381,7 +386,7 @@ fn rereadable(ctx: &Context, offsets: &[Vec<usize>]) -> Result<(Vec<Released>, V
     }
     for (d, dv) in ctx.dats.iter().enumerate() {
         let s = dv.set.0 as usize;
-        let bytes = (offsets[s][mu + 1] - offsets[s][mu]) * dv.elem_bytes();
+        let bytes = declared_rows(offsets, s, mu) * dv.elem_bytes();
         let same = ctx.config.partition_reread
             && !dv.freed
             && dv.to_device == 0
@@ -414,7 +419,7 @@ fn migrate(
     let me = ctx.comm.rank();
     let mu = me as usize;
     let nsets = ctx.sets.len();
-    let block_len = |s: usize| offsets[s][mu + 1] - offsets[s][mu];
+    let block_len = |s: usize| declared_rows(offsets, s, mu);
     let coll: &dyn Coll = &ctx.comm;
     let mut parts: Vec<Option<Vec<i32>>> = vec![None; nsets];
     match method {
